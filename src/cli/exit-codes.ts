@@ -1,0 +1,12 @@
+/** Exit codes that scripts can rely on (documented in README.md). */
+export const EXIT = {
+  ok: 0,
+  /** A runtime failure: the service, Redis or the network failed in a way we could not recover from. */
+  failure: 1,
+  /** `run --once`: the rollout converged, but some Collectors ended other than succeeded. */
+  incomplete: 2,
+  /** Bad command line (unknown option, missing argument). */
+  usage: 64,
+  /** A configuration, policy or fleet file is invalid. */
+  config: 78,
+} as const;

@@ -1,0 +1,41 @@
+/**
+ * The one `fleet-upgrade` command. Each sub-command lives in its own file under src/cli/ and
+ * exports a function that builds its commander `Command`.
+ */
+import { Command, CommanderError } from 'commander';
+import { ConfigError, FleetError } from '../lib/errors.js';
+import { EXIT } from './exit-codes.js';
+
+export function buildProgram(): Command {
+  const program = new Command('fleet-upgrade')
+    .description(
+      'Upgrade and downgrade fleets of installed Collectors through the Collector Upgrade Service,\n' +
+        'and simulate that service for rehearsals and tests.',
+    )
+    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv as string[]);
+  } catch (err) {
+    process.exitCode = exitCodeFor(err);
+    if (err instanceof CommanderError) return; // commander already printed help or the usage error
+    process.stderr.write(`fleet-upgrade: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+}
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) {
+    if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version')
+      return EXIT.ok;
+    return EXIT.usage;
+  }
+  if (err instanceof ConfigError) return EXIT.config;
+  if (err instanceof FleetError && err.code === 'FLEET_ERR_USAGE') return EXIT.usage;
+  return EXIT.failure;
+}
