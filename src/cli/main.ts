@@ -5,16 +5,21 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
 import { EXIT } from './exit-codes.js';
+import { simulateCommand } from './simulate.js';
 
 export function buildProgram(): Command {
   const program = new Command('fleet-upgrade')
     .description(
-      'Upgrade and downgrade fleets of installed Collectors through the Collector Upgrade Service,\n' +
+      'Upgrade and downgrade fleets of installed Collectors through the Collector Upgrade Service, ' +
         'and simulate that service for rehearsals and tests.',
     )
     .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
+  program.addCommand(simulateCommand());
+  // Sub-commands made apart from the program do not inherit these; usage errors must exit 64 everywhere.
+  for (const command of program.commands)
+    command.exitOverride().showHelpAfterError('(run with --help for usage)');
   return program;
 }
 

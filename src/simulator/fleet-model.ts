@@ -1,0 +1,401 @@
+/**
+ * The fleet as the simulated service holds it: Collectors, upgrade tasks and their life.
+ *
+ * Task life (interface section 3): 0 not started → 1 pending (issued, after issueSeconds) →
+ * 6 progressing (the Collector picks it up at its next heartbeat) → one step per build moved
+ * through (increments for large jumps) → 2 succeeded, or 3 failed. A task not succeeded
+ * taskTimeoutSeconds after its request becomes 3 "timed out"; a stuck one waits for that, and so
+ * does one whose Collector went offline during the upgrade (it stays pending). Time is settled
+ * lazily: `advance(now)` replays every due event in order before anything is read or changed.
+ */
+import { createRandom, type Random } from '../lib/random.js';
+import { EventQueue } from './event-queue.js';
+import { generateFleet } from './generate-fleet.js';
+import type { FleetFile, Outcome } from './schema.js';
+import { type SimCollector, type SimTask, TaskStatus } from './types.js';
+
+type SimEvent =
+  | { at: number; kind: 'issue' | 'pickup' | 'step' | 'timeout'; task: SimTask }
+  | { at: number; kind: 'alive'; collector: SimCollector; alive: boolean; flap: boolean };
+
+export type CreateResult =
+  | { ok: true; task: SimTask }
+  | {
+      ok: false;
+      code:
+        | 'collector.invalid'
+        | 'collector.type.invalid'
+        | 'collector.not.alive'
+        | 'collector.in.upgrading'
+        | 'collector.version.invalid';
+      message: string;
+    };
+
+export interface ModelCounters {
+  tasksCreated: number;
+  tasksByOutcome: { succeeded: number; failed: number; timedOut: number };
+  unfinished: number;
+  maxConcurrentTasks: number;
+}
+
+const FAILURE_REASONS = [
+  'Upgrade failed: not enough disk space on the host to unpack the new build.',
+  "Upgrade failed: permission denied while replacing files in the Collector's installation directory.",
+  'Upgrade failed: could not download the installer (connection reset by peer).',
+  'Upgrade refused: remote upgrades are disabled on this Collector (disableUpgrade=true).',
+  'Upgrade failed: the new build did not start; the Collector rolled back to the previous version.',
+];
+
+export class FleetModel {
+  readonly builds: readonly string[];
+  readonly latest: string;
+  readonly counters: ModelCounters = {
+    tasksCreated: 0,
+    tasksByOutcome: { succeeded: 0, failed: 0, timedOut: 0 },
+    unfinished: 0,
+    maxConcurrentTasks: 0,
+  };
+  /** Collectors in ascending id order: the stable order of the listing. */
+  readonly collectors: SimCollector[];
+  private readonly byId = new Map<number, SimCollector>();
+  private readonly tasks = new Map<number, SimTask>();
+  private readonly buildIndex = new Map<string, number>();
+  private readonly events = new EventQueue<SimEvent>();
+  private readonly rng: Random;
+  private nextTaskId = 10_000_001;
+
+  constructor(
+    private readonly fleet: FleetFile,
+    start: number,
+  ) {
+    this.builds = fleet.builds;
+    this.latest = fleet.builds[fleet.builds.length - 1] as string;
+    for (const [i, b] of fleet.builds.entries()) this.buildIndex.set(b, i);
+    this.rng = createRandom(fleet.seed);
+    const explicit = fleet.collectors;
+    const taken = new Set(explicit.map((c) => c.id));
+    const generated = fleet.generate
+      ? generateFleet({ ...fleet.generate, builds: fleet.builds, takenIds: taken })
+      : [];
+    const hb = fleet.behaviour.heartbeatSeconds * 1000;
+    this.collectors = [...explicit, ...generated]
+      .map((c): SimCollector => {
+        const host = c.hostName ?? (c.type === 'Hosted' ? '' : `host-${c.id}`);
+        return {
+          id: c.id,
+          name: c.name ?? (host || `collector-${c.id}`),
+          hostName: host,
+          timeZone: c.timeZone ?? 'Etc/UTC',
+          ephemeral: c.ephemeral,
+          sourceSyncMode: c.sourceSyncMode,
+          type: c.type,
+          version: c.version ?? this.latest,
+          osVersion: c.osVersion ?? (c.type === 'Hosted' ? '' : '5.15.0-105-generic'),
+          osName: c.osName ?? (c.type === 'Hosted' ? '' : 'Linux'),
+          osArch: c.osArch ?? (c.type === 'Hosted' ? '' : 'amd64'),
+          alive: c.alive,
+          // Offline before we started: gone for between 31 minutes and three days.
+          offlineSince: start - 31 * 60_000 - this.rng.int(0, 3 * 86_400_000),
+          heartbeatPhase: this.rng.int(0, hb - 1),
+          outcome: c.outcome,
+          upgradeSeconds: c.upgradeSeconds,
+          failureMessage: c.failureMessage,
+          flap: c.flap,
+          tasks: [],
+        };
+      })
+      .sort((a, b) => a.id - b.id);
+    for (const c of this.collectors) this.byId.set(c.id, c);
+    const flapRatio = fleet.faults.flapRatio;
+    explicit.forEach((c) => {
+      if (!c.alive && c.offlineForSeconds !== undefined) {
+        const sim = this.byId.get(c.id) as SimCollector;
+        this.events.push({
+          at: start + c.offlineForSeconds * 1000,
+          kind: 'alive',
+          collector: sim,
+          alive: true,
+          flap: false,
+        });
+      }
+    });
+    for (const c of this.collectors) {
+      if (c.type !== 'Installable') continue;
+      if (!c.flap && flapRatio > 0 && this.rng.chance(flapRatio)) c.flap = true;
+      if (c.flap) this.scheduleFlap(c, start);
+    }
+  }
+
+  private get timeoutMessage(): string {
+    const minutes = Math.round(this.fleet.behaviour.taskTimeoutSeconds / 6) / 10;
+    return `Upgrade task timed out: it did not complete within ${minutes} minutes of its request.`;
+  }
+
+  /**
+   * One page of the upgradable Collectors for `target`, in ascending id order: installed ones
+   * the user may use, not already on the target, with no unfinished task (offline ones only when
+   * the fleet lists them).
+   */
+  listUpgradable(
+    target: string,
+    offset: number,
+    limit: number,
+    allowed: (id: number) => boolean,
+  ): SimCollector[] {
+    const page: SimCollector[] = [];
+    const listOffline = this.fleet.listOffline;
+    let skipped = 0;
+    for (const c of this.collectors) {
+      if (page.length >= limit) break;
+      if (
+        c.type !== 'Installable' ||
+        c.version === target ||
+        c.current ||
+        (!c.alive && !listOffline) ||
+        !allowed(c.id)
+      )
+        continue;
+      if (skipped < offset) skipped++;
+      else page.push(c);
+    }
+    return page;
+  }
+
+  get size(): number {
+    return this.collectors.length;
+  }
+
+  buildExists(version: string): boolean {
+    return this.buildIndex.has(version);
+  }
+
+  collector(id: number): SimCollector | undefined {
+    return this.byId.get(id);
+  }
+
+  task(id: number): SimTask | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** Replays every event due by `now`, in time order. */
+  advance(now: number): void {
+    for (let e = this.events.popDue(now); e; e = this.events.popDue(now)) this.apply(e);
+  }
+
+  lastSeenAlive(c: SimCollector, now: number): number {
+    if (!c.alive) return c.offlineSince;
+    const period = this.fleet.behaviour.heartbeatSeconds * 1000;
+    return now - ((((now - c.heartbeatPhase) % period) + period) % period);
+  }
+
+  /** Creates an upgrade or downgrade task, checking the interface's five error conditions. */
+  create(
+    collectorId: number,
+    toVersion: string,
+    accessId: string,
+    allowed: (id: number) => boolean,
+    now: number,
+  ): CreateResult {
+    const c = this.byId.get(collectorId);
+    if (!c || !allowed(collectorId)) {
+      return {
+        ok: false,
+        code: 'collector.invalid',
+        message: `Collector with id ${collectorId} does not exist or you have no permission to use it.`,
+      };
+    }
+    if (c.type !== 'Installable') {
+      return {
+        ok: false,
+        code: 'collector.type.invalid',
+        message: `Collector ${collectorId} is not an installed Collector and cannot be upgraded.`,
+      };
+    }
+    const to = this.buildIndex.get(toVersion);
+    if (to === undefined) {
+      return {
+        ok: false,
+        code: 'collector.version.invalid',
+        message: `Version ${toVersion} is not a valid Collector build.`,
+      };
+    }
+    if (c.current) {
+      return {
+        ok: false,
+        code: 'collector.in.upgrading',
+        message: `Collector ${collectorId} is currently being upgraded.`,
+      };
+    }
+    if (!c.alive) {
+      return { ok: false, code: 'collector.not.alive', message: `Collector ${collectorId} is not alive.` };
+    }
+    const roll = this.rng.next();
+    const { failureRatio, stuckRatio } = this.fleet.behaviour;
+    const task: SimTask = {
+      id: this.nextTaskId++,
+      collectorId,
+      accessId,
+      fromVersion: c.version,
+      toVersion,
+      requestTime: now,
+      status: TaskStatus.notStarted,
+      message: '',
+      steps: this.stepsFor(c.version, to),
+      nextStep: 0,
+      drawnOutcome: roll < stuckRatio ? 'stuck' : roll < stuckRatio + failureRatio ? 'fail' : 'succeed',
+      stalled: false,
+      stepScheduled: false,
+    };
+    this.tasks.set(task.id, task);
+    c.tasks.push(task);
+    c.current = task;
+    const counters = this.counters;
+    counters.tasksCreated++;
+    counters.unfinished++;
+    if (counters.unfinished > counters.maxConcurrentTasks) counters.maxConcurrentTasks = counters.unfinished;
+    const { issueSeconds, taskTimeoutSeconds } = this.fleet.behaviour;
+    this.events.push({ at: now + issueSeconds * 1000, kind: 'issue', task });
+    this.events.push({ at: now + taskTimeoutSeconds * 1000, kind: 'timeout', task });
+    return { ok: true, task };
+  }
+
+  /** Turns a Collector on or off (introspection or the flap schedule). */
+  setAlive(c: SimCollector, alive: boolean, at: number): void {
+    if (c.alive === alive) return;
+    c.alive = alive;
+    if (!alive) {
+      c.offlineSince = this.lastSeenAlive({ ...c, alive: true }, at);
+      const t = c.current;
+      if (t) {
+        t.stalled = true;
+        if (t.status === TaskStatus.notStarted) t.status = TaskStatus.pending;
+      }
+    }
+  }
+
+  /** Forces the outcome of this Collector's tasks; a waiting stuck task moves on when released. */
+  setOutcome(c: SimCollector, outcome: Outcome | undefined, at: number): void {
+    c.outcome = outcome;
+    const t = c.current;
+    if (
+      t &&
+      t.status === TaskStatus.progressing &&
+      !t.stalled &&
+      !t.stepScheduled &&
+      this.outcomeOf(t) !== 'stuck'
+    ) {
+      this.scheduleStep(t, at);
+    }
+  }
+
+  private outcomeOf(t: SimTask): Outcome {
+    return this.byId.get(t.collectorId)?.outcome ?? t.drawnOutcome;
+  }
+
+  private stepsFor(from: string, to: number): string[] {
+    const fromIdx = this.buildIndex.get(from) ?? (to > 0 ? 0 : this.builds.length - 1);
+    const inc = this.fleet.behaviour.incrementalAbove;
+    const distance = Math.abs(to - fromIdx);
+    if (distance === 0) return [];
+    if (inc === 0 || distance <= inc) return [this.builds[to] as string];
+    const dir = to > fromIdx ? 1 : -1;
+    const steps: string[] = [];
+    for (let i = fromIdx + dir * inc; dir > 0 ? i < to : i > to; i += dir * inc)
+      steps.push(this.builds[i] as string);
+    steps.push(this.builds[to] as string);
+    return steps;
+  }
+
+  private stepMs(c: SimCollector): number {
+    const { median, p95 } = this.fleet.behaviour.upgradeSeconds;
+    const seconds = c.upgradeSeconds ?? this.rng.logNormal(median, p95);
+    return Math.max(1, Math.round(seconds * 1000));
+  }
+
+  private scheduleStep(t: SimTask, at: number): void {
+    const c = this.byId.get(t.collectorId) as SimCollector;
+    t.stepScheduled = true;
+    this.events.push({ at: at + this.stepMs(c), kind: 'step', task: t });
+  }
+
+  private scheduleFlap(c: SimCollector, at: number): void {
+    const { onlineSeconds, offlineSeconds } = this.fleet.faults.flap;
+    const mean = c.alive ? onlineSeconds : offlineSeconds;
+    this.events.push({
+      at: at + Math.round(this.rng.exponential(mean) * 1000),
+      kind: 'alive',
+      collector: c,
+      alive: !c.alive,
+      flap: true,
+    });
+  }
+
+  private finish(
+    t: SimTask,
+    status: 2 | 3,
+    message: string,
+    result: 'succeeded' | 'failed' | 'timedOut',
+    at: number,
+  ): void {
+    t.status = status;
+    t.message = message;
+    t.finishTime = at;
+    t.result = result;
+    const c = this.byId.get(t.collectorId) as SimCollector;
+    if (c.current === t) c.current = undefined;
+    this.counters.unfinished--;
+    this.counters.tasksByOutcome[result]++;
+  }
+
+  private apply(e: SimEvent): void {
+    if (e.kind === 'alive') {
+      this.setAlive(e.collector, e.alive, e.at);
+      if (e.flap) this.scheduleFlap(e.collector, e.at);
+      return;
+    }
+    const t = e.task;
+    if (t.result) return;
+    const c = this.byId.get(t.collectorId) as SimCollector;
+    switch (e.kind) {
+      case 'timeout':
+        this.finish(t, TaskStatus.failed, this.timeoutMessage, 'timedOut', e.at);
+        return;
+      case 'issue': {
+        if (t.status !== TaskStatus.notStarted) return;
+        t.status = TaskStatus.pending;
+        if (t.stalled) return;
+        // The Collector hears of it at its next heartbeat.
+        const next = this.lastSeenAlive(c, e.at) + this.fleet.behaviour.heartbeatSeconds * 1000;
+        this.events.push({ at: next, kind: 'pickup', task: t });
+        return;
+      }
+      case 'pickup':
+        if (t.stalled) return;
+        t.status = TaskStatus.progressing;
+        if (t.steps.length === 0) this.finish(t, TaskStatus.succeeded, '', 'succeeded', e.at);
+        else if (this.outcomeOf(t) !== 'stuck') this.scheduleStep(t, e.at);
+        return;
+      case 'step': {
+        t.stepScheduled = false;
+        if (t.stalled) return;
+        const outcome = this.outcomeOf(t);
+        if (outcome === 'stuck') return;
+        if (outcome === 'fail') {
+          this.finish(
+            t,
+            TaskStatus.failed,
+            c.failureMessage ?? this.rng.pick(FAILURE_REASONS),
+            'failed',
+            e.at,
+          );
+          return;
+        }
+        c.version = t.steps[t.nextStep] as string;
+        t.nextStep++;
+        if (t.nextStep >= t.steps.length) this.finish(t, TaskStatus.succeeded, '', 'succeeded', e.at);
+        else this.scheduleStep(t, e.at);
+        return;
+      }
+    }
+  }
+}

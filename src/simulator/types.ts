@@ -1,0 +1,55 @@
+/** The simulator's in-memory records: a Collector as the service holds it, and an upgrade task. */
+import type { Outcome } from './schema.js';
+
+/** Task status codes of the interface (section 3). */
+export const TaskStatus = { notStarted: 0, pending: 1, succeeded: 2, failed: 3, progressing: 6 } as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+export interface SimTask {
+  id: number;
+  collectorId: number;
+  accessId: string;
+  fromVersion: string;
+  toVersion: string;
+  requestTime: number;
+  status: TaskStatus;
+  message: string;
+  /** Builds the Collector moves through, the last being toVersion (one entry when not incremental). */
+  steps: string[];
+  /** Index of the next step to carry out. */
+  nextStep: number;
+  /** Outcome drawn at creation; a forced outcome on the Collector overrides it. */
+  drawnOutcome: Outcome;
+  /** The Collector went offline during the upgrade: the task stays unfinished until the time-out. */
+  stalled: boolean;
+  /** A step event is in the queue (false while a stuck task waits). */
+  stepScheduled: boolean;
+  finishTime?: number;
+  /** How the task ended: drives tasksByOutcome. */
+  result?: 'succeeded' | 'failed' | 'timedOut';
+}
+
+export interface SimCollector {
+  id: number;
+  name: string;
+  hostName: string;
+  timeZone: string;
+  ephemeral: boolean;
+  sourceSyncMode: string;
+  type: 'Installable' | 'Hosted';
+  version: string;
+  osVersion: string;
+  osName: string;
+  osArch: string;
+  alive: boolean;
+  /** Simulated ms of the last heartbeat while offline; alive Collectors beat every heartbeatSeconds. */
+  offlineSince: number;
+  /** Phase of this Collector's heartbeat within the heartbeat period, in ms. */
+  heartbeatPhase: number;
+  outcome?: Outcome;
+  upgradeSeconds?: number;
+  failureMessage?: string;
+  flap: boolean;
+  current?: SimTask;
+  tasks: SimTask[];
+}
