@@ -1,0 +1,259 @@
+/**
+ * The HTTP policy of the client, in one place. One call moves through:
+ *   budget (lease + slot) → send → answer?
+ *     301 moved   → resolve the deployment's base URL once, remember it, send again at once
+ *     429 / 5xx   → (429: tell the budget) back off with full jitter, honour Retry-After, retry
+ *     no answer   → idempotent: back off and retry; a create that may have been sent: "ambiguous"
+ *     otherwise   → the final answer, for the operation to interpret
+ * bounded by `retry.maxAttempts` and `retry.maxTotalMs`. Backoff runs on the injected Clock.
+ */
+import type { Clock } from '../lib/clock.js';
+import { FleetError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { type ApiEndpoint, ApiError, isVendorCreateCode } from './api-error.js';
+import type { ApiHooks, ApiOutcome } from './api-hooks.js';
+import { describeAnswer, kindForStatus, parseErrorBody, parseRetryAfter } from './classify-response.js';
+import type { HttpAnswer, HttpTransport } from './http-transport.js';
+import { TransportError } from './http-transport.js';
+import type { RequestBudget } from './request-budget.js';
+import { decideRetry, type RetryOptions } from './retry-policy.js';
+
+export interface CallSpec {
+  endpoint: ApiEndpoint;
+  method: 'GET' | 'POST';
+  /** Relative to the base URL, without a leading slash: `collectors/upgrades/targets`. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** False for a create: a failure after sending is reported as ambiguous, never retried. */
+  idempotent: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export type CallResult =
+  | { type: 'answer'; answer: HttpAnswer; attempts: number; rateLimitedCount: number }
+  | { type: 'ambiguous'; error: ApiError; attempts: number; rateLimitedCount: number };
+
+export interface ApiCallerDeps {
+  baseUrl: string;
+  authorization: string;
+  transport: HttpTransport;
+  budget: RequestBudget;
+  clock: Clock;
+  logger: Logger;
+  hooks: ApiHooks;
+  retry: RetryOptions;
+  timeoutMs: number;
+  userAgent: string;
+  random: () => number;
+}
+
+export interface ApiCaller {
+  call(spec: CallSpec): Promise<CallResult>;
+  /** The base URL in use: the configured one, or the one a 301 pointed to. */
+  baseUrl(): string;
+}
+
+export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
+  let base = deps.baseUrl;
+  let redirected = false;
+  const { logger, hooks } = deps;
+  const headers = {
+    authorization: deps.authorization,
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'user-agent': deps.userAgent,
+  };
+
+  const emit = <K extends keyof ApiHooks>(name: K, event: Parameters<NonNullable<ApiHooks[K]>>[0]) => {
+    try {
+      (hooks[name] as ((e: typeof event) => void) | undefined)?.(event);
+    } catch (err) {
+      logger.warn({ hook: name, err: (err as Error).message }, 'api metrics hook failed');
+    }
+  };
+
+  /** Follows a 301 `moved` to the right deployment. Returns false when it cannot be followed. */
+  function followRedirect(spec: CallSpec, sentBase: string, answer: HttpAnswer): ApiError | undefined {
+    if (sentBase !== base) return undefined; // another request already resolved it
+    const info = parseErrorBody(answer.contentType, answer.text);
+    const fail = (why: string) =>
+      new ApiError('protocol', `${spec.method} ${spec.path} ${describeAnswer(301, info)}: ${why}`, {
+        endpoint: spec.endpoint,
+        status: 301,
+        ...(info.vendorCode ? { vendorCode: info.vendorCode } : {}),
+        ...(info.requestId ? { requestId: info.requestId } : {}),
+      });
+    if (redirected) return fail('redirected again after following one redirect');
+    const raw = answer.headers.location;
+    const location = Array.isArray(raw) ? raw[0] : raw;
+    if (!location) return fail('no Location header');
+    let target: URL;
+    try {
+      target = new URL(location, `${sentBase}/`);
+    } catch {
+      return fail('the Location header is not a URL');
+    }
+    const from = new URL(sentBase);
+    if (target.protocol !== 'https:' && target.protocol !== 'http:') return fail('Location is not http(s)');
+    if (from.protocol === 'https:' && target.protocol === 'http:' && !isLoopbackHost(target.hostname))
+      return fail('refusing to send credentials from https to plain http');
+    const suffix = `/${spec.path}`;
+    const path = target.pathname.replace(/\/+$/, '');
+    const newBase = path.endsWith(suffix)
+      ? `${target.origin}${path.slice(0, -suffix.length)}`
+      : `${target.origin}${from.pathname.replace(/\/+$/, '')}`;
+    logger.warn(
+      { from: sentBase, to: newBase, code: info.vendorCode },
+      'api base URL moved: using the deployment the service redirected to (set SUMOLOGIC_BASE_URL to it)',
+    );
+    base = newBase;
+    redirected = true;
+    return undefined;
+  }
+
+  async function call(spec: CallSpec): Promise<CallResult> {
+    const startedService = deps.clock.now();
+    let rateLimitedCount = 0;
+    let redirects = 0;
+    for (let attempt = 1; attempt <= deps.retry.maxAttempts + redirects; attempt++) {
+      const sentBase = base;
+      const url = buildUrl(sentBase, spec.path, spec.query);
+      const lease = await acquire(spec);
+      const t0 = performance.now();
+      let answer: HttpAnswer | undefined;
+      let failure: TransportError | undefined;
+      try {
+        answer = await deps.transport.send({
+          method: spec.method,
+          url,
+          headers,
+          ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+          timeoutMs: deps.timeoutMs,
+          ...(spec.signal ? { signal: spec.signal } : {}),
+        });
+      } catch (err) {
+        if (!(err instanceof TransportError)) throw err;
+        failure = err;
+      } finally {
+        await lease.release();
+      }
+      const n = attempt - redirects;
+      const attemptEvent = (statusCode: number | undefined, outcome: ApiOutcome) =>
+        emit('onAttempt', {
+          endpoint: spec.endpoint,
+          method: spec.method,
+          attempt: n,
+          statusCode,
+          outcome,
+          durationMs: performance.now() - t0,
+          budgetWaitMs: lease.waitedMs,
+          rateLimited: statusCode === 429,
+        });
+
+      let error: ApiError;
+      let retryAfterMs: number | undefined;
+      if (failure) {
+        error = new ApiError(failure.kind, `${spec.method} ${spec.path}: ${failure.message}`, {
+          endpoint: spec.endpoint,
+          cause: failure,
+          attempts: n,
+          rateLimitedCount,
+        });
+        if (!spec.idempotent && failure.maybeSent) {
+          attemptEvent(undefined, 'ambiguous');
+          logger.warn({ endpoint: spec.endpoint, err: failure.message }, 'api request outcome unknown');
+          return { type: 'ambiguous', error, attempts: n, rateLimitedCount };
+        }
+        attemptEvent(undefined, failure.kind);
+      } else if (answer) {
+        const kind = kindForStatus(answer.status);
+        if (kind === 'moved') {
+          const refused = followRedirect(spec, sentBase, answer);
+          attemptEvent(301, refused ? 'protocol' : 'moved');
+          if (refused) throw refused.withAttempts(n);
+          redirects++;
+          continue;
+        }
+        if (kind !== 'rate_limited' && kind !== 'server') {
+          const info = answer.status >= 400 ? parseErrorBody(answer.contentType, answer.text) : undefined;
+          const vendor = spec.endpoint === 'create' && answer.status === 400 ? info?.vendorCode : undefined;
+          attemptEvent(
+            answer.status,
+            answer.status < 300 ? 'ok' : isVendorCreateCode(vendor) ? vendor : kind,
+          );
+          return { type: 'answer', answer, attempts: n, rateLimitedCount };
+        }
+        const info = parseErrorBody(answer.contentType, answer.text);
+        retryAfterMs = parseRetryAfter(answer.headers['retry-after'], deps.clock.now());
+        if (kind === 'rate_limited') {
+          rateLimitedCount++;
+          await deps.budget.rateLimited(retryAfterMs);
+        }
+        attemptEvent(answer.status, kind);
+        error = new ApiError(kind, `${spec.method} ${spec.path} ${describeAnswer(answer.status, info)}`, {
+          endpoint: spec.endpoint,
+          status: answer.status,
+          attempts: n,
+          rateLimitedCount,
+          ...(info.vendorCode ? { vendorCode: info.vendorCode } : {}),
+          ...(info.requestId ? { requestId: info.requestId } : {}),
+        });
+      } else {
+        throw new Error('unreachable: neither an answer nor a failure');
+      }
+
+      const decision = decideRetry({
+        attempt: n,
+        elapsedMs: deps.clock.now() - startedService,
+        retryAfterMs,
+        options: deps.retry,
+        random: deps.random,
+      });
+      if (!decision.retry) throw error;
+      logger.debug(
+        {
+          endpoint: spec.endpoint,
+          attempt: n,
+          kind: error.kind,
+          status: error.status,
+          delayMs: decision.delayMs,
+        },
+        'api request retried',
+      );
+      await deps.clock.sleep(decision.delayMs, spec.signal);
+    }
+    throw new ApiError('protocol', `${spec.method} ${spec.path}: too many redirects`, {
+      endpoint: spec.endpoint,
+    });
+  }
+
+  async function acquire(spec: CallSpec) {
+    try {
+      return await deps.budget.acquire(spec.signal);
+    } catch (err) {
+      if (err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET')
+        throw new ApiError('rate_limited', `${spec.method} ${spec.path}: ${err.message}`, {
+          endpoint: spec.endpoint,
+          cause: err,
+          attempts: 0,
+        });
+      throw err;
+    }
+  }
+
+  return { call, baseUrl: () => base };
+}
+
+export function buildUrl(base: string, path: string, query?: CallSpec['query']): string {
+  const url = `${base.replace(/\/+$/, '')}/${path}`;
+  if (!query) return url;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${url}?${qs}` : url;
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || host === '::1' || host.startsWith('127.');
+}

@@ -1,0 +1,263 @@
+/**
+ * The client of the Collector Upgrade Service: its four operations, each answer parsed with zod.
+ * Expected outcomes are values: a create answers `created`, one of the five vendor codes
+ * verbatim, or `ambiguous` (the request may or may not have been carried out: reconcile, a later
+ * `collector.in.upgrading` means it took); a status read answers `found` or `not_found`.
+ * Everything else is an `ApiError` with a stable kind. HTTP policy lives in api-caller.ts.
+ */
+import type { z } from 'zod';
+import { type Clock, systemClock } from '../lib/clock.js';
+import { createLogger, type Logger } from '../lib/logger.js';
+import { type ApiCaller, type CallSpec, createApiCaller } from './api-caller.js';
+import { type ApiEndpoint, ApiError, isVendorCreateCode, type VendorCreateCode } from './api-error.js';
+import type { ApiHooks, ApiOutcome } from './api-hooks.js';
+import { parseErrorBody } from './classify-response.js';
+import { createUndiciTransport, type HttpTransport } from './http-transport.js';
+import { createMemoryRequestBudget } from './memory-request-budget.js';
+import { answerError, parseAnswerBody } from './read-answer.js';
+import type { ApiConfig } from './read-api-config.js';
+import type { RequestBudget } from './request-budget.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+import {
+  type BuildTarget,
+  type Collector,
+  CollectorsPage,
+  CreatedTask,
+  Targets,
+  TaskStatus,
+  type UpgradeTask,
+} from './schema.js';
+
+export type CreateTaskResult =
+  | { kind: 'created'; taskId: string; href: string | undefined; attempts: number }
+  | { kind: VendorCreateCode; message: string; requestId: string | undefined; attempts: number }
+  | { kind: 'ambiguous'; reason: 'network' | 'timeout'; message: string; attempts: number };
+
+export type TaskStatusResult =
+  | { kind: 'found'; task: UpgradeTask }
+  | { kind: 'not_found'; message: string; requestId: string | undefined };
+
+export interface ListCollectorsParams {
+  /** Build to upgrade or downgrade to (default: the service's, which the two descriptions disagree on). */
+  toVersion?: string;
+  offset?: number;
+  /** Always sent (default 100): the service's own default differs between its descriptions. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface CollectorUpgradeClientOptions {
+  config: ApiConfig;
+  /** Shared request budget (createRedisRequestBudget); default: an in-memory one with the vendor's limits. */
+  budget?: RequestBudget;
+  /** Service time, for backoff and Retry-After (default the system clock). */
+  clock?: Clock;
+  logger?: Logger;
+  hooks?: ApiHooks;
+  retry?: Partial<RetryOptions>;
+  /** Real ms for one HTTP exchange (default 30 000). */
+  timeoutMs?: number;
+  transport?: HttpTransport;
+  /** Jitter source (default Math.random). */
+  random?: () => number;
+}
+
+export interface CollectorUpgradeClient {
+  listCollectors(params?: ListCollectorsParams): Promise<Collector[]>;
+  /** Every upgradable Collector, page by page, until an empty page (a short page may be a server cap). */
+  collectorPages(
+    params?: Omit<ListCollectorsParams, 'offset'> & { maxPages?: number },
+  ): AsyncGenerator<Collector[]>;
+  listTargets(signal?: AbortSignal): Promise<BuildTarget[]>;
+  createTask(
+    input: { collectorId: number; toVersion?: string },
+    signal?: AbortSignal,
+  ): Promise<CreateTaskResult>;
+  getTask(taskId: string | number, signal?: AbortSignal): Promise<TaskStatusResult>;
+  /** The base URL in use (after a deployment redirect, the one it pointed to). */
+  baseUrl(): string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+export function createCollectorUpgradeClient(options: CollectorUpgradeClientOptions): CollectorUpgradeClient {
+  const { config } = options;
+  const logger = (options.logger ?? createLogger({ level: 'silent' })).child({ component: 'api' });
+  const hooks = options.hooks ?? {};
+  const clock = options.clock ?? systemClock;
+  const transport = options.transport ?? createUndiciTransport();
+  const budget = options.budget ?? createMemoryRequestBudget();
+  const caller: ApiCaller = createApiCaller({
+    baseUrl: config.baseUrl.replace(/\/+$/, ''),
+    authorization: `Basic ${Buffer.from(`${config.accessId}:${config.accessKey}`).toString('base64')}`,
+    transport,
+    budget,
+    clock,
+    logger,
+    hooks,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    userAgent: 'fleet-upgrade (collector upgrade client)',
+    random: options.random ?? Math.random,
+  });
+
+  /** Runs one operation and reports it to `onOperation`, whatever its end. */
+  async function operation<T>(
+    endpoint: ApiEndpoint,
+    run: () => Promise<{ value: T; outcome: ApiOutcome; attempts: number; rateLimitedCount: number }>,
+  ): Promise<T> {
+    const t0 = performance.now();
+    const report = (outcome: ApiOutcome, attempts: number, rateLimitedCount: number) => {
+      try {
+        hooks.onOperation?.({
+          endpoint,
+          outcome,
+          attempts,
+          retries: Math.max(0, attempts - 1),
+          rateLimitedCount,
+          durationMs: performance.now() - t0,
+        });
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'api metrics hook failed');
+      }
+    };
+    try {
+      const r = await run();
+      report(r.outcome, r.attempts, r.rateLimitedCount);
+      return r.value;
+    } catch (err) {
+      if (err instanceof ApiError) report(err.kind, err.attempts, err.rateLimitedCount);
+      throw err;
+    }
+  }
+
+  /** Sends a GET and parses its 200 body. */
+  async function get<S extends z.ZodType>(spec: CallSpec, schema: S) {
+    const r = await caller.call(spec);
+    if (r.type !== 'answer') throw r.error; // only creates are ambiguous
+    if (r.answer.status !== 200) throw answerError(spec, r.answer, r.attempts);
+    const value: z.output<S> = parseAnswerBody(spec, r.answer, schema);
+    return { value, outcome: 'ok' as const, attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };
+  }
+
+  const listCollectors = (params: ListCollectorsParams = {}) =>
+    operation('list', async () => {
+      const spec: CallSpec = {
+        endpoint: 'list',
+        method: 'GET',
+        path: 'collectors/upgrades/collectors',
+        query: {
+          toVersion: params.toVersion,
+          offset: params.offset ?? 0,
+          limit: params.limit ?? DEFAULT_PAGE_SIZE,
+        },
+        idempotent: true,
+        signal: params.signal,
+      };
+      const r = await get(spec, CollectorsPage);
+      return { ...r, value: r.value.collectors };
+    });
+
+  return {
+    listCollectors,
+    async *collectorPages(params = {}) {
+      const limit = params.limit ?? DEFAULT_PAGE_SIZE;
+      const maxPages = params.maxPages ?? 100_000;
+      let offset = 0;
+      for (let page = 0; page < maxPages; page++) {
+        const collectors = await listCollectors({ ...params, offset, limit });
+        if (collectors.length === 0) return;
+        yield collectors;
+        offset += collectors.length;
+      }
+      throw new ApiError('protocol', `listing did not end within ${maxPages} pages`, { endpoint: 'list' });
+    },
+    listTargets: (signal) =>
+      operation('targets', async () => {
+        const spec: CallSpec = {
+          endpoint: 'targets',
+          method: 'GET',
+          path: 'collectors/upgrades/targets',
+          idempotent: true,
+          signal,
+        };
+        const r = await get(spec, Targets);
+        return { ...r, value: r.value.targets };
+      }),
+    createTask: (input, signal) =>
+      operation<CreateTaskResult>('create', async () => {
+        const body = input.toVersion === undefined ? { collectorId: input.collectorId } : { ...input };
+        const spec: CallSpec = {
+          endpoint: 'create',
+          method: 'POST',
+          path: 'collectors/upgrades',
+          body,
+          idempotent: false,
+          signal,
+        };
+        const r = await caller.call(spec);
+        const base = { attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };
+        if (r.type === 'ambiguous') {
+          const reason = r.error.kind === 'timeout' ? 'timeout' : 'network';
+          const value: CreateTaskResult = {
+            kind: 'ambiguous',
+            reason,
+            message: r.error.message,
+            attempts: r.attempts,
+          };
+          return { ...base, value, outcome: 'ambiguous' };
+        }
+        const { answer } = r;
+        if (answer.status >= 200 && answer.status < 300) {
+          const created = parseAnswerBody(spec, answer, CreatedTask);
+          const value: CreateTaskResult = {
+            kind: 'created',
+            taskId: created.id,
+            href: created.href,
+            attempts: r.attempts,
+          };
+          return { ...base, value, outcome: 'ok' };
+        }
+        const info = parseErrorBody(answer.contentType, answer.text);
+        if (answer.status === 400 && isVendorCreateCode(info.vendorCode)) {
+          const value: CreateTaskResult = {
+            kind: info.vendorCode,
+            message: info.message ?? '',
+            requestId: info.requestId,
+            attempts: r.attempts,
+          };
+          return { ...base, value, outcome: info.vendorCode };
+        }
+        throw answerError(spec, answer, r.attempts);
+      }),
+    getTask: (taskId, signal) =>
+      operation<TaskStatusResult>('status', async () => {
+        const path = `collectors/upgrades/${encodeURIComponent(String(taskId))}`;
+        const spec: CallSpec = { endpoint: 'status', method: 'GET', path, idempotent: true, signal };
+        const r = await caller.call(spec);
+        if (r.type !== 'answer') throw r.error;
+        const base = { attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };
+        if (r.answer.status === 404) {
+          const info = parseErrorBody(r.answer.contentType, r.answer.text);
+          const value: TaskStatusResult = {
+            kind: 'not_found',
+            message: info.message ?? '',
+            requestId: info.requestId,
+          };
+          return { ...base, value, outcome: 'not_found' };
+        }
+        if (r.answer.status !== 200) throw answerError(spec, r.answer, r.attempts);
+        const value: TaskStatusResult = {
+          kind: 'found',
+          task: parseAnswerBody(spec, r.answer, TaskStatus).upgrade,
+        };
+        return { ...base, value, outcome: 'ok' };
+      }),
+    baseUrl: () => caller.baseUrl(),
+    async close() {
+      if (!options.transport) await transport.close();
+      if (!options.budget) await budget.close();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * One HTTP exchange over undici (keep-alive connection pool per origin), with a hard time-out
+ * covering connect, headers and body. A failure without an answer is a `TransportError` that
+ * says whether the request may have reached the service (`maybeSent`): a refused connection
+ * certainly did not, a connection dropped after the request was written may have.
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Real ms for the whole exchange. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string | undefined;
+  text: string;
+}
+
+export interface HttpTransport {
+  send(req: HttpRequest): Promise<HttpAnswer>;
+  close(): Promise<void>;
+}
+
+export class TransportError extends Error {
+  readonly kind: 'network' | 'timeout';
+  /** False only when the request certainly never reached the service. */
+  readonly maybeSent: boolean;
+  /** The system or undici error code (ECONNRESET, UND_ERR_SOCKET, ...). */
+  readonly errorCode: string | undefined;
+  constructor(
+    kind: 'network' | 'timeout',
+    message: string,
+    maybeSent: boolean,
+    errorCode?: string,
+    cause?: unknown,
+  ) {
+    super(message, { cause });
+    this.name = 'TransportError';
+    this.kind = kind;
+    this.maybeSent = maybeSent;
+    this.errorCode = errorCode;
+  }
+}
+
+/** Error codes raised before any byte of the request left: safe to retry any request. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export interface UndiciTransportOptions {
+  /** Sockets per origin (default 16; the service allows 10 concurrent requests per key). */
+  connections?: number;
+  /** Idle keep-alive sockets close after this many ms (default 30 000). */
+  keepAliveTimeoutMs?: number;
+  /** Connection set-up limit in ms (default 10 000). */
+  connectTimeoutMs?: number;
+  /** Use this dispatcher instead of a new Agent (tests, proxies). */
+  dispatcher?: Dispatcher;
+}
+
+export function createUndiciTransport(options: UndiciTransportOptions = {}): HttpTransport {
+  const ownAgent = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ??
+    new Agent({
+      connections: options.connections ?? 16,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connect: { timeout: options.connectTimeoutMs ?? 10_000 },
+    });
+
+  return {
+    async send(req) {
+      const timer = new AbortController();
+      const timeout = setTimeout(() => timer.abort(new Error('request timed out')), req.timeoutMs);
+      const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
+      try {
+        const res = await request(req.url, {
+          dispatcher,
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          signal,
+          headersTimeout: req.timeoutMs,
+          bodyTimeout: req.timeoutMs,
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body) {
+          size += (chunk as Buffer).length;
+          if (size > MAX_BODY_BYTES) {
+            res.body.destroy();
+            throw new TransportError('network', `response body larger than ${MAX_BODY_BYTES} bytes`, true);
+          }
+          chunks.push(chunk as Buffer);
+        }
+        const type = res.headers['content-type'];
+        return {
+          status: res.statusCode,
+          headers: res.headers,
+          contentType: Array.isArray(type) ? type[0] : type,
+          text: Buffer.concat(chunks).toString('utf8'),
+        };
+      } catch (err) {
+        if (err instanceof TransportError) throw err;
+        if (req.signal?.aborted) throw req.signal.reason ?? err;
+        const code = errorCode(err);
+        const notSent = code !== undefined && NOT_SENT.has(code);
+        if (timer.signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+          throw new TransportError('timeout', `no answer within ${req.timeoutMs} ms`, !notSent, code, err);
+        if (code === 'UND_ERR_CONNECT_TIMEOUT')
+          throw new TransportError('timeout', 'connection set-up timed out', false, code, err);
+        const message = err instanceof Error ? err.message : String(err);
+        throw new TransportError('network', `${message}${code ? ` (${code})` : ''}`, !notSent, code, err);
+      } finally {
+        clearTimeout(timeout);
+      }
+    },
+    async close() {
+      if (ownAgent) await dispatcher.close();
+    },
+  };
+}

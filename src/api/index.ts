@@ -1,0 +1,46 @@
+/** The client of the Collector Upgrade Service: what the orchestrator may import. */
+export type { ApiCaller, CallSpec } from './api-caller.js';
+export {
+  API_ERROR_KINDS,
+  type ApiEndpoint,
+  ApiError,
+  type ApiErrorKind,
+  isApiError,
+  isVendorCreateCode,
+  VENDOR_CREATE_CODES,
+  type VendorCreateCode,
+} from './api-error.js';
+export type { ApiAttemptEvent, ApiHooks, ApiOperationEvent, ApiOutcome } from './api-hooks.js';
+export {
+  type CollectorUpgradeClient,
+  type CollectorUpgradeClientOptions,
+  type CreateTaskResult,
+  createCollectorUpgradeClient,
+  DEFAULT_PAGE_SIZE,
+  type ListCollectorsParams,
+  type TaskStatusResult,
+} from './collector-upgrade-client.js';
+export { createUndiciTransport, type HttpTransport, TransportError } from './http-transport.js';
+export { createMemoryRequestBudget, type MemoryRequestBudgetOptions } from './memory-request-budget.js';
+export {
+  type ApiConfig,
+  baseUrlForDeployment,
+  DEPLOYMENTS,
+  type Deployment,
+  readApiConfig,
+} from './read-api-config.js';
+export { createRedisRequestBudget, type RedisRequestBudgetOptions } from './redis-request-budget.js';
+export {
+  type BudgetLease,
+  type BudgetLimits,
+  DEFAULT_BUDGET_LIMITS,
+  type RequestBudget,
+} from './request-budget.js';
+export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+export {
+  type BuildTarget,
+  type Collector,
+  TASK_STATES,
+  type TaskState,
+  type UpgradeTask,
+} from './schema.js';

@@ -1,0 +1,180 @@
+/**
+ * The API budget every request spends: a concurrency lease, then a rate slot, taken just before
+ * the request is sent. The service counts requests in a *sliding* one-second window, so the
+ * budget keeps a log of the last N send times and admits a request only when the N-th latest
+ * is at least one (padded) window old: no window, wherever it is placed, holds more than N.
+ * A 429 shrinks the rate (multiplicative decrease, the window is stretched by 1/factor) and the
+ * factor then grows back linearly (additive increase). Implementations: Redis (shared by every
+ * process using one access ID) and memory (one process).
+ */
+
+export interface BudgetLimits {
+  /** Requests per second of the service's time; 0 = no rate limit. Default 4 (the vendor's). */
+  perSecond: number;
+  /** Requests under way at once; 0 = no limit. Default 10 (the vendor's, per access key). */
+  concurrent: number;
+  /** Service seconds per real second: the simulator's `--time-scale` (4/s at scale 10 = 40/s real). Default 1. */
+  timeScale: number;
+  /** Padding of the window, as a share of it (default 0.05). */
+  marginRatio: number;
+  /**
+   * Padding of the window in real ms (default 5): covers the time between the budget's decision
+   * and the request's arrival at the service, so that arrival jitter cannot squeeze N+1 requests
+   * into one window.
+   */
+  marginMs: number;
+  /** Real ms after which the concurrency lease of a process that died is reclaimed. Default 60 000. */
+  leaseMs: number;
+  /** AIMD: the rate is multiplied by this on a 429 (default 0.5). */
+  decrease: number;
+  /** AIMD: the rate never falls below this share of `perSecond` (default 0.1). */
+  minFactor: number;
+  /** AIMD: share of `perSecond` regained per window without a 429 (default 0.05: 10 s from half to full). */
+  recoveryPerWindow: number;
+  /** An `acquire` that waits longer than this many real ms fails (default 120 000). */
+  maxWaitMs: number;
+}
+
+export const DEFAULT_BUDGET_LIMITS: BudgetLimits = {
+  perSecond: 4,
+  concurrent: 10,
+  timeScale: 1,
+  marginRatio: 0.05,
+  marginMs: 5,
+  leaseMs: 60_000,
+  decrease: 0.5,
+  minFactor: 0.1,
+  recoveryPerWindow: 0.05,
+  maxWaitMs: 120_000,
+};
+
+export interface BudgetLease {
+  /** Real ms spent waiting for the lease and the slot. */
+  waitedMs: number;
+  /** Gives the concurrency lease back; call once the response has been read (or failed). */
+  release(): Promise<void>;
+}
+
+export interface RequestBudget {
+  /** Waits (FIFO within this process) for a concurrency lease and then a rate slot. */
+  acquire(signal?: AbortSignal): Promise<BudgetLease>;
+  /**
+   * Tells the budget the service answered 429: the rate shrinks for every user of the budget,
+   * and nobody sends before `retryAfterMs` (service time) has passed, when given.
+   */
+  rateLimited(retryAfterMs?: number): Promise<void>;
+  /** The current rate factor (1 = full rate), for metrics. */
+  factor(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Requests admitted per window: `perSecond` rounded down (at least 1; the window grows to match). */
+export function slotsPerWindow(limits: BudgetLimits): number {
+  return Math.max(1, Math.floor(limits.perSecond));
+}
+
+/** The padded sliding window, in real ms: `slotsPerWindow` requests per window make `perSecond`. */
+export function budgetWindowMs(limits: BudgetLimits): number {
+  const window = (1000 * slotsPerWindow(limits)) / limits.perSecond / limits.timeScale;
+  return window * (1 + limits.marginRatio) + limits.marginMs;
+}
+
+/** AIMD state as stored: the factor set at `at` (real ms), recovering linearly from then on. */
+export interface AimdState {
+  factor: number;
+  at: number;
+  lastDecrease: number;
+  pausedUntil: number;
+}
+
+export const FULL_RATE: AimdState = {
+  factor: 1,
+  at: 0,
+  lastDecrease: Number.NEGATIVE_INFINITY,
+  pausedUntil: 0,
+};
+
+export function currentFactor(state: AimdState, now: number, limits: BudgetLimits): number {
+  const window = budgetWindowMs(limits);
+  return Math.min(1, state.factor + (limits.recoveryPerWindow * Math.max(0, now - state.at)) / window);
+}
+
+/**
+ * The state after a 429 at `now`. One decrease per stretched window at most: the 429s of one
+ * burst (several requests were already under way) count as one signal.
+ */
+export function afterRateLimited(
+  state: AimdState,
+  now: number,
+  limits: BudgetLimits,
+  retryAfterRealMs: number,
+): AimdState {
+  const factor = currentFactor(state, now, limits);
+  const pausedUntil = Math.max(state.pausedUntil, retryAfterRealMs > 0 ? now + retryAfterRealMs : 0);
+  if (now - state.lastDecrease < budgetWindowMs(limits) / factor) return { ...state, pausedUntil };
+  return {
+    factor: Math.max(limits.minFactor, factor * limits.decrease),
+    at: now,
+    lastDecrease: now,
+    pausedUntil,
+  };
+}
+
+/**
+ * Real ms to wait before a request may be sent (0 = now), given the sorted send times of the
+ * last requests (`log`, oldest first).
+ */
+export function rateWait(
+  log: readonly number[],
+  now: number,
+  state: AimdState,
+  limits: BudgetLimits,
+): number {
+  const span = budgetWindowMs(limits) / currentFactor(state, now, limits);
+  let earliest = Math.max(now, state.pausedUntil);
+  const n = slotsPerWindow(limits);
+  if (log.length >= n) {
+    const nth = log[log.length - n] as number;
+    earliest = Math.max(earliest, nth + span);
+  }
+  return earliest > now ? Math.ceil(earliest - now) : 0;
+}
+
+export function resolveBudgetLimits(partial: Partial<BudgetLimits> = {}): BudgetLimits {
+  const limits = { ...DEFAULT_BUDGET_LIMITS, ...definedOnly(partial) };
+  const positive = (name: keyof BudgetLimits, v: number, allowZero: boolean) => {
+    if (!Number.isFinite(v) || v < 0 || (!allowZero && v === 0))
+      throw new RangeError(
+        `request budget: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`,
+      );
+  };
+  positive('perSecond', limits.perSecond, true);
+  positive('concurrent', limits.concurrent, true);
+  positive('timeScale', limits.timeScale, false);
+  positive('leaseMs', limits.leaseMs, false);
+  positive('maxWaitMs', limits.maxWaitMs, false);
+  if (!(limits.decrease > 0 && limits.decrease < 1))
+    throw new RangeError('request budget: decrease must be in (0, 1)');
+  if (!(limits.minFactor > 0 && limits.minFactor <= 1))
+    throw new RangeError('request budget: minFactor must be in (0, 1]');
+  if (!Number.isInteger(limits.concurrent))
+    throw new RangeError('request budget: concurrent must be an integer');
+  return limits;
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Runs `task`s one at a time in call order: within one process only the head of the line polls
+ * the budget, so waiting requests do not stampede Redis and are served first come, first served.
+ */
+export function createFifo(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(task: () => Promise<T>) => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}

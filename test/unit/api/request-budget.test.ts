@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryRequestBudget } from '../../../src/api/memory-request-budget.js';
+import {
+  afterRateLimited,
+  type BudgetLease,
+  budgetWindowMs,
+  currentFactor,
+  FULL_RATE,
+  rateWait,
+  resolveBudgetLimits,
+  slotsPerWindow,
+} from '../../../src/api/request-budget.js';
+import { createManualClock, type ManualClock } from '../../../src/lib/clock.js';
+
+const limits = resolveBudgetLimits({ perSecond: 4, concurrent: 10, marginRatio: 0.05, marginMs: 5 });
+const W = budgetWindowMs(limits); // 1055
+
+/** Moves a manual clock forward in small steps, letting waiting promises run, until `done()`. */
+async function runUntil(
+  clock: ManualClock,
+  done: () => boolean,
+  stepMs = 5,
+  maxSteps = 20_000,
+): Promise<void> {
+  for (let i = 0; i < maxSteps && !done(); i++) {
+    await new Promise((r) => setImmediate(r));
+    clock.advance(stepMs);
+  }
+  await new Promise((r) => setImmediate(r));
+}
+
+describe('budget window', () => {
+  it('pads the one-second window, in real ms at the time scale', () => {
+    expect(W).toBeCloseTo(1055);
+    expect(budgetWindowMs({ ...limits, timeScale: 10 })).toBeCloseTo(110);
+  });
+
+  it('rounds a fractional rate down to whole slots and stretches the window to match', () => {
+    const half = resolveBudgetLimits({ perSecond: 0.5, marginRatio: 0, marginMs: 0 });
+    expect(slotsPerWindow(half)).toBe(1);
+    expect(budgetWindowMs(half)).toBe(2000);
+    const twoAndHalf = resolveBudgetLimits({ perSecond: 2.5, marginRatio: 0, marginMs: 0 });
+    expect(slotsPerWindow(twoAndHalf)).toBe(2);
+    expect(budgetWindowMs(twoAndHalf)).toBe(800);
+  });
+
+  it('refuses nonsense limits', () => {
+    expect(() => resolveBudgetLimits({ timeScale: 0 })).toThrow(/timeScale/);
+    expect(() => resolveBudgetLimits({ perSecond: -1 })).toThrow(/perSecond/);
+    expect(() => resolveBudgetLimits({ decrease: 1 })).toThrow(/decrease/);
+    expect(() => resolveBudgetLimits({ concurrent: 1.5 })).toThrow(/concurrent/);
+  });
+});
+
+describe('rateWait (sliding log)', () => {
+  it('admits N at once, then waits until the oldest of the last N is a window old', () => {
+    expect(rateWait([], 0, FULL_RATE, limits)).toBe(0);
+    expect(rateWait([0, 0, 0], 0, FULL_RATE, limits)).toBe(0);
+    expect(rateWait([0, 0, 0, 0], 0, FULL_RATE, limits)).toBe(Math.ceil(W));
+    expect(rateWait([0, 100, 200, 300], 500, FULL_RATE, limits)).toBe(Math.ceil(W - 500));
+    expect(rateWait([0, 100, 200, 300], 1100, FULL_RATE, limits)).toBe(0);
+  });
+
+  it('stretches the window while the AIMD factor is below 1', () => {
+    const halved = afterRateLimited(FULL_RATE, 0, limits, 0);
+    expect(halved.factor).toBe(0.5);
+    expect(rateWait([0, 0, 0, 0], 0, halved, limits)).toBe(Math.ceil(2 * W));
+  });
+
+  it('waits out a Retry-After pause', () => {
+    const paused = afterRateLimited(FULL_RATE, 0, limits, 3000);
+    expect(rateWait([], 0, paused, limits)).toBe(3000);
+  });
+});
+
+describe('AIMD', () => {
+  it('halves on a 429, once per burst, and not below minFactor', () => {
+    const slow = { ...limits, recoveryPerWindow: 1e-12 };
+    let s = afterRateLimited(FULL_RATE, 0, slow, 0);
+    expect(s.factor).toBe(0.5);
+    s = afterRateLimited(s, 10, slow, 0); // the other 429s of the same burst
+    expect(s.factor).toBe(0.5);
+    const seen: number[] = [];
+    let t = 0;
+    for (let i = 0; i < 5; i++) {
+      t += budgetWindowMs(slow) / s.factor + 1;
+      s = afterRateLimited(s, t, slow, 0);
+      seen.push(Number(s.factor.toFixed(6)));
+    }
+    expect(seen).toEqual([0.25, 0.125, 0.1, 0.1, 0.1]);
+  });
+
+  it('recovers linearly, recoveryPerWindow per window', () => {
+    const s = afterRateLimited(FULL_RATE, 0, limits, 0);
+    expect(currentFactor(s, 0, limits)).toBe(0.5);
+    expect(currentFactor(s, 2 * W, limits)).toBeCloseTo(0.6);
+    expect(currentFactor(s, 10 * W, limits)).toBe(1);
+  });
+});
+
+describe('memory request budget', () => {
+  it('never lets more than N requests into any window, and runs close to the limit', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ ...limits, clock });
+    const times: number[] = [];
+    const total = 40;
+    const all = Array.from({ length: total }, () =>
+      budget.acquire().then(async (lease) => {
+        times.push(clock.now());
+        await lease.release();
+      }),
+    );
+    await runUntil(clock, () => times.length === total);
+    await Promise.all(all);
+    expect(times).toHaveLength(total);
+    for (let i = 0; i + 4 < times.length; i++)
+      expect((times[i + 4] as number) - (times[i] as number)).toBeGreaterThanOrEqual(W);
+    const rate = ((total - 4) / ((times.at(-1) as number) - (times[0] as number))) * 1000;
+    expect(rate).toBeGreaterThan(0.9 * 4);
+  });
+
+  it('holds concurrent requests to the lease limit, first come first served', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 2, clock });
+    const a = await budget.acquire();
+    const b = await budget.acquire();
+    const order: string[] = [];
+    const c = budget.acquire().then((l) => {
+      order.push('c');
+      return l;
+    });
+    const d = budget.acquire().then((l) => {
+      order.push('d');
+      return l;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual([]);
+    await a.release();
+    const lc: BudgetLease = await c;
+    expect(order).toEqual(['c']);
+    await b.release();
+    await d;
+    expect(order).toEqual(['c', 'd']);
+    await lc.release();
+  });
+
+  it('slows down after a 429 and honours Retry-After in the service time scale', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ ...limits, timeScale: 10, clock });
+    await (await budget.acquire()).release();
+    await budget.rateLimited(2000); // 2 s of service time = 200 ms real at scale 10
+    expect(await budget.factor()).toBe(0.5);
+    let got = -1;
+    const p = budget.acquire().then((l) => {
+      got = clock.now();
+      return l.release();
+    });
+    await runUntil(clock, () => got >= 0, 1);
+    await p;
+    expect(got).toBe(200);
+  });
+
+  it('fails an acquire that waits longer than maxWaitMs', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 1, maxWaitMs: 100, clock });
+    const held = await budget.acquire();
+    let error: unknown;
+    const p = budget.acquire().catch((e: unknown) => {
+      error = e;
+    });
+    await runUntil(clock, () => error !== undefined, 10, 50);
+    await p;
+    expect(error).toMatchObject({ code: 'FLEET_ERR_API_BUDGET' });
+    await held.release();
+  });
+
+  it('gives up waiting when the caller aborts', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 1, clock });
+    const held = await budget.acquire();
+    const ac = new AbortController();
+    const p = budget.acquire(ac.signal);
+    ac.abort(new Error('stop'));
+    await expect(p).rejects.toThrow('stop');
+    await held.release();
+  });
+});
