@@ -1,0 +1,153 @@
+/**
+ * The rollout policy file (config/policies/*.yaml, one policy per file): which Collectors, which
+ * build, and how fast and how carefully to move them. Every object is strict, so a misspelt field
+ * is an error that names it. Durations are written like `90s`, `10m`, `2h` and held here in
+ * milliseconds. Each field's default is stated on it and in docs/policy.md.
+ */
+import { z } from 'zod';
+import { isBuildVersion } from '../lib/version.js';
+import { durationField, ms } from './duration-field.js';
+import { MaintenanceWindow } from './maintenance-window.js';
+import { isEmptySelection, oneOrMany, Selection } from './selection.js';
+
+export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+export const LATEST = 'latest';
+
+function targetHint(input: unknown): string {
+  return `expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4, got ${JSON.stringify(input)}`;
+}
+
+function wholeNumber(min: number, max: number) {
+  return z
+    .number({
+      error: (iss) =>
+        iss.input === undefined
+          ? 'required field is missing'
+          : `expected a number, got ${JSON.stringify(iss.input)}`,
+    })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+}
+
+function ratio() {
+  return z
+    .number({ error: (iss) => `expected a number between 0 and 1, got ${JSON.stringify(iss.input)}` })
+    .min(0, 'must be between 0 and 1')
+    .max(1, 'must be between 0 and 1');
+}
+
+/** One wave: a count of Collectors (`10`) or a share of the selected ones (`"5%"`). */
+export type WaveSize = { kind: 'count'; count: number } | { kind: 'percent'; percent: number };
+
+const WAVE_HINT = 'expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%")';
+const Wave = z.union([z.number(), z.string()], { error: WAVE_HINT }).transform((value, ctx): WaveSize => {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && value >= 1) return { kind: 'count', count: value };
+  } else {
+    const m = /^(\d+(?:\.\d+)?)\s*%$/.exec(value.trim());
+    const percent = m ? Number(m[1]) : Number.NaN;
+    if (percent > 0 && percent <= 100) return { kind: 'percent', percent };
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: `${WAVE_HINT}, above 0 and at most 100%; got ${JSON.stringify(value)}`,
+  });
+  return z.NEVER;
+});
+
+export const FailureGate = z.strictObject({
+  /** Halt the rollout when (failed + timed_out) / outcomes so far exceeds this share. Required. */
+  maxFailureRatio: ratio(),
+  /** Outcomes needed before the ratio is judged. Default 10. */
+  minOutcomes: wholeNumber(1, 1_000_000).default(10),
+});
+export type FailureGate = z.infer<typeof FailureGate>;
+
+export const NotAliveRetry = z.strictObject({
+  /** Task creations tried in all (the first included) while the service answers `collector.not.alive`. Default 5. */
+  attempts: wholeNumber(1, 1000).default(5),
+  /** Wait between two of those attempts. Default 10m. */
+  backoff: durationField().default(ms('10m')),
+});
+
+export const Poll = z
+  .strictObject({
+    /** First status read after the task was created. Default 60s. */
+    initial: durationField().default(ms('60s')),
+    /** Longest wait between two status reads of one task. Default 5m. */
+    max: durationField().default(ms('5m')),
+    /** Each wait is scaled by a random factor in [1 - jitter, 1 + jitter]. Default 0.2. */
+    jitter: ratio().default(0.2),
+  })
+  .refine((poll) => poll.max >= poll.initial, { path: ['max'], message: 'must not be shorter than initial' });
+export type Poll = z.infer<typeof Poll>;
+
+export const ApiBudget = z.strictObject({
+  /** Requests per second. Default 4 (the service's limit per user). */
+  requestsPerSecond: z
+    .number({ error: (iss) => `expected a number, got ${JSON.stringify(iss.input)}` })
+    .positive('must be above 0')
+    .max(1000, 'must be at most 1000')
+    .default(4),
+  /** Requests in flight at once. Default 10 (the service's limit per access key). */
+  maxConcurrent: wholeNumber(1, 1000).default(10),
+});
+export type ApiBudget = z.infer<typeof ApiBudget>;
+
+export const Policy = z.strictObject({
+  /** Unique name, `[a-z0-9][a-z0-9-]*` (at most 63 characters); used in rollout ids and metric labels. Required. */
+  name: z
+    .string({ error: (iss) => (iss.input === undefined ? 'required field is missing' : 'expected text') })
+    .max(63, 'must be at most 63 characters')
+    .regex(
+      POLICY_NAME_PATTERN,
+      'must be lowercase letters, digits and dashes, starting with a letter or digit',
+    ),
+  /** Free text for operators. Default none. */
+  description: z.string({ error: 'expected text' }).optional(),
+  /** A disabled policy is validated and listed but starts no rollout and admits no Collector. Default true. */
+  enabled: z.boolean({ error: 'expected true or false' }).default(true),
+  /** `latest` (follows the service's latest build) or a build such as `19.470-4`. Default `latest`. */
+  target: z
+    .string({ error: (iss) => targetHint(iss.input) })
+    .refine((value) => value === LATEST || isBuildVersion(value), { error: (iss) => targetHint(iss.input) })
+    .default(LATEST),
+  /** Whether Collectors on a build above the target are moved down to it. Default false (they are left alone). */
+  allowDowngrade: z.boolean({ error: 'expected true or false' }).default(false),
+  /** Collectors the policy covers: a selection, or a list of selections of which any may match. Default: all. */
+  select: oneOrMany(Selection, 'selection').default([{}]),
+  /** Collectors never touched, though selected: a selection or a list (any match excludes). Default: none. */
+  exclude: oneOrMany(
+    Selection.refine((s) => !isEmptySelection(s), {
+      message: 'an exclude entry needs at least one criterion (an empty one would exclude every Collector)',
+    }),
+    'selection',
+    { allowEmpty: true },
+  ).default([]),
+  /** Collectors of this policy with an unfinished task at once, across all processes. Default 50. */
+  maxInFlight: wholeNumber(1, 100_000).default(50),
+  /** Cumulative sizes of the rollout's waves (counts or shares of the selected Collectors). Default `["100%"]`. */
+  waves: oneOrMany(Wave, 'wave size').default([{ kind: 'percent', percent: 100 }]),
+  /** Halts a rollout whose failures exceed a share. Default none (never halts). */
+  failureGate: FailureGate.optional(),
+  /** Weekly hours in which tasks may be started; any open window suffices. Default none (always open). */
+  windows: oneOrMany(MaintenanceWindow, 'window', { allowEmpty: true }).default([]),
+  retry: z
+    .strictObject({
+      /** Retries of a Collector that is not running. Default `{ attempts: 5, backoff: 10m }`. */
+      notAlive: NotAliveRetry.prefault({}),
+    })
+    .prefault({}),
+  /** Status reads of a running task. Default `{ initial: 60s, max: 5m, jitter: 0.2 }`. */
+  poll: Poll.prefault({}),
+  /** Local deadline of a task whose status never turns final. Default 35m (the service's 30m plus 5m). */
+  taskTimeout: durationField().default(ms('35m')),
+  /** API budget of this policy's requests. Default `{ requestsPerSecond: 4, maxConcurrent: 10 }`. */
+  api: ApiBudget.prefault({}),
+  /** Collectors per page when listing the upgradable ones, 1..1000. Default 1000. */
+  pageSize: wholeNumber(1, 1000).default(1000),
+});
+export type Policy = z.infer<typeof Policy>;
+/** A policy as written, before defaults (durations as text). */
+export type PolicyInput = z.input<typeof Policy>;

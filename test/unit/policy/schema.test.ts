@@ -1,0 +1,288 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/lib/errors.js';
+import { loadPolicies } from '../../../src/policy/load-policies.js';
+import { Policy } from '../../../src/policy/schema.js';
+import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+
+let dir: PolicyDir;
+beforeEach(() => {
+  dir = makePolicyDir();
+});
+afterEach(() => dir.cleanup());
+
+/** Loads `text` as p.yaml and returns the error message, failing when the file is valid. */
+function errorOf(text: string): string {
+  const file = dir.write('p.yaml', text);
+  try {
+    loadPolicies({ files: [file] });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message.replaceAll(file, 'p.yaml');
+  }
+  throw new Error('expected the policy to be invalid');
+}
+
+describe('Policy defaults', () => {
+  it('fills every default for a policy that gives only its name', () => {
+    const file = dir.write('minimal.yaml', yaml('name: minimal'));
+    const [loaded] = loadPolicies({ files: [file] });
+    expect(loaded?.file).toBe(file);
+    expect(loaded?.policy).toEqual({
+      name: 'minimal',
+      enabled: true,
+      target: 'latest',
+      allowDowngrade: false,
+      select: [{}],
+      exclude: [],
+      maxInFlight: 50,
+      waves: [{ kind: 'percent', percent: 100 }],
+      windows: [],
+      retry: { notAlive: { attempts: 5, backoff: 600_000 } },
+      poll: { initial: 60_000, max: 300_000, jitter: 0.2 },
+      taskTimeout: 35 * 60_000,
+      api: { requestsPerSecond: 4, maxConcurrent: 10 },
+      pageSize: 1000,
+    });
+  });
+
+  it('reads the example of the issue, durations in milliseconds and single values as lists', () => {
+    const file = dir.write(
+      'linux.yaml',
+      yaml(
+        'name: linux-fleet',
+        'target: 19.470-4',
+        'select: { osName: Linux, hostName: ["web-*"], versions: { from: 19.400-5, to: 19.470-4 } }',
+        'exclude: { ids: [42] }',
+        'maxInFlight: 20',
+        'retry: { notAlive: { attempts: 3, backoff: 1h30m } }',
+        'poll: { initial: 90s, max: 2m, jitter: 0 }',
+        'taskTimeout: 40m',
+        'api: { requestsPerSecond: 2.5, maxConcurrent: 4 }',
+        'pageSize: 200',
+        'waves: [5, "10%", "100%"]',
+        'failureGate: { maxFailureRatio: 0.1 }',
+        'windows: [{ days: [Saturday, sun], start: "22:00", end: "06:00", timeZone: Europe/Berlin }]',
+      ),
+    );
+    const policy = loadPolicies({ files: [file] })[0]?.policy as Policy;
+    expect(policy.target).toBe('19.470-4');
+    expect(policy.select).toEqual([
+      { osName: ['Linux'], hostName: ['web-*'], versions: [{ from: '19.400-5', to: '19.470-4' }] },
+    ]);
+    expect(policy.exclude).toEqual([{ ids: [42] }]);
+    expect(policy.retry.notAlive).toEqual({ attempts: 3, backoff: 90 * 60_000 });
+    expect(policy.poll).toEqual({ initial: 90_000, max: 120_000, jitter: 0 });
+    expect(policy.taskTimeout).toBe(40 * 60_000);
+    expect(policy.api).toEqual({ requestsPerSecond: 2.5, maxConcurrent: 4 });
+    expect(policy.waves).toEqual([
+      { kind: 'count', count: 5 },
+      { kind: 'percent', percent: 10 },
+      { kind: 'percent', percent: 100 },
+    ]);
+    expect(policy.failureGate).toEqual({ maxFailureRatio: 0.1, minOutcomes: 10 });
+    expect(policy.windows).toEqual([
+      { days: ['sat', 'sun'], start: 22 * 60, end: 6 * 60, timeZone: 'Europe/Berlin' },
+    ]);
+  });
+
+  it('takes a single window and an empty exclude list', () => {
+    const policy = Policy.parse({ name: 'w', exclude: [], windows: { start: '01:00', end: '02:00' } });
+    expect(policy.exclude).toEqual([]);
+    expect(policy.windows).toEqual([
+      { days: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'], start: 60, end: 120, timeZone: 'UTC' },
+    ]);
+  });
+
+  it('is usable from code with the same schema (durations as text)', () => {
+    const policy = Policy.parse({
+      name: 'code',
+      taskTimeout: '1h',
+      select: [{ ids: [1] }, { osName: ['Linux'] }],
+    });
+    expect(policy.taskTimeout).toBe(3_600_000);
+    expect(policy.select).toHaveLength(2);
+  });
+});
+
+describe('Policy validation names file, line, column, field and reason', () => {
+  const cases: [string, string, string][] = [
+    ['missing name', yaml('target: latest'), 'p.yaml:1:1: name: required field is missing'],
+    ['bad name', yaml('target: latest', 'name: Linux_Fleet'), 'p.yaml:2:1: name: must be lowercase letters'],
+    ['long name', yaml(`name: ${'a'.repeat(64)}`), 'p.yaml:1:1: name: must be at most 63 characters'],
+    ['description', yaml('name: a', 'description: [x]'), 'p.yaml:2:1: description: expected text'],
+    ['enabled', yaml('name: a', 'enabled: yes'), 'p.yaml:2:1: enabled: expected true or false'],
+    ['target', yaml('name: a', 'target: newest'), 'p.yaml:2:1: target: expected "latest" or a build'],
+    ['target number', yaml('name: a', 'target: 19.470'), 'p.yaml:2:1: target: expected "latest" or a build'],
+    [
+      'allowDowngrade',
+      yaml('name: a', 'allowDowngrade: 1'),
+      'p.yaml:2:1: allowDowngrade: expected true or false',
+    ],
+    [
+      'unknown criterion',
+      yaml('name: a', 'select:', '  hostname: [x]'),
+      'p.yaml:3:3: select.hostname: unknown field (did you mean "hostName"?)',
+    ],
+    [
+      'ids',
+      yaml('name: a', 'select:', '  ids: [1, 2.5]'),
+      'p.yaml:3:12: select.ids[1]: expected a Collector id',
+    ],
+    [
+      'empty list',
+      yaml('name: a', 'select:', '  osName: []'),
+      'p.yaml:3:3: select.osName: list at least one name',
+    ],
+    [
+      'glob',
+      yaml('name: a', 'select:', '  name: ["web-(1"]'),
+      'p.yaml:3:10: select.name[0]: not a valid glob',
+    ],
+    [
+      'build',
+      yaml('name: a', 'select:', '  versions:', '    from: 19.4'),
+      'p.yaml:4:5: select.versions.from: expected a build shaped',
+    ],
+    [
+      'empty range',
+      yaml('name: a', 'select:', '  versions:', '    from: 19.10-1', '    to: 19.9-1'),
+      'p.yaml:5:5: select.versions.to: the range is empty',
+    ],
+    [
+      'both bounds',
+      yaml('name: a', 'select:', '  versions:', '    from: 19.1-1', '    above: 19.2-1'),
+      'p.yaml:5:5: select.versions.above: use either from',
+    ],
+    [
+      'no bound',
+      yaml('name: a', 'select:', '  versions: {}'),
+      'p.yaml:3:3: select.versions: give at least one of from, to, above, below',
+    ],
+    [
+      'empty select list',
+      yaml('name: a', 'select: []'),
+      'p.yaml:2:1: select: list at least one selection, or leave the field out to match any',
+    ],
+    [
+      'list of selections',
+      yaml('name: a', 'select:', '  - ids: [1]', '  - versions:', '      - below: 20.1'),
+      'p.yaml:5:9: select[1].versions[0].below: expected a build shaped',
+    ],
+    [
+      'ephemeral',
+      yaml('name: a', 'select:', '  ephemeral: "no"'),
+      'p.yaml:3:3: select.ephemeral: expected true or false',
+    ],
+    [
+      'empty exclude',
+      yaml('name: a', 'exclude:', '  - {}'),
+      'p.yaml:3:5: exclude[0]: an exclude entry needs at least one criterion',
+    ],
+    ['maxInFlight', yaml('name: a', 'maxInFlight: 0'), 'p.yaml:2:1: maxInFlight: must be at least 1'],
+    [
+      'maxInFlight text',
+      yaml('name: a', 'maxInFlight: many'),
+      'p.yaml:2:1: maxInFlight: expected a number, got "many"',
+    ],
+    [
+      'waves',
+      yaml('name: a', 'waves: [10, "150%"]'),
+      'p.yaml:2:13: waves[1]: expected a number of Collectors',
+    ],
+    [
+      'failureGate',
+      yaml('name: a', 'failureGate:', '  maxFailureRatio: 1.5'),
+      'p.yaml:3:3: failureGate.maxFailureRatio: must be between 0 and 1',
+    ],
+    [
+      'failureGate missing',
+      yaml('name: a', 'failureGate:', '  minOutcomes: 5'),
+      'p.yaml:3:3: failureGate.maxFailureRatio: expected a number between 0 and 1',
+    ],
+    [
+      'window time',
+      yaml('name: a', 'windows:', '  - start: "25:00"', '    end: "06:00"'),
+      'p.yaml:3:5: windows[0].start: expected a time like 22:00',
+    ],
+    [
+      'window zone',
+      yaml('name: a', 'windows:', '  - { start: "1:00", end: "2:00", timeZone: Mars/Base }'),
+      'p.yaml:3:35: windows[0].timeZone: unknown time zone "Mars/Base"',
+    ],
+    [
+      'window empty',
+      yaml('name: a', 'windows:', '  - start: "02:00"', '    end: "02:00"'),
+      'p.yaml:4:5: windows[0].end: end must differ from start',
+    ],
+    [
+      'window day',
+      yaml('name: a', 'windows:', '  - start: "02:00"', '    end: "03:00"', '    days: [mon, funday]'),
+      'p.yaml:5:17: windows[0].days[1]: expected a weekday',
+    ],
+    [
+      'attempts',
+      yaml('name: a', 'retry:', '  notAlive:', '    attempts: 0'),
+      'p.yaml:4:5: retry.notAlive.attempts: must be at least 1',
+    ],
+    [
+      'backoff',
+      yaml('name: a', 'retry:', '  notAlive:', '    backoff: 10'),
+      'p.yaml:4:5: retry.notAlive.backoff: expected a duration like 90s, 10m, 2h (a bare number has no unit',
+    ],
+    [
+      'poll initial',
+      yaml('name: a', 'poll:', '  initial: soon'),
+      'p.yaml:3:3: poll.initial: expected a duration like 90s, 10m, 2h, got "soon"',
+    ],
+    [
+      'poll max',
+      yaml('name: a', 'poll:', '  initial: 2m', '  max: 1m'),
+      'p.yaml:4:3: poll.max: must not be shorter than initial',
+    ],
+    ['jitter', yaml('name: a', 'poll:', '  jitter: 2'), 'p.yaml:3:3: poll.jitter: must be between 0 and 1'],
+    [
+      'taskTimeout',
+      yaml('name: a', 'taskTimeout: 0s'),
+      'p.yaml:2:1: taskTimeout: must be longer than 0, got 0s',
+    ],
+    [
+      'rps',
+      yaml('name: a', 'api:', '  requestsPerSecond: 0'),
+      'p.yaml:3:3: api.requestsPerSecond: must be above 0',
+    ],
+    [
+      'concurrent',
+      yaml('name: a', 'api:', '  maxConcurrent: 1.5'),
+      'p.yaml:3:3: api.maxConcurrent: must be a whole number',
+    ],
+    ['pageSize low', yaml('name: a', 'pageSize: 0'), 'p.yaml:2:1: pageSize: must be at least 1'],
+    ['pageSize high', yaml('name: a', 'pageSize: 1001'), 'p.yaml:2:1: pageSize: must be at most 1000'],
+    [
+      'unknown top',
+      yaml('name: a', 'maxInflight: 5'),
+      'p.yaml:2:1: maxInflight: unknown field (did you mean "maxInFlight"?)',
+    ],
+    ['unknown far', yaml('name: a', 'colour: blue'), 'p.yaml:2:1: colour: unknown field'],
+    [
+      'unknown nested',
+      yaml('name: a', 'api:', '  maxConcurent: 3'),
+      'p.yaml:3:3: api.maxConcurent: unknown field (did you mean "maxConcurrent"?)',
+    ],
+    ['duplicate key', yaml('name: a', 'name: b'), 'p.yaml:2:1: Map keys must be unique'],
+    ['yaml syntax', yaml('name: a', 'select: { osName: [Linux }'), 'p.yaml:2:'],
+  ];
+  it.each(cases)('%s', (_label, text, expected) => {
+    expect(errorOf(text)).toContain(expected);
+  });
+
+  it('reports every problem of a file at once, top to bottom', () => {
+    const lines = errorOf(yaml('name: a', 'pageSize: 0', 'maxInFlight: 0', 'colour: red')).split('\n');
+    expect(lines.map((l) => l.split(': ')[0])).toEqual(['p.yaml:2:1', 'p.yaml:3:1', 'p.yaml:4:1']);
+  });
+
+  it('does not suggest for a field that resembles nothing, and names each unknown field', () => {
+    const message = errorOf(yaml('name: a', 'select:', '  zzzzzz: 1', '  osname: [x]'));
+    expect(message).toContain('p.yaml:3:3: select.zzzzzz: unknown field\n');
+    expect(message).toContain('p.yaml:4:3: select.osname: unknown field (did you mean "osName"?)');
+  });
+});
