@@ -126,6 +126,14 @@ describe('createPolicyStore', () => {
     expect(s.get('bravo')?.policy).toBe(bravo);
   });
 
+  it('reports nothing for an edit that leaves the policy as it was (a comment)', () => {
+    dir.write('a.yaml', yaml('name: alpha', 'maxInFlight: 5'));
+    const s = open();
+    dir.write('a.yaml', yaml('# tuned on Monday', 'name: alpha', 'maxInFlight: 5'));
+    expect(s.reload()).toEqual([]);
+    expect(s.status()).toMatchObject([{ state: 'valid', policy: { maxInFlight: 5 } }]);
+  });
+
   it('lets the file that holds a name keep it when another file claims it', () => {
     dir.write('b.yaml', yaml('name: bravo'));
     dir.write('c.yaml', yaml('name: charlie'));
