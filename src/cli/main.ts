@@ -5,7 +5,12 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
 import { EXIT } from './exit-codes.js';
+import { planCommand } from './plan.js';
+import { reportCommand } from './report.js';
+import { runCommand } from './run.js';
 import { simulateCommand } from './simulate.js';
+import { statusCommand } from './status.js';
+import { workerCommand } from './worker.js';
 
 export function buildProgram(): Command {
   const program = new Command('fleet-upgrade')
@@ -16,6 +21,11 @@ export function buildProgram(): Command {
     .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
+  program.addCommand(runCommand());
+  program.addCommand(workerCommand());
+  program.addCommand(planCommand());
+  program.addCommand(statusCommand());
+  program.addCommand(reportCommand());
   program.addCommand(simulateCommand());
   // Sub-commands made apart from the program do not inherit these; usage errors must exit 64 everywhere.
   for (const command of program.commands)

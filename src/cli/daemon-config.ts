@@ -1,0 +1,195 @@
+/**
+ * Settings of `run`, `worker`, `status` and `report`: a pure function of its inputs, with the
+ * precedence defaults < config file < environment < flags. The config file is
+ * `config/fleet-upgrade.yaml` when it exists (or `--config FILE`); its errors name file, line and
+ * field. The API credentials come from the environment (or the file's `api` section), never from
+ * flags, so that no secret shows in a process list.
+ */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { type ApiConfig, readApiConfig } from '../api/index.js';
+import { parseDuration } from '../lib/duration.js';
+import { ConfigError, formatIssue, type SourceIssue } from '../lib/errors.js';
+import { loadSourceFile } from '../lib/yaml-source.js';
+import { DEFAULT_POLICY_DIR } from '../policy/load-policies.js';
+
+export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
+
+const duration = z
+  .string()
+  .refine((t) => parseDuration(t) !== undefined, { message: 'expected a duration like 90s, 10m, 2h' });
+
+export const DaemonConfigFile = z.strictObject({
+  redisUrl: z.string().optional(),
+  keyPrefix: z.string().optional(),
+  listen: z.string().optional(),
+  policies: z.string().optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  workerConcurrency: z.number().int().min(1).max(1000).optional(),
+  scanInterval: duration.optional(),
+  tick: duration.optional(),
+  timeScale: z.number().positive().optional(),
+  stalledInterval: duration.optional(),
+  dataDir: z.string().optional(),
+  api: z
+    .strictObject({
+      baseUrl: z.string().optional(),
+      deployment: z.string().optional(),
+      accessId: z.string().optional(),
+      accessKeyFile: z.string().optional(),
+    })
+    .optional(),
+});
+export type DaemonConfigFile = z.infer<typeof DaemonConfigFile>;
+
+export interface DaemonFlags {
+  config?: string;
+  listen?: string;
+  policy?: string[];
+  policies?: string;
+  logLevel?: string;
+  concurrency?: number;
+  timeScale?: number;
+}
+
+export interface DaemonConfig {
+  /** Unset: `run` starts a private redis-server. */
+  redisUrl?: string;
+  keyPrefix: string;
+  listen: { host: string; port: number };
+  policyDir: string;
+  /** `--policy FILE` (repeatable): these instead of the folder. */
+  policyFiles: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  workerConcurrency: number;
+  /** Clock ms between two scans of the listing of a running rollout. */
+  scanIntervalMs: number;
+  /** Real ms between two scheduler rounds. */
+  tickMs: number;
+  /** Rehearsals against the simulator: clock ms per real ms (policy durations are clock time). */
+  timeScale: number;
+  /** Real ms after which the job of a dead worker is taken up again. */
+  stalledIntervalMs: number;
+  /** Folder of the private Redis's data (append-only file). */
+  dataDir: string;
+  /** Undefined when only settings that need no API were asked for (status, report). */
+  api?: ApiConfig;
+}
+
+export function parseListen(text: string, field: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535) {
+    throw new ConfigError(`${field}: expected HOST:PORT such as 127.0.0.1:9464, got '${text}'`, [
+      { file: field, field: 'listen', reason: 'expected HOST:PORT' },
+    ]);
+  }
+  return { host: (m[1] ?? m[2]) as string, port };
+}
+
+function envNumber(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  issues: SourceIssue[],
+  check: (n: number) => boolean,
+): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || !check(n)) {
+    issues.push({ file: 'environment', field: name, reason: `invalid value '${raw}'` });
+    return undefined;
+  }
+  return n;
+}
+
+function envDuration(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[]): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const ms = parseDuration(raw);
+  if (ms === undefined)
+    issues.push({ file: 'environment', field: name, reason: `expected a duration like 90s, got '${raw}'` });
+  return ms;
+}
+
+export interface LoadDaemonConfigInput {
+  env: NodeJS.ProcessEnv;
+  flags: DaemonFlags;
+  /** Read the config file (default: from disk when it exists). */
+  readFile?: (file: string) => DaemonConfigFile;
+  fileExists?: (file: string) => boolean;
+  /** Whether the API settings are required (run, worker, plan) or not (status, report). */
+  needApi: boolean;
+}
+
+export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
+  const { env, flags } = input;
+  const exists = input.fileExists ?? existsSync;
+  const read = input.readFile ?? ((f: string) => loadSourceFile(f, DaemonConfigFile));
+  const configFile =
+    flags.config ??
+    env.FLEET_UPGRADE_CONFIG ??
+    (exists(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
+  const file: DaemonConfigFile = configFile ? read(configFile) : {};
+  const issues: SourceIssue[] = [];
+  const fileMs = (v: string | undefined) => (v === undefined ? undefined : parseDuration(v));
+
+  const listenText = flags.listen ?? env.FLEET_UPGRADE_LISTEN ?? file.listen ?? '127.0.0.1:9464';
+  const logLevel = (flags.logLevel ?? env.LOG_LEVEL ?? file.logLevel ?? 'info') as DaemonConfig['logLevel'];
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    issues.push({ file: 'environment', field: 'LOG_LEVEL', reason: `unknown level '${logLevel}'` });
+  }
+  const config: DaemonConfig = {
+    redisUrl: env.REDIS_URL || file.redisUrl || undefined,
+    keyPrefix: env.FLEET_UPGRADE_KEY_PREFIX ?? file.keyPrefix ?? '',
+    listen: parseListen(
+      listenText,
+      flags.listen
+        ? '--listen'
+        : env.FLEET_UPGRADE_LISTEN
+          ? 'FLEET_UPGRADE_LISTEN'
+          : (configFile ?? 'default'),
+    ),
+    policyDir: flags.policies ?? env.FLEET_UPGRADE_POLICIES ?? file.policies ?? DEFAULT_POLICY_DIR,
+    policyFiles: flags.policy ?? [],
+    logLevel,
+    workerConcurrency:
+      flags.concurrency ??
+      envNumber(env, 'FLEET_UPGRADE_CONCURRENCY', issues, (n) => Number.isInteger(n) && n >= 1) ??
+      file.workerConcurrency ??
+      20,
+    scanIntervalMs:
+      envDuration(env, 'FLEET_UPGRADE_SCAN_INTERVAL', issues) ?? fileMs(file.scanInterval) ?? 300_000,
+    tickMs: envDuration(env, 'FLEET_UPGRADE_TICK', issues) ?? fileMs(file.tick) ?? 2_000,
+    timeScale:
+      flags.timeScale ??
+      envNumber(env, 'FLEET_UPGRADE_TIME_SCALE', issues, (n) => n > 0) ??
+      file.timeScale ??
+      1,
+    stalledIntervalMs:
+      envDuration(env, 'FLEET_UPGRADE_STALLED_INTERVAL', issues) ?? fileMs(file.stalledInterval) ?? 30_000,
+    dataDir: env.FLEET_UPGRADE_DATA_DIR ?? file.dataDir ?? '.data',
+  };
+  if (input.needApi) {
+    const fromFile: Record<string, string | undefined> = {
+      SUMOLOGIC_BASE_URL: file.api?.baseUrl,
+      SUMOLOGIC_DEPLOYMENT: file.api?.deployment,
+      SUMOLOGIC_ACCESSID: file.api?.accessId,
+      SUMOLOGIC_ACCESSKEY_FILE: file.api?.accessKeyFile,
+    };
+    const merged = { ...fromFile };
+    for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') merged[k] = v;
+    // A base URL from the environment wins over a deployment from the file, and vice versa.
+    if (env.SUMOLOGIC_BASE_URL) delete merged.SUMOLOGIC_DEPLOYMENT;
+    if (env.SUMOLOGIC_DEPLOYMENT) delete merged.SUMOLOGIC_BASE_URL;
+    if (env.SUMOLOGIC_ACCESSKEY) delete merged.SUMOLOGIC_ACCESSKEY_FILE;
+    try {
+      config.api = readApiConfig(merged);
+    } catch (err) {
+      if (err instanceof ConfigError) issues.push(...err.issues);
+      else throw err;
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues.map(formatIssue).join('\n'), issues);
+  return config;
+}

@@ -1,0 +1,52 @@
+/** Text renderings of rollouts for `status`, `run --once` and `status --watch`. */
+import { METRIC_STATES, metricState } from '../metrics/create-metrics.js';
+import type { RolloutStatus } from '../rollout/read-fleet-status.js';
+
+export function countsByMetricState(counts: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(METRIC_STATES.map((s) => [s, 0]));
+  for (const [state, n] of Object.entries(counts))
+    out[metricState(state)] = (out[metricState(state)] ?? 0) + n;
+  return out;
+}
+
+export function progressBar(done: number, total: number, width = 20): string {
+  const share = total === 0 ? 1 : done / total;
+  const full = Math.round(share * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${(share * 100).toFixed(0).padStart(3)}%`;
+}
+
+const COLUMNS = [
+  'succeeded',
+  'failed',
+  'timed_out',
+  'not_alive',
+  'rejected',
+  'skipped',
+  'queued',
+  'waiting_alive',
+  'pending',
+  'progressing',
+] as const;
+
+export function formatRolloutTable(rollouts: readonly RolloutStatus[]): string {
+  if (rollouts.length === 0) return 'no rollouts';
+  const header = ['ROLLOUT', 'PHASE', 'PROGRESS', 'IN-FLIGHT', ...COLUMNS.map((c) => c.toUpperCase())];
+  const rows = rollouts.map((r) => {
+    const c = countsByMetricState(r.counts);
+    return [
+      r.id,
+      r.phase,
+      `${progressBar(r.done, r.total)} ${r.done}/${r.total}`,
+      `${r.inflight}/${r.maxInFlight}`,
+      ...COLUMNS.map((k) => String(c[k] ?? 0)),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  const notes = rollouts.filter((r) => r.haltReason).map((r) => `${r.id} halted: ${r.haltReason}`);
+  return [line(header), ...rows.map(line), ...notes].join('\n');
+}

@@ -1,0 +1,56 @@
+/**
+ * Read access to the orchestrator's state in Redis for `status` and `report`: REDIS_URL, or the
+ * private Redis that a `run` on this machine started (its URL is left in the data folder).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FleetError } from '../lib/errors.js';
+import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
+import { InflightSlots } from '../rollout/inflight-slots.js';
+import { createKeys, type Keys } from '../rollout/keys.js';
+import { ResultStore } from '../rollout/result-store.js';
+import { RolloutStore } from '../rollout/rollout-store.js';
+import type { DaemonConfig } from './daemon-config.js';
+
+export const PRIVATE_REDIS_URL_FILE = 'redis-url';
+
+export interface StateAccess {
+  redis: Redis;
+  keys: Keys;
+  rollouts: RolloutStore;
+  results: ResultStore;
+  slots: InflightSlots;
+  close(): Promise<void>;
+}
+
+export function privateRedisUrlFile(config: Pick<DaemonConfig, 'dataDir'>): string {
+  return join(config.dataDir, PRIVATE_REDIS_URL_FILE);
+}
+
+export async function openState(config: DaemonConfig): Promise<StateAccess> {
+  let url = config.redisUrl;
+  const file = privateRedisUrlFile(config);
+  if (!url && existsSync(file)) url = readFileSync(file, 'utf8').trim();
+  if (!url) {
+    throw new FleetError(
+      'FLEET_ERR_NO_REDIS',
+      `REDIS_URL is not set and no private Redis of a running 'fleet-upgrade run' was found (${file}); set REDIS_URL.`,
+    );
+  }
+  const redis = createRedis(url, { name: 'cli', connectTimeoutMs: 3000 });
+  try {
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    throw new FleetError('FLEET_ERR_NO_REDIS', `Redis does not answer: ${(err as Error).message}`);
+  }
+  const keys = createKeys(config.keyPrefix);
+  return {
+    redis,
+    keys,
+    rollouts: new RolloutStore(redis, keys),
+    results: new ResultStore(redis, keys),
+    slots: new InflightSlots(redis, keys),
+    close: () => closeRedis(redis),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
+ * upgradable Collectors, applies the selection, and shows which Collectors would move from which
+ * build to which. Creates nothing and needs no Redis.
+ */
+import { Command } from 'commander';
+import { type Collector, createCollectorUpgradeClient, createMemoryRequestBudget } from '../api/index.js';
+import { FleetError } from '../lib/errors.js';
+import { createLogger } from '../lib/logger.js';
+import { loadPolicies } from '../policy/load-policies.js';
+import { planMove } from '../policy/plan-move.js';
+import { compileSelection } from '../policy/select-collectors.js';
+import { resolveTarget } from '../rollout/scheduler.js';
+import { loadDaemonConfig } from './daemon-config.js';
+
+export interface PlanRow {
+  id: number;
+  name: string;
+  hostName: string;
+  osName: string;
+  from: string;
+  to: string;
+  move: 'upgrade' | 'downgrade';
+  alive: boolean;
+}
+
+export function planCommand(): Command {
+  return new Command('plan')
+    .description(
+      'Dry run of a policy: which Collectors would move, from which build to which. Nothing is created.',
+    )
+    .requiredOption('--policy <file>', 'the policy file')
+    .option('--json', 'print JSON instead of a table', false)
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .action(async (flags: { policy: string; json: boolean; config?: string }) => {
+      const config = loadDaemonConfig({ env: process.env, flags: { config: flags.config }, needApi: true });
+      const [loaded] = loadPolicies({ files: [flags.policy] });
+      const policy = loaded?.policy;
+      if (!policy || !config.api) throw new FleetError('FLEET_ERR_USAGE', `no policy in ${flags.policy}`);
+      const logger = createLogger({
+        level: config.logLevel === 'info' ? 'warn' : config.logLevel,
+        name: 'plan',
+      });
+      const client = createCollectorUpgradeClient({
+        config: config.api,
+        logger,
+        budget: createMemoryRequestBudget({
+          perSecond: policy.api.requestsPerSecond,
+          concurrent: policy.api.maxConcurrent,
+          timeScale: config.timeScale,
+        }),
+      });
+      try {
+        const targets = await client.listTargets();
+        const build = resolveTarget(policy.target, targets);
+        if (!build) {
+          throw new FleetError(
+            'FLEET_ERR_TARGET',
+            `target ${policy.target} is not offered by the service (offers: ${targets.map((t) => t.version).join(', ')})`,
+          );
+        }
+        const matches = compileSelection(policy);
+        const rows: PlanRow[] = [];
+        let listed = 0;
+        for await (const page of client.collectorPages({ toVersion: build, limit: policy.pageSize })) {
+          for (const c of page as Collector[]) {
+            listed++;
+            if (c.collectorType !== 'Installable' || !matches(c)) continue;
+            const move = planMove(policy, c.collectorVersion, build);
+            if (move.kind === 'skip') continue;
+            rows.push({
+              id: c.id,
+              name: c.name,
+              hostName: c.hostName ?? '',
+              osName: c.osName ?? '',
+              from: c.collectorVersion,
+              to: build,
+              move: move.kind,
+              alive: c.alive,
+            });
+          }
+        }
+        if (flags.json) {
+          process.stdout.write(
+            `${JSON.stringify({ policy: policy.name, target: policy.target, build, listed, collectors: rows }, null, 2)}\n`,
+          );
+          return;
+        }
+        process.stdout.write(`${formatPlan(rows)}\n`);
+        const offline = rows.filter((r) => !r.alive).length;
+        process.stdout.write(
+          `\npolicy ${policy.name}: ${rows.length} of ${listed} offered Collectors would move to ${build}` +
+            `${offline ? ` (${offline} offline now)` : ''}; nothing was created.\n`,
+        );
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+export function formatPlan(rows: readonly PlanRow[]): string {
+  const header = ['ID', 'NAME', 'HOST', 'OS', 'FROM', 'TO', 'MOVE', 'ALIVE'];
+  const cells = rows.map((r) => [
+    String(r.id),
+    r.name,
+    r.hostName,
+    r.osName,
+    r.from,
+    r.to,
+    r.move,
+    r.alive ? 'yes' : 'no',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}

@@ -1,0 +1,69 @@
+/** `fleet-upgrade report [ROLLOUT]`: every Collector of a rollout with its outcome, as JSON or CSV. */
+import { Command, Option } from 'commander';
+import { FleetError } from '../lib/errors.js';
+import type { CollectorResult } from '../rollout/result-store.js';
+import { loadDaemonConfig } from './daemon-config.js';
+import { openState } from './open-state.js';
+
+export const REPORT_COLUMNS = [
+  'id',
+  'name',
+  'hostName',
+  'from',
+  'to',
+  'state',
+  'taskId',
+  'attempts',
+  'statusReads',
+  'discoveredAt',
+  'requestTime',
+  'finishedAt',
+  'message',
+] as const;
+
+export function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text =
+    typeof value === 'number' && String(value).length === 13 ? new Date(value).toISOString() : String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function toCsvRow(r: CollectorResult): string {
+  return REPORT_COLUMNS.map((c) => csvCell(r[c])).join(',');
+}
+
+export function reportCommand(): Command {
+  return new Command('report')
+    .description(
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts, times, message.',
+    )
+    .argument('[rollout]', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .action(async (rolloutArg: string | undefined, flags: { format: 'json' | 'csv'; config?: string }) => {
+      const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+      const state = await openState(config);
+      try {
+        const all = await state.rollouts.list();
+        const rollout = rolloutArg ? all.find((r) => r.id === rolloutArg) : all[0];
+        if (!rollout) {
+          const known = all.map((r) => r.id).join(', ') || 'none';
+          throw new FleetError(
+            'FLEET_ERR_USAGE',
+            rolloutArg ? `no rollout '${rolloutArg}' (known: ${known})` : 'no rollouts yet',
+          );
+        }
+        const records: CollectorResult[] = [];
+        for await (const r of state.results.all(rollout.id)) records.push(r);
+        records.sort((a, b) => a.id - b.id);
+        if (flags.format === 'csv') {
+          process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
+          for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
+        } else {
+          process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
+        }
+      } finally {
+        await state.close();
+      }
+    });
+}

@@ -1,0 +1,169 @@
+/**
+ * `fleet-upgrade run`: the usual deployment, scheduler + workers + HTTP. With `--once`, runs the
+ * given policies until their rollouts have converged (or halted with nothing under way), prints
+ * a summary and exits 0 when every selected Collector succeeded, 2 otherwise.
+ */
+import { Command, Option } from 'commander';
+import { ConfigError } from '../lib/errors.js';
+import { createLogger } from '../lib/logger.js';
+import { createPolicyStore } from '../policy/policy-store.js';
+import type { Policy } from '../policy/schema.js';
+import { type RolloutStatus, readFleetStatus } from '../rollout/read-fleet-status.js';
+import { ACTIVE_STATES, FINAL_STATES } from '../rollout/result-store.js';
+import { sumStates } from '../rollout/scheduler.js';
+import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
+import { EXIT } from './exit-codes.js';
+import { formatRolloutTable } from './format-status.js';
+import { intOption } from './simulate.js';
+import { startDaemon } from './start-daemon.js';
+
+export function addDaemonOptions(command: Command): Command {
+  return command
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .addOption(
+      new Option('--log-level <level>', 'log level').choices([
+        'fatal',
+        'error',
+        'warn',
+        'info',
+        'debug',
+        'trace',
+        'silent',
+      ]),
+    )
+    .option(
+      '--concurrency <n>',
+      'upgrade steps run at once by this process (default 20)',
+      intOption('--concurrency', 1, 1000),
+    )
+    .option(
+      '--time-scale <k>',
+      'rehearsal against the simulator: policy durations and API limits run K times faster (default 1)',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n <= 0)
+          throw new ConfigError(`--time-scale must be a positive number, got '${v}'`);
+        return n;
+      },
+    );
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+interface RunFlags extends DaemonFlags {
+  once?: boolean;
+}
+
+/** Rollouts of `policies` that have not finished: converged, or halted with nothing under way. */
+export function unfinished(
+  rollouts: readonly RolloutStatus[],
+  policies: readonly Policy[],
+  current: Map<string, string>,
+): string[] {
+  const waiting: string[] = [];
+  for (const p of policies) {
+    if (!p.enabled) continue;
+    const id = current.get(p.name);
+    const r = rollouts.find((x) => x.id === id);
+    if (!r) waiting.push(p.name);
+    else if (
+      r.phase === 'halted'
+        ? sumStates(
+            r.counts,
+            ACTIVE_STATES.filter((s) => s !== 'queued'),
+          ) > 0
+        : r.phase !== 'converged'
+    ) {
+      waiting.push(r.id);
+    }
+  }
+  return waiting;
+}
+
+export function runCommand(): Command {
+  const command = new Command('run')
+    .description('Run the scheduler, workers and HTTP endpoints (/metrics, /healthz, /readyz, /status).')
+    .option('--listen <host:port>', 'address of the HTTP endpoints (default 127.0.0.1:9464)')
+    .option('--policy <file>', 'run this policy file instead of the folder (repeatable)', collect)
+    .option('--policies <dir>', 'folder of policy files (default config/policies)')
+    .option('--once', 'run until the rollouts converge, print a summary, exit 0 (all succeeded) or 2', false);
+  addDaemonOptions(command).action(async (flags: RunFlags) => {
+    const config = loadDaemonConfig({ env: process.env, flags, needApi: true });
+    const logger = createLogger({ level: config.logLevel, name: 'run' });
+    const store = createPolicyStore({
+      ...(config.policyFiles.length ? { files: config.policyFiles } : { dir: config.policyDir }),
+      onEvent: (e) => {
+        if (e.type === 'invalid') {
+          logger.error(
+            { file: e.file, error: e.error.message, keeping: e.keeping?.name },
+            'policy file invalid; keeping the last valid version',
+          );
+        } else if (e.type === 'folder-error')
+          logger.error({ error: e.error.message }, 'policy folder unreadable; policies unchanged');
+        else logger.info({ file: e.file, policy: e.policy.name }, `policy ${e.type}`);
+      },
+    });
+    store.reload(); // throws a ConfigError (exit 78) when a policy is invalid at start
+    store.start();
+    const policies = () => store.policies().map((l) => l.policy);
+    const problems = () => {
+      const bad = store.status().filter((s) => s.state !== 'valid');
+      return bad.length ? bad.map((s) => `${s.file}: ${s.state}`).join('; ') : undefined;
+    };
+    const daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
+    let stopping = false;
+    const shutdown = async (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      store.close();
+      await daemon.stop();
+      process.exitCode = code;
+    };
+    process.once('SIGINT', () => void shutdown(EXIT.ok));
+    process.once('SIGTERM', () => void shutdown(EXIT.ok));
+    if (!flags.once) {
+      await new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (stopping) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 200);
+      });
+      return;
+    }
+    // --once: watch Redis until the policies' rollouts are done.
+    const started = Date.now();
+    let lastLog = 0;
+    for (;;) {
+      if (stopping) return;
+      await new Promise((r) => setTimeout(r, Math.max(200, config.tickMs)));
+      const status = await readFleetStatus(daemon);
+      const current = new Map<string, string>();
+      for (const p of policies()) {
+        const id = await daemon.rollouts.currentOf(p.name);
+        if (id) current.set(p.name, id);
+      }
+      const ours = status.rollouts.filter((r) => [...current.values()].includes(r.id));
+      if (Date.now() - lastLog > 5000) {
+        lastLog = Date.now();
+        for (const r of ours)
+          logger.info(
+            { rollout: r.id, phase: r.phase, done: r.done, total: r.total, counts: r.counts },
+            'progress',
+          );
+      }
+      if (unfinished(status.rollouts, policies(), current).length > 0) continue;
+      process.stdout.write(`${formatRolloutTable(ours)}\n`);
+      const allGood = ours.every((r) => FINAL_STATES.every((s) => s === 'succeeded' || !r.counts[s]));
+      process.stdout.write(
+        `finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${allGood ? 'every selected Collector succeeded' : 'some Collectors did not succeed'}\n`,
+      );
+      await shutdown(allGood ? EXIT.ok : EXIT.incomplete);
+      return;
+    }
+  });
+  return command;
+}

@@ -1,0 +1,41 @@
+/** `fleet-upgrade worker`: workers only, for scale-out on more hosts (no scheduler, no HTTP). */
+import { Command } from 'commander';
+import { createLogger } from '../lib/logger.js';
+import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
+import { EXIT } from './exit-codes.js';
+import { addDaemonOptions } from './run.js';
+import { startDaemon } from './start-daemon.js';
+
+export function workerCommand(): Command {
+  const command = new Command('worker')
+    .description(
+      'Run upgrade workers only, sharing the queue and budgets in Redis with every other process (REDIS_URL is required).',
+    )
+    .option('--listen <host:port>', 'address of /metrics, /healthz, /readyz (default 127.0.0.1:9465)');
+  addDaemonOptions(command).action(async (flags: DaemonFlags) => {
+    const config = loadDaemonConfig({
+      env: {
+        FLEET_UPGRADE_LISTEN: '127.0.0.1:9465',
+        ...process.env,
+        ...(process.env.FLEET_UPGRADE_WORKER_LISTEN
+          ? { FLEET_UPGRADE_LISTEN: process.env.FLEET_UPGRADE_WORKER_LISTEN }
+          : {}),
+      },
+      flags,
+      needApi: true,
+    });
+    const logger = createLogger({ level: config.logLevel, name: 'worker' });
+    if (!config.redisUrl) {
+      throw new Error('a worker shares the Redis of its `run` process: set REDIS_URL');
+    }
+    const daemon = await startDaemon({ config, role: 'worker', logger });
+    logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+    await daemon.stop();
+    process.exitCode = EXIT.ok;
+  });
+  return command;
+}

@@ -1,0 +1,226 @@
+/**
+ * The Prometheus metrics of a fleet-upgrade process (prom-client), in a registry of its own.
+ * Counters and histograms count what this process did (sum them across processes); gauges read
+ * from Redis (Collectors per state, in-flight, queue depth, rollout info and phase) are set at
+ * scrape time by `run` processes only (take max() across them). No label carries a Collector id
+ * or a secret.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ApiHooks } from '../api/index.js';
+
+/** States as the dashboard shows them (internal states map onto these, see metricState). */
+export const METRIC_STATES = [
+  'queued',
+  'waiting_alive',
+  'pending',
+  'progressing',
+  'succeeded',
+  'failed',
+  'timed_out',
+  'not_alive',
+  'rejected',
+  'skipped',
+] as const;
+export type MetricState = (typeof METRIC_STATES)[number];
+
+export function metricState(state: string): MetricState {
+  if (state === 'admitted') return 'queued';
+  if (state === 'creating' || state === 'reconciling') return 'pending';
+  return (METRIC_STATES as readonly string[]).includes(state) ? (state as MetricState) : 'pending';
+}
+
+export interface FleetSnapshot {
+  rollouts: {
+    id: string;
+    policy: string;
+    target: string;
+    phase: string;
+    maxInFlight: number;
+    inflight: number;
+    counts: Record<string, number>;
+  }[];
+  queue: Record<string, number>;
+}
+
+export interface Metrics {
+  registry: Registry;
+  tasksCreated: Counter<'rollout'>;
+  results: Counter<'rollout' | 'outcome'>;
+  retries: Counter<'reason'>;
+  upgradeDuration: Histogram<'outcome'>;
+  apiHooks: ApiHooks;
+  /** Makes the Redis-derived gauges read `snapshot()` at every scrape. */
+  exportFleet(snapshot: () => Promise<FleetSnapshot>): void;
+}
+
+export const PHASES = ['running', 'converged', 'halted', 'superseded'] as const;
+
+export function createMetrics(
+  options: { role: 'run' | 'worker' | 'simulate' | 'test' } = { role: 'test' },
+): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'fleet_upgrade_process_info',
+    help: 'One per fleet-upgrade process, by role.',
+    labelNames: ['role'],
+    registers: [registry],
+  })
+    .labels(options.role)
+    .set(1);
+  const tasksCreated = new Counter({
+    name: 'fleet_upgrade_tasks_created_total',
+    help: 'Upgrade tasks created, per rollout.',
+    labelNames: ['rollout'],
+    registers: [registry],
+  });
+  const results = new Counter({
+    name: 'fleet_upgrade_results_total',
+    help: 'Collectors that reached a final outcome, per rollout and outcome.',
+    labelNames: ['rollout', 'outcome'],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'fleet_upgrade_retries_total',
+    help: 'Retries, by reason: collector_not_alive, rate_limited, server_error, network.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network'])
+    retries.labels(reason).inc(0);
+  const upgradeDuration = new Histogram({
+    name: 'fleet_upgrade_upgrade_duration_seconds',
+    help: 'From task request to final status, by outcome.',
+    labelNames: ['outcome'],
+    buckets: [30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2400, 3600],
+    registers: [registry],
+  });
+  const apiRequests = new Counter({
+    name: 'fleet_upgrade_api_requests_total',
+    help: 'HTTP requests to the Collector Upgrade Service, by endpoint and status code (0 = no answer).',
+    labelNames: ['endpoint', 'code'],
+    registers: [registry],
+  });
+  const apiDuration = new Histogram({
+    name: 'fleet_upgrade_api_request_duration_seconds',
+    help: 'Duration of one HTTP request to the service, by endpoint (budget waits excluded).',
+    labelNames: ['endpoint'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'fleet_upgrade_api_rate_limited_total',
+    help: 'Answers 429 (rate limit exceeded) from the service.',
+    registers: [registry],
+  });
+  rateLimited.inc(0);
+  const budgetWait = new Counter({
+    name: 'fleet_upgrade_api_budget_wait_seconds_total',
+    help: 'Time spent waiting for the shared API budget before sending.',
+    registers: [registry],
+  });
+
+  const apiHooks: ApiHooks = {
+    onAttempt(e) {
+      apiRequests.labels(e.endpoint, String(e.statusCode ?? 0)).inc();
+      apiDuration.labels(e.endpoint).observe(e.durationMs / 1000);
+      budgetWait.inc(e.budgetWaitMs / 1000);
+      if (e.rateLimited) rateLimited.inc();
+    },
+  };
+
+  const metrics: Metrics = {
+    registry,
+    tasksCreated,
+    results,
+    retries,
+    upgradeDuration,
+    apiHooks,
+    exportFleet(snapshot) {
+      let pending: Promise<FleetSnapshot> | undefined;
+      // One Redis read per scrape, shared by every gauge of it.
+      const read = () => {
+        pending ??= snapshot().finally(() => {
+          setTimeout(() => {
+            pending = undefined;
+          }, 200);
+        });
+        return pending;
+      };
+      new Gauge({
+        name: 'fleet_upgrade_collectors',
+        help: 'Collectors per rollout and state.',
+        labelNames: ['rollout', 'state'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) {
+            const byState = Object.fromEntries(METRIC_STATES.map((m) => [m, 0])) as Record<
+              MetricState,
+              number
+            >;
+            for (const [state, n] of Object.entries(r.counts)) byState[metricState(state)] += n;
+            for (const m of METRIC_STATES) this.labels(r.id, m).set(byState[m]);
+          }
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_inflight',
+        help: 'Collectors holding an in-flight slot (may have an unfinished task), per rollout.',
+        labelNames: ['rollout'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) this.labels(r.id).set(r.inflight);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_inflight_limit',
+        help: "The rollout's maxInFlight.",
+        labelNames: ['rollout'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) this.labels(r.id).set(r.maxInFlight);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_queue_jobs',
+        help: 'BullMQ jobs of the upgrades queue, by state.',
+        labelNames: ['state'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const [state, n] of Object.entries(s.queue)) this.labels(state).set(n);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_rollout_info',
+        help: 'One per rollout: its policy and target build.',
+        labelNames: ['rollout', 'policy', 'target'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) this.labels(r.id, r.policy, r.target).set(1);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_rollout_phase',
+        help: 'Phase of each rollout: 1 for the phase it is in, 0 for the others.',
+        labelNames: ['rollout', 'phase'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) for (const p of PHASES) this.labels(r.id, p).set(r.phase === p ? 1 : 0);
+        },
+      });
+    },
+  };
+  return metrics;
+}

@@ -1,0 +1,73 @@
+/**
+ * Runs the scheduler in every `run` process, but only the leader's ticks do anything: each
+ * round tries to take or renew the Redis lock, and ticks when it holds it. A leader that dies
+ * stops renewing; another process takes over within the lock's TTL.
+ */
+import type { Logger } from '../lib/logger.js';
+import type { Policy } from '../policy/schema.js';
+import type { LeaderLock } from './leader-lock.js';
+import type { Scheduler } from './scheduler.js';
+
+export interface SchedulerLoopOptions {
+  scheduler: Scheduler;
+  lock: LeaderLock;
+  policies: () => readonly Policy[];
+  /** Real ms between two rounds. */
+  intervalMs: number;
+  logger: Logger;
+  /** Called after every round of the leader. */
+  onTick?: () => void | Promise<void>;
+}
+
+export interface SchedulerLoop {
+  readonly isLeader: boolean;
+  /** Runs one round now (and waits for it). */
+  runOnce(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startSchedulerLoop(options: SchedulerLoopOptions): SchedulerLoop {
+  const { lock, logger } = options;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let wasLeader = false;
+
+  async function round(): Promise<void> {
+    try {
+      const leader = await lock.tryAcquire();
+      if (leader !== wasLeader) logger.info({ leader }, leader ? 'scheduler leads' : 'scheduler follows');
+      wasLeader = leader;
+      if (!leader) return;
+      await options.scheduler.tick(options.policies());
+      await options.onTick?.();
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'scheduler round failed');
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = round().finally(schedule);
+    }, options.intervalMs);
+  }
+
+  running = round().finally(schedule);
+  return {
+    get isLeader() {
+      return lock.isLeader;
+    },
+    runOnce: async () => {
+      await running;
+      running = round();
+      await running;
+    },
+    stop: async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      await lock.release().catch(() => undefined);
+    },
+  };
+}

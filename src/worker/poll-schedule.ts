@@ -1,0 +1,60 @@
+/**
+ * When to read a task's status next. Status reads cost API budget (4 requests/s per user), so
+ * a rollout should read each task few times without noticing completions late:
+ * - the first read comes after `poll.initial`, or, once this rollout has seen a few upgrades
+ *   finish, not before the time by which the quickest tenth of them had finished;
+ * - later reads back off geometrically (every 20% of the time elapsed since the request), so a
+ *   completion is noticed at most ~20% late, within [floor, poll.max];
+ * - a read is never scheduled past the local deadline (request + taskTimeout);
+ * - jitter spreads reads of tasks created together.
+ */
+export interface PollSettings {
+  /** Delay of the first status read after the request, ms. */
+  initialMs: number;
+  /** Ceiling of the delay between two reads, ms. */
+  maxMs: number;
+  /** Spread of each delay, as a share of it (0.2 = ±20%). */
+  jitter: number;
+}
+
+/** Observed durations this many or more make the schedule learn from them. */
+export const MIN_SAMPLES = 5;
+/** A completion is noticed at most this share of its duration late (before jitter and caps). */
+export const LATENESS = 0.2;
+
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)));
+  return sorted[i] as number;
+}
+
+export interface NextPollInput {
+  /** Time since the task's request, ms. */
+  elapsedMs: number;
+  /** Durations (request to final status, ms) of tasks of this rollout that finished. */
+  observedMs: readonly number[];
+  settings: PollSettings;
+  /** Time from the request after which the task counts as timed out locally, ms. */
+  deadlineMs: number;
+  /** Uniform random in [0, 1), for the jitter. */
+  random: () => number;
+}
+
+/** Milliseconds from now until the next status read (at least 1). */
+export function nextPollDelay(input: NextPollInput): number {
+  const { elapsedMs, settings, deadlineMs } = input;
+  const sorted = [...input.observedMs].sort((a, b) => a - b);
+  const floor = Math.max(250, settings.initialMs / 4);
+  let firstAt = settings.initialMs;
+  if (sorted.length >= MIN_SAMPLES)
+    firstAt = Math.max(settings.initialMs, Math.min(quantile(sorted, 0.1), settings.maxMs * 4));
+  let delay: number;
+  if (elapsedMs < firstAt) delay = firstAt - elapsedMs;
+  else delay = Math.min(settings.maxMs, Math.max(floor, LATENESS * elapsedMs));
+  const spread = settings.jitter * (input.random() * 2 - 1);
+  delay *= 1 + spread;
+  // Read once more just after the deadline, so that a task the service finished is not called timed out.
+  const untilDeadline = deadlineMs - elapsedMs;
+  if (untilDeadline > 0 && delay > untilDeadline) delay = untilDeadline + 1;
+  return Math.max(1, Math.round(delay));
+}
