@@ -130,6 +130,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
           headers,
           ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
           timeoutMs: deps.timeoutMs,
+          onSent: () => lease.sent(),
           ...(spec.signal ? { signal: spec.signal } : {}),
         });
       } catch (err) {

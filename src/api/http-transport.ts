@@ -14,6 +14,8 @@ export interface HttpRequest {
   /** Real ms for the whole exchange. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Called once the request has been written to a connection (after any connection set-up). */
+  onSent?: () => void;
 }
 
 export interface HttpAnswer {
@@ -76,6 +78,42 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+type LegacyHandler = Dispatcher.DispatchHandler & { onRequestSent?(): void };
+
+/**
+ * A facade over `dispatcher` for one request that reports when undici has written it out
+ * (`onRequestSent`, called on handlers of undici's classic shape, which `request()` uses).
+ * Handlers of the newer shape are passed through untouched: the hook is then silent.
+ */
+function withSentHook(dispatcher: Dispatcher, onSent: () => void): Dispatcher {
+  const facade = {
+    dispatch(opts: Dispatcher.DispatchOptions, handler: LegacyHandler): boolean {
+      if (handler.onRequestStart) return dispatcher.dispatch(opts, handler);
+      let fired = false;
+      const wrapped: LegacyHandler = {
+        onConnect: (abort, ...rest: unknown[]) =>
+          (handler.onConnect as (...a: unknown[]) => void)?.(abort, ...rest),
+        onHeaders: (...a) => handler.onHeaders?.(...a) ?? true,
+        onData: (chunk) => handler.onData?.(chunk) ?? true,
+        onComplete: (trailers) => handler.onComplete?.(trailers),
+        onError: (err) => handler.onError?.(err),
+        onUpgrade: (...a) => handler.onUpgrade?.(...a),
+        onResponseStarted: () => handler.onResponseStarted?.(),
+        onBodySent: (...a) => handler.onBodySent?.(...a),
+        onRequestSent: () => {
+          if (!fired) {
+            fired = true;
+            onSent();
+          }
+          handler.onRequestSent?.();
+        },
+      };
+      return dispatcher.dispatch(opts, wrapped);
+    },
+  };
+  return facade as unknown as Dispatcher;
+}
+
 export interface UndiciTransportOptions {
   /** Sockets per origin (default 16; the service allows 10 concurrent requests per key). */
   connections?: number;
@@ -105,7 +143,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Htt
       const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
       try {
         const res = await request(req.url, {
-          dispatcher,
+          dispatcher: req.onSent ? withSentHook(dispatcher, req.onSent) : dispatcher,
           method: req.method,
           headers: req.headers,
           body: req.body,

@@ -28,7 +28,8 @@ export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = 
   const limits = resolveBudgetLimits(options);
   const clock = options.clock ?? systemClock;
   const fifo = createFifo();
-  const log: number[] = [];
+  /** Slots granted (the last 2N), each moved to its send time by `sent()`. */
+  const log: { at: number }[] = [];
   let state: AimdState = FULL_RATE;
   let inFlight = 0;
   // Woken when a lease is given back: no polling needed inside one process.
@@ -77,13 +78,21 @@ export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = 
           leaseFreed = undefined;
           wake?.();
         };
+        let slot: { at: number } | undefined;
         try {
           while (limits.perSecond > 0) {
             const now = clock.now();
-            const wait = rateWait(log, now, state, limits);
+            const wait = rateWait(
+              log.map((e) => e.at).sort((a, b) => a - b),
+              now,
+              state,
+              limits,
+            );
             if (wait === 0) {
-              log.push(now);
-              if (log.length > slotsPerWindow(limits)) log.splice(0, log.length - slotsPerWindow(limits));
+              slot = { at: now };
+              log.push(slot);
+              const keep = 2 * slotsPerWindow(limits);
+              if (log.length > keep) log.splice(0, log.length - keep);
               break;
             }
             if (now + wait > deadline)
@@ -94,7 +103,13 @@ export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = 
           await release();
           throw err;
         }
-        return { waitedMs: clock.now() - started, release };
+        return {
+          waitedMs: clock.now() - started,
+          sent: () => {
+            if (slot) slot.at = Math.max(slot.at, clock.now());
+          },
+          release,
+        };
       }),
     async rateLimited(retryAfterMs) {
       const retryAfterReal = retryAfterMs === undefined ? 0 : Math.ceil(retryAfterMs / limits.timeScale);

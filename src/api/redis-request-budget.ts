@@ -1,6 +1,6 @@
 /**
  * The request budget in Redis, shared by every process (on any host) that uses one access ID.
- * Three keys under one cluster hash tag: `rate` (list of the last N send times), `aimd` (rate
+ * Three keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
  * factor after 429s, Retry-After pause) and `leases` (sorted set of concurrency leases by expiry,
  * so that a process killed mid-request frees its lease after `leaseMs`). Each step is one Lua
  * script using the Redis server's clock, so hosts with skewed clocks still agree.
@@ -30,7 +30,7 @@ if s[1] then factor = math.min(1, tonumber(s[1]) + recovery * math.max(0, now - 
 local pausedUntil = tonumber(s[3] or 0)
 local lastDecrease = tonumber(s[4] or -1e15)`;
 
-/** KEYS: rate, aimd. ARGV: slots, window, recovery. Returns 0 (slot taken) or ms to wait. */
+/** KEYS: rate, aimd. ARGV: slots, window, recovery, token. Returns 0 (slot taken) or ms to wait. */
 const TAKE_SLOT = `${NOW}
 local aimdKey = KEYS[2]
 local slots = tonumber(ARGV[1])
@@ -39,16 +39,19 @@ local recovery = tonumber(ARGV[3])
 ${FACTOR}
 local span = window / factor
 local earliest = math.max(now, pausedUntil)
-local len = redis.call('LLEN', KEYS[1])
-if len >= slots then
-  local nth = tonumber(redis.call('LINDEX', KEYS[1], len - slots))
-  earliest = math.max(earliest, nth + span)
-end
+local nth = redis.call('ZREVRANGE', KEYS[1], slots - 1, slots - 1, 'WITHSCORES')
+if nth[2] then earliest = math.max(earliest, tonumber(nth[2]) + span) end
 if earliest > now then return math.max(1, math.ceil(earliest - now)) end
-redis.call('RPUSH', KEYS[1], now)
-redis.call('LTRIM', KEYS[1], -slots, -1)
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(2 * slots) - 1)
 redis.call('PEXPIRE', KEYS[1], math.ceil(span) + 60000)
 return 0`;
+
+/** KEYS: rate. ARGV: token. Moves the token's slot to now (never earlier). */
+const MARK_SENT = `${NOW}
+local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if old and tonumber(old) < now then redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1]) end
+return 1`;
 
 /** KEYS: aimd. ARGV: window, recovery, decrease, minFactor, retryAfterRealMs. Returns the factor (string). */
 const RATE_LIMITED = `${NOW}
@@ -94,7 +97,9 @@ type BudgetRedis = Redis & {
     slots: number,
     window: number,
     recovery: number,
+    token: string,
   ): Promise<number>;
+  fleetBudgetMarkSent(rate: string, token: string): Promise<number>;
   fleetBudgetRateLimited(
     aimd: string,
     window: number,
@@ -111,6 +116,7 @@ function withScripts(redis: Redis): BudgetRedis {
   const r = redis as BudgetRedis;
   if (typeof r.fleetBudgetTakeSlot !== 'function') {
     redis.defineCommand('fleetBudgetTakeSlot', { numberOfKeys: 2, lua: TAKE_SLOT });
+    redis.defineCommand('fleetBudgetMarkSent', { numberOfKeys: 1, lua: MARK_SENT });
     redis.defineCommand('fleetBudgetRateLimited', { numberOfKeys: 1, lua: RATE_LIMITED });
     redis.defineCommand('fleetBudgetFactor', { numberOfKeys: 1, lua: READ_FACTOR });
     redis.defineCommand('fleetBudgetTakeLease', { numberOfKeys: 1, lua: TAKE_LEASE });
@@ -156,7 +162,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
     throw new FleetError('FLEET_ERR_API_BUDGET', `no concurrency lease within ${limits.maxWaitMs} ms`);
   }
 
-  async function takeSlot(deadline: number, signal?: AbortSignal): Promise<void> {
+  async function takeSlot(token: string, deadline: number, signal?: AbortSignal): Promise<void> {
     while (Date.now() < deadline) {
       const wait = await redis.fleetBudgetTakeSlot(
         keys.rate,
@@ -164,6 +170,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         slots,
         window,
         limits.recoveryPerWindow,
+        token,
       );
       if (wait === 0) return;
       await delay(Math.min(wait, Math.max(1, deadline - Date.now())), undefined, { signal });
@@ -184,7 +191,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         };
         try {
           if (leased) await takeLease(token, deadline, signal);
-          if (limits.perSecond > 0) await takeSlot(deadline, signal);
+          if (limits.perSecond > 0) await takeSlot(token, deadline, signal);
         } catch (err) {
           await release();
           if (err instanceof FleetError || signal?.aborted) throw err;
@@ -193,6 +200,10 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         let released = false;
         return {
           waitedMs: Date.now() - started,
+          sent: () => {
+            // Not awaited: the next slot that depends on this one is at least a window away.
+            if (limits.perSecond > 0) redis.fleetBudgetMarkSent(keys.rate, token).catch(() => undefined);
+          },
           release: async () => {
             if (released) return;
             released = true;

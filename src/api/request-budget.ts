@@ -1,8 +1,11 @@
 /**
  * The API budget every request spends: a concurrency lease, then a rate slot, taken just before
  * the request is sent. The service counts requests in a *sliding* one-second window, so the
- * budget keeps a log of the last N send times and admits a request only when the N-th latest
- * is at least one (padded) window old: no window, wherever it is placed, holds more than N.
+ * budget keeps a log of the last send times and admits a request only when the N-th latest is at
+ * least one (padded) window old: no window, wherever it is placed, holds more than N. A slot is
+ * logged when granted and moved to the moment the request was really written out (`sent()`),
+ * so that a slow connection set-up (a TLS handshake, a cold start) cannot push an early request
+ * into the window of later ones.
  * A 429 shrinks the rate (multiplicative decrease, the window is stretched by 1/factor) and the
  * factor then grows back linearly (additive increase). Implementations: Redis (shared by every
  * process using one access ID) and memory (one process).
@@ -51,6 +54,8 @@ export const DEFAULT_BUDGET_LIMITS: BudgetLimits = {
 export interface BudgetLease {
   /** Real ms spent waiting for the lease and the slot. */
   waitedMs: number;
+  /** The request has been written to the connection now: its slot counts from now. */
+  sent(): void;
   /** Gives the concurrency lease back; call once the response has been read (or failed). */
   release(): Promise<void>;
 }

@@ -119,6 +119,23 @@ describe('memory request budget', () => {
     expect(rate).toBeGreaterThan(0.9 * 4);
   });
 
+  it('counts a slot from when its request was written out, not from when it was granted', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ perSecond: 1, concurrent: 0, marginRatio: 0, marginMs: 0, clock });
+    const first = await budget.acquire();
+    clock.advance(300); // a slow connection set-up
+    first.sent();
+    await first.release();
+    let at = -1;
+    const p = budget.acquire().then((l) => {
+      at = clock.now();
+      return l.release();
+    });
+    await runUntil(clock, () => at >= 0, 10);
+    await p;
+    expect(at).toBe(1300);
+  });
+
   it('holds concurrent requests to the lease limit, first come first served', async () => {
     const clock = createManualClock(0);
     const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 2, clock });

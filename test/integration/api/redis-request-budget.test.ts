@@ -1,0 +1,111 @@
+/**
+ * The Redis request budget with several instances on separate connections (as separate
+ * processes would have): the sliding-window guarantee, the concurrency leases and their expiry,
+ * and AIMD shared through Redis. Real time at a high time scale: each test runs well under 1 s.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createRedisRequestBudget,
+  type RedisRequestBudgetOptions,
+} from '../../../src/api/redis-request-budget.js';
+import { budgetWindowMs, type RequestBudget, resolveBudgetLimits } from '../../../src/api/request-budget.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { useTestRedis } from '../../support/redis.js';
+
+const ctx = useTestRedis();
+const connections: Redis[] = [];
+
+afterEach(async () => {
+  await Promise.all(connections.splice(0).map((c) => closeRedis(c)));
+});
+
+/** `n` budgets for one access ID, each on its own Redis connection. */
+function budgets(n: number, limits: Omit<RedisRequestBudgetOptions, 'redis' | 'accessId'>) {
+  return Array.from({ length: n }, () => {
+    const redis = createRedis(ctx.url, { name: 'budget-test' });
+    connections.push(redis);
+    return createRedisRequestBudget({ redis, accessId: 'ops', keyPrefix: ctx.prefix, ...limits });
+  });
+}
+
+describe('redis request budget', () => {
+  it('lets no more than N requests from all instances into any padded window', async () => {
+    const limits = { perSecond: 4, concurrent: 0, timeScale: 20 };
+    const window = budgetWindowMs(resolveBudgetLimits(limits)); // 57.5 ms real
+    const all = budgets(3, limits);
+    const grants: number[] = [];
+    await Promise.all(
+      all.flatMap((b) =>
+        Array.from({ length: 12 }, async () => {
+          const lease = await b.acquire();
+          grants.push(Date.now());
+          await lease.release();
+        }),
+      ),
+    );
+    grants.sort((a, b) => a - b);
+    expect(grants).toHaveLength(36);
+    // Decision times come from the Redis clock; the local stamp follows it by under a millisecond
+    // or two, so allow that much.
+    for (let i = 0; i + 4 < grants.length; i++)
+      expect((grants[i + 4] as number) - (grants[i] as number)).toBeGreaterThanOrEqual(window - 3);
+    const seconds = ((grants.at(-1) as number) - (grants[0] as number)) / 1000;
+    expect((grants.length - 4) / seconds).toBeGreaterThan(0.8 * 4 * 20);
+  });
+
+  it('holds concurrent leases across instances to the limit', async () => {
+    const all = budgets(3, { perSecond: 0, concurrent: 3 });
+    let inFlight = 0;
+    let most = 0;
+    await Promise.all(
+      all.flatMap((b) =>
+        Array.from({ length: 6 }, async () => {
+          const lease = await b.acquire();
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+          await lease.release();
+        }),
+      ),
+    );
+    expect(most).toBe(3);
+  });
+
+  it('reclaims the lease of a holder that died after leaseMs', async () => {
+    const [dead, alive] = budgets(2, { perSecond: 0, concurrent: 1, leaseMs: 150 }) as [
+      RequestBudget,
+      RequestBudget,
+    ];
+    await dead.acquire(); // never released
+    const t0 = Date.now();
+    const lease = await alive.acquire();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    expect(lease.waitedMs).toBeLessThan(2000);
+    await lease.release();
+  });
+
+  it('shares the AIMD factor and a Retry-After pause between instances', async () => {
+    const [a, b] = budgets(2, { perSecond: 4, concurrent: 0, timeScale: 20 }) as [
+      RequestBudget,
+      RequestBudget,
+    ];
+    expect(await b.factor()).toBe(1);
+    await a.rateLimited(4000); // 4 s of service time = 200 ms real
+    await a.rateLimited(); // the same burst: no second decrease
+    expect(await b.factor()).toBeCloseTo(0.5, 2);
+    const t0 = Date.now();
+    await (await b.acquire()).release();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
+  });
+
+  it('keeps its keys under one cluster hash tag, with the test prefix', async () => {
+    const [b] = budgets(1, { perSecond: 4, concurrent: 2 }) as [RequestBudget];
+    await (await b.acquire()).release();
+    await b.rateLimited();
+    const keys = await ctx.redis.keys(`${ctx.prefix}*`);
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    for (const k of keys)
+      expect(k).toMatch(new RegExp(`^${ctx.prefix}api-budget:\\{[0-9a-f]{16}\\}:(rate|aimd|leases)$`));
+  });
+});
