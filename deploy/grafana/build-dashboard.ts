@@ -1,0 +1,436 @@
+/**
+ * Builds the fleet-upgrade Grafana dashboard with Grafana's own Foundation SDK, so that the JSON
+ * follows Grafana's dashboard schema by construction. The generated file is committed
+ * (deploy/grafana/dashboards/fleet-upgrade.json, provisioned as is); a unit test regenerates it
+ * and fails when the two differ. Regenerate after an edit:
+ *   npx tsx deploy/grafana/build-dashboard.ts
+ * The queries and their reasons are in dashboard-queries.ts; docs/deploy.md says what each panel
+ * means.
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
+import type * as cog from '@grafana/grafana-foundation-sdk/cog';
+import * as common from '@grafana/grafana-foundation-sdk/common';
+import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import * as heatmap from '@grafana/grafana-foundation-sdk/heatmap';
+import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import * as stat from '@grafana/grafana-foundation-sdk/stat';
+import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
+import * as table from '@grafana/grafana-foundation-sdk/table';
+import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+import { Q } from './dashboard-queries.js';
+
+export const DASHBOARD_UID = 'fleet-upgrade';
+export const DASHBOARD_FILE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  'dashboards',
+  'fleet-upgrade.json',
+);
+
+/** Every panel queries the Prometheus picked in the `datasource` variable. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template
+export const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
+const DS: { type: string; uid: string } = DATASOURCE;
+/** Failure share above which the alert FleetUpgradeFailureRateHigh fires (see the rules file). */
+const FAILURE_THRESHOLD = 0.1;
+
+const query = (refId: string, expr: string, legend: string) =>
+  new prometheus.DataqueryBuilder().datasource(DS).refId(refId).expr(expr).legendFormat(legend).range();
+
+const thresholds = (steps: [number | null, string][]) =>
+  new dashboard.ThresholdsConfigBuilder()
+    .mode(dashboard.ThresholdsMode.Absolute)
+    .steps(steps.map(([value, color]) => ({ value, color })));
+
+const legend = (asTable = false) =>
+  new common.VizLegendOptionsBuilder()
+    .showLegend(true)
+    .displayMode(asTable ? common.LegendDisplayMode.Table : common.LegendDisplayMode.List)
+    .placement(asTable ? common.LegendPlacement.Right : common.LegendPlacement.Bottom);
+
+const lastValue = () => new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
+
+/** A dashed, unfilled, unstacked line: for limits drawn next to what they limit. */
+const limitLine = (color: string): dashboard.DynamicConfigValue[] => [
+  { id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } },
+  { id: 'custom.fillOpacity', value: 0 },
+  { id: 'custom.stacking', value: { mode: 'none', group: 'A' } },
+  { id: 'color', value: { mode: 'fixed', fixedColor: color } },
+];
+
+function timeSeries(title: string, description: string, unit: string, stacked = false) {
+  return new timeseries.PanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(DS)
+    .unit(unit)
+    .min(0)
+    .fillOpacity(stacked ? 60 : 10)
+    .lineWidth(1)
+    .stacking(
+      new common.StackingConfigBuilder().mode(
+        stacked ? common.StackingMode.Normal : common.StackingMode.None,
+      ),
+    )
+    .legend(legend())
+    .tooltip(
+      new common.VizTooltipOptionsBuilder()
+        .mode(common.TooltipDisplayMode.Multi)
+        .sort(common.SortOrder.Descending),
+    );
+}
+
+const PHASE_COLORS: [string, string][] = [
+  ['running', 'blue'],
+  ['converged', 'green'],
+  ['halted', 'red'],
+  ['superseded', 'text'],
+];
+
+function progressRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    new bargauge.PanelBuilder()
+      .title('Fleet progress')
+      .description(
+        'Per rollout: Collectors that succeeded, and that reached any outcome, out of all the Collectors the rollout selected.',
+      )
+      .datasource(DS)
+      .withTarget(query('A', Q.progressSucceeded, '{{rollout}} succeeded'))
+      .withTarget(query('B', Q.progressFinished, '{{rollout}} finished'))
+      .unit('percentunit')
+      .min(0)
+      .max(1)
+      .thresholds(thresholds([[null, 'blue']]))
+      .displayMode(common.BarGaugeDisplayMode.Gradient)
+      .orientation(common.VizOrientation.Horizontal)
+      .reduceOptions(lastValue())
+      .span(12)
+      .height(8),
+    new table.PanelBuilder()
+      .title('Rollouts')
+      .description('Each rollout (policy × target build) with its policy and the target the policy asks for.')
+      .datasource(DS)
+      .withTarget(
+        new prometheus.DataqueryBuilder()
+          .datasource(DS)
+          .refId('A')
+          .expr(Q.rolloutInfo)
+          .format(prometheus.PromQueryFormat.Table)
+          .instant(),
+      )
+      .withTransformation({
+        id: 'organize',
+        options: {
+          excludeByName: { Time: true, Value: true },
+          indexByName: { rollout: 0, policy: 1, target: 2 },
+        },
+      })
+      .span(12)
+      .height(8),
+    new statetimeline.PanelBuilder()
+      .title('Rollout phase')
+      .description(
+        'running: admitting and upgrading; converged: every selected Collector has an outcome; ' +
+          'halted: the failure gate stopped admissions; superseded: a newer target took over.',
+      )
+      .datasource(DS)
+      .withTarget(query('A', Q.rolloutPhase, '{{rollout}}'))
+      .mappings([
+        {
+          type: dashboard.MappingType.ValueToText,
+          options: Object.fromEntries(
+            PHASE_COLORS.map(([text, color], i) => [String(i + 1), { text, color, index: i }]),
+          ),
+        },
+      ])
+      .thresholds(thresholds([[null, 'text']]))
+      .showValue(common.VisibilityMode.Never)
+      .mergeValues(true)
+      .span(24)
+      .height(6),
+    timeSeries(
+      'Collectors by state: $rollout',
+      'Collectors of the rollout in each state, stacked: the stack is the rollout; it turns green as it converges.',
+      'short',
+      true,
+    )
+      .withTarget(query('A', Q.collectorsByState, '{{state}}'))
+      .overrides(
+        [
+          'succeeded:green',
+          'failed:red',
+          'timed_out:orange',
+          'not_alive:purple',
+          'rejected:dark-red',
+          'queued:blue',
+        ].map((pair) => {
+          const [name, color] = pair.split(':') as [string, string];
+          return {
+            matcher: { id: 'byName', options: name },
+            properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: color } }],
+          };
+        }),
+      )
+      .repeat('rollout')
+      .repeatDirection('h')
+      .maxPerRow(2)
+      .span(12)
+      .height(8),
+  ];
+}
+
+function outcomesRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    timeSeries('Outcomes per minute', 'Collectors reaching each final outcome, per minute.', 'short', true)
+      .withTarget(query('A', Q.outcomesPerMinute, '{{outcome}}'))
+      .drawStyle(common.GraphDrawStyle.Bars)
+      .span(12)
+      .height(8),
+    timeSeries(
+      'Failure rate',
+      `(failed + timed_out) / all outcomes, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
+      'percentunit',
+    )
+      .withTarget(query('A', Q.failureRate, '{{rollout}}'))
+      .max(1)
+      .thresholds(
+        thresholds([
+          [null, 'green'],
+          [FAILURE_THRESHOLD, 'red'],
+        ]),
+      )
+      .thresholdsStyle(
+        new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed),
+      )
+      .span(8)
+      .height(8),
+    new stat.PanelBuilder()
+      .title('Failure ratio so far')
+      .description(
+        '(failed + timed_out) / Collectors with an outcome other than skipped, since the rollout began.',
+      )
+      .datasource(DS)
+      .withTarget(query('A', Q.failureRatioSoFar, '{{rollout}}'))
+      .unit('percentunit')
+      .thresholds(
+        thresholds([
+          [null, 'green'],
+          [0.05, 'orange'],
+          [FAILURE_THRESHOLD, 'red'],
+        ]),
+      )
+      .colorMode(common.BigValueColorMode.Value)
+      .graphMode(common.BigValueGraphMode.None)
+      .reduceOptions(lastValue())
+      .span(4)
+      .height(8),
+    new heatmap.PanelBuilder()
+      .title('Upgrade duration')
+      .description(
+        'From task request to final status, all rollouts and outcomes: Collectors per duration bucket and interval.',
+      )
+      .datasource(DS)
+      .withTarget(
+        new prometheus.DataqueryBuilder()
+          .datasource(DS)
+          .refId('A')
+          .expr(Q.durationHeatmap)
+          .legendFormat('{{le}}')
+          .format(prometheus.PromQueryFormat.Heatmap)
+          .range(),
+      )
+      .calculate(false)
+      .yAxis(new heatmap.YAxisConfigBuilder().unit('s'))
+      .cellValues(new heatmap.CellValuesBuilder().unit('short'))
+      .color(
+        new heatmap.HeatmapColorOptionsBuilder()
+          .mode(heatmap.HeatmapColorMode.Scheme)
+          .scheme('Oranges')
+          .scale(heatmap.HeatmapColorScale.Exponential)
+          .exponent(0.5)
+          .steps(64),
+      )
+      .span(12)
+      .height(8),
+    timeSeries(
+      'Upgrade duration percentiles (succeeded)',
+      'p50, p90 and p99 of successful upgrades, all rollouts.',
+      's',
+    )
+      .withTarget(query('A', Q.durationQuantile(0.5), 'p50'))
+      .withTarget(query('B', Q.durationQuantile(0.9), 'p90'))
+      .withTarget(query('C', Q.durationQuantile(0.99), 'p99'))
+      .span(12)
+      .height(8),
+  ];
+}
+
+function capacityRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    timeSeries(
+      'In flight vs limit',
+      'Collectors holding an in-flight slot, against the policy’s maxInFlight (dashed).',
+      'short',
+    )
+      .withTarget(query('A', Q.inflight, '{{rollout}} in flight'))
+      .withTarget(query('B', Q.inflightLimit, '{{rollout}} limit'))
+      .overrideByQuery('B', limitLine('red'))
+      .span(8)
+      .height(8),
+    timeSeries('Tasks created per minute', 'Upgrade tasks created with the service, per rollout.', 'short')
+      .withTarget(query('A', Q.tasksCreatedPerMinute, '{{rollout}}'))
+      .span(8)
+      .height(8),
+    timeSeries(
+      'Queue jobs by state',
+      'BullMQ jobs of the upgrades queue; delayed jobs are tasks waiting for their next status poll.',
+      'short',
+    )
+      .withTarget(query('A', Q.queueJobs, '{{state}}'))
+      .span(8)
+      .height(8),
+    timeSeries(
+      'API requests by status code',
+      'Requests to the Collector Upgrade Service per second, stacked by status (0 = no answer), against the vendor limit of 4 requests/s per access ID (dashed).',
+      'reqps',
+      true,
+    )
+      .withTarget(query('A', Q.apiRequestsByCode, '{{code}}'))
+      .withTarget(query('B', Q.vendorLimit, 'vendor limit'))
+      .overrideByQuery('B', limitLine('red'))
+      .overrideByName('429', [{ id: 'color', value: { mode: 'fixed', fixedColor: 'orange' } }])
+      .span(12)
+      .height(8),
+    timeSeries(
+      '429s and retries',
+      'Answers 429 (rate limit exceeded) and retries by reason, per second.',
+      'reqps',
+    )
+      .withTarget(query('A', Q.rateLimited, '429 answers'))
+      .withTarget(query('B', Q.retriesByReason, 'retry: {{reason}}'))
+      .overrideByQuery('A', [{ id: 'color', value: { mode: 'fixed', fixedColor: 'orange' } }])
+      .span(12)
+      .height(8),
+    timeSeries(
+      'API latency p90',
+      'p90 of one HTTP request to the service, by endpoint (waits for the budget excluded).',
+      's',
+    )
+      .withTarget(query('A', Q.apiLatencyP90, '{{endpoint}}'))
+      .span(12)
+      .height(8),
+    timeSeries(
+      'Waiting for the API budget',
+      'Seconds spent waiting for the shared request budget, per second: above zero, the budget (not the workers) sets the pace.',
+      's',
+    )
+      .withTarget(query('A', Q.budgetWait, 'budget wait'))
+      .span(12)
+      .height(8),
+  ];
+}
+
+function processesRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    new stat.PanelBuilder()
+      .title('Processes up')
+      .description(
+        'fleet-upgrade processes exporting metrics, by role (run also runs workers), and the scrape targets up and down.',
+      )
+      .datasource(DS)
+      .withTarget(query('A', Q.processesByRole, '{{role}}'))
+      .withTarget(query('B', Q.targetsUp, 'targets up'))
+      .withTarget(query('C', Q.targetsDown, 'targets down'))
+      .thresholds(
+        thresholds([
+          [null, 'red'],
+          [1, 'green'],
+        ]),
+      )
+      .overrideByQuery('C', [
+        {
+          id: 'thresholds',
+          value: {
+            mode: 'absolute',
+            steps: [
+              { value: null, color: 'green' },
+              { value: 1, color: 'red' },
+            ],
+          },
+        },
+      ])
+      .colorMode(common.BigValueColorMode.Background)
+      .graphMode(common.BigValueGraphMode.None)
+      .textMode(common.BigValueTextMode.ValueAndName)
+      .reduceOptions(lastValue())
+      .span(8)
+      .height(6),
+    timeSeries('Memory', 'Resident memory of each fleet-upgrade process.', 'bytes')
+      .withTarget(query('A', Q.memory, '{{role}} {{instance}}'))
+      .span(8)
+      .height(6),
+    timeSeries('CPU', 'CPU seconds per second of each fleet-upgrade process.', 'percentunit')
+      .withTarget(query('A', Q.cpu, '{{role}} {{instance}}'))
+      .span(8)
+      .height(6),
+  ];
+}
+
+export function buildDashboard(): dashboard.Dashboard {
+  const builder = new dashboard.DashboardBuilder('fleet-upgrade')
+    .uid(DASHBOARD_UID)
+    .description(
+      'Rollouts of the fleet-upgrade daemon: progress, outcomes, durations, in-flight, vendor API and processes.',
+    )
+    .tags(['fleet-upgrade'])
+    .editable()
+    .tooltip(dashboard.DashboardCursorSync.Crosshair)
+    .refresh('10s')
+    .time({ from: 'now-1h', to: 'now' })
+    .timezone('browser')
+    .withVariable(
+      new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'),
+    )
+    .withVariable(
+      new dashboard.QueryVariableBuilder('rollout')
+        .label('Rollout')
+        .datasource(DS)
+        .query({ query: 'label_values(fleet_upgrade_rollout_info, rollout)', refId: 'rollout' })
+        .definition('label_values(fleet_upgrade_rollout_info, rollout)')
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .sort(dashboard.VariableSort.NaturalAsc)
+        .multi(true)
+        .includeAll(true)
+        .allValue('.*')
+        .current({ selected: true, text: ['All'], value: ['$__all'] }),
+    );
+  const rows: [string, cog.Builder<dashboard.Panel>[]][] = [
+    ['Progress', progressRow()],
+    ['Outcomes and durations', outcomesRow()],
+    ['Capacity and the vendor API', capacityRow()],
+    ['Processes', processesRow()],
+  ];
+  let id = 0;
+  for (const [title, panels] of rows) {
+    builder.withRow(new dashboard.RowBuilder(title).id(++id));
+    for (const panel of panels) builder.withPanel(withId(panel, ++id));
+  }
+  return builder.build();
+}
+
+/** Panel ids fixed in the source, so that regenerating gives the same file. */
+function withId(panel: cog.Builder<dashboard.Panel>, id: number): cog.Builder<dashboard.Panel> {
+  return { build: () => ({ ...panel.build(), id }) };
+}
+
+/** The file's exact text: what the unit test compares with the committed file. */
+export function dashboardJson(): string {
+  return `${JSON.stringify(buildDashboard(), null, 2)}\n`;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  writeFileSync(DASHBOARD_FILE, dashboardJson());
+  process.stdout.write(`wrote ${DASHBOARD_FILE}\n`);
+}

@@ -1,0 +1,76 @@
+/**
+ * The PromQL of the fleet-upgrade dashboard, one constant per query, so that the panels in
+ * build-dashboard.ts stay readable and every expression has its reason next to it.
+ *
+ * Two rules follow from how the processes export metrics (src/metrics/create-metrics.ts):
+ * - The gauges read from Redis (collectors, inflight, inflight_limit, queue_jobs, rollout_info,
+ *   rollout_phase) are exported by every `run` process with the same value: take `max by (...)`,
+ *   never `sum`, or two daemons would double the fleet.
+ * - Counters and histograms count what one process did: `sum` them across processes.
+ * `$rollout` is the dashboard variable (a regex, `.*` for All); `$__rate_interval` is Grafana's.
+ */
+
+/** Selector of the rollouts picked in the `rollout` variable. */
+const R = 'rollout=~"$rollout"';
+const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|skipped';
+/** Outcomes that count as a failure of the upgrade (not_alive and rejected are not the build's fault). */
+const FAILED = 'failed|timed_out';
+
+/** Collectors per rollout and state, one value per pair whatever the number of daemons. */
+const collectors = (states?: string) =>
+  `max by (rollout, state) (fleet_upgrade_collectors{${R}${states ? `, state=~"${states}"` : ''}})`;
+
+export const Q = {
+  rolloutInfo: `max by (rollout, policy, target) (fleet_upgrade_rollout_info{${R}})`,
+  progressSucceeded: `sum by (rollout) (${collectors('succeeded')})
+/ clamp_min(sum by (rollout) (${collectors()}), 1)`,
+  progressFinished: `sum by (rollout) (${collectors(FINAL)})
+/ clamp_min(sum by (rollout) (${collectors()}), 1)`,
+  /** Stacked per state; the panel repeats per rollout, so `$rollout` is one rollout there. */
+  collectorsByState: `sum by (state) (${collectors()})`,
+  /**
+   * The phase as one number per rollout (1 running, 2 converged, 3 halted, 4 superseded), which
+   * a state timeline maps back to names: every rollout exports all four phases, 1 for its own.
+   */
+  rolloutPhase: ['running', 'converged', 'halted', 'superseded']
+    .map((phase, i) => `${i + 1} * max by (rollout) (fleet_upgrade_rollout_phase{${R}, phase="${phase}"})`)
+    .join('\n+ '),
+  outcomesPerMinute: `60 * sum by (outcome) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))`,
+  /**
+   * Share of the outcomes of the interval that are failures. `or 0 * ...` gives 0 rather than no
+   * series while a rollout has had no failure at all (results_total appears per outcome).
+   */
+  failureRate: `(
+  sum by (rollout) (rate(fleet_upgrade_results_total{${R}, outcome=~"${FAILED}"}[$__rate_interval]))
+  or
+  0 * sum by (rollout) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))
+)
+/ sum by (rollout) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))`,
+  /** Since the rollout began, from the state in Redis (survives restarts of every process). */
+  failureRatioSoFar: `sum by (rollout) (${collectors(FAILED)})
+/ clamp_min(sum by (rollout) (${collectors('succeeded|failed|timed_out|not_alive|rejected')}), 1)`,
+  tasksCreatedPerMinute: `60 * sum by (rollout) (rate(fleet_upgrade_tasks_created_total{${R}}[$__rate_interval]))`,
+  /** The histogram has no rollout label (one series per outcome): it covers every rollout. */
+  durationHeatmap: 'sum by (le) (increase(fleet_upgrade_upgrade_duration_seconds_bucket[$__rate_interval]))',
+  durationQuantile: (q: number) =>
+    `histogram_quantile(${q}, sum by (le) (rate(fleet_upgrade_upgrade_duration_seconds_bucket{outcome="succeeded"}[$__rate_interval])))`,
+  inflight: `max by (rollout) (fleet_upgrade_inflight{${R}})`,
+  inflightLimit: `max by (rollout) (fleet_upgrade_inflight_limit{${R}})`,
+  apiRequestsByCode: 'sum by (code) (rate(fleet_upgrade_api_requests_total[$__rate_interval]))',
+  /** The vendor allows 4 requests/s per access ID (api-facts.md). */
+  vendorLimit: 'vector(4)',
+  rateLimited: 'sum(rate(fleet_upgrade_api_rate_limited_total[$__rate_interval]))',
+  retriesByReason: 'sum by (reason) (rate(fleet_upgrade_retries_total[$__rate_interval]))',
+  apiLatencyP90: `histogram_quantile(0.9, sum by (le, endpoint) (rate(fleet_upgrade_api_request_duration_seconds_bucket[$__rate_interval])))`,
+  /** Seconds spent waiting for the shared budget per second: above 0 means the budget is the limit. */
+  budgetWait: 'sum(rate(fleet_upgrade_api_budget_wait_seconds_total[$__rate_interval]))',
+  queueJobs: 'max by (state) (fleet_upgrade_queue_jobs)',
+  /** Processes that export metrics, by role (`run` runs workers too). */
+  processesByRole: 'count by (role) (fleet_upgrade_process_info)',
+  /** Scrape targets whose job starts with fleet-upgrade (compose, the ServiceMonitor). */
+  targetsUp: 'sum(up{job=~"fleet-upgrade.*"})',
+  targetsDown: 'count(up{job=~"fleet-upgrade.*"} == 0) or vector(0)',
+  /** Default process metrics carry no role; join it from process_info (whatever the job name). */
+  memory: 'process_resident_memory_bytes * on (job, instance) group_left (role) fleet_upgrade_process_info',
+  cpu: 'rate(process_cpu_seconds_total[$__rate_interval]) * on (job, instance) group_left (role) fleet_upgrade_process_info',
+} as const;

@@ -1,0 +1,159 @@
+/**
+ * The Grafana dashboard: the committed JSON is exactly what Grafana's Foundation SDK builds from
+ * deploy/grafana/build-dashboard.ts (so the two never drift and the JSON follows Grafana's
+ * schema), it has the `rollout` variable the issue asks for, every panel the README describes,
+ * and its queries follow the aggregation rules of the metrics (max over Redis-derived gauges).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  DASHBOARD_FILE,
+  DASHBOARD_UID,
+  DATASOURCE,
+  dashboardJson,
+} from '../../../deploy/grafana/build-dashboard.js';
+import {
+  dashboardPanels,
+  dashboardQueries,
+  readCommittedDashboard,
+} from '../../support/grafana-dashboard.js';
+
+/** Exported by `run` from Redis, the same value in every `run` process: aggregate with max. */
+const REDIS_GAUGES = [
+  'fleet_upgrade_collectors',
+  'fleet_upgrade_inflight',
+  'fleet_upgrade_inflight_limit',
+  'fleet_upgrade_queue_jobs',
+  'fleet_upgrade_rollout_info',
+  'fleet_upgrade_rollout_phase',
+];
+/** Metrics with a `rollout` label: the panels must follow the `rollout` variable on them. */
+const ROLLOUT_METRICS = [
+  'fleet_upgrade_collectors',
+  'fleet_upgrade_inflight',
+  'fleet_upgrade_inflight_limit',
+  'fleet_upgrade_rollout_info',
+  'fleet_upgrade_rollout_phase',
+  'fleet_upgrade_results_total',
+  'fleet_upgrade_tasks_created_total',
+];
+
+/** Each occurrence of `name` as a whole metric name, with the selector that follows it. */
+function occurrences(expr: string, name: string): { index: number; selector: string }[] {
+  const out: { index: number; selector: string }[] = [];
+  const re = new RegExp(`\\b${name}\\b(\\{[^}]*\\})?`, 'g');
+  for (let m = re.exec(expr); m; m = re.exec(expr)) out.push({ index: m.index, selector: m[1] ?? '' });
+  return out;
+}
+
+describe('Grafana dashboard', () => {
+  it('is the JSON that build-dashboard.ts generates with the Foundation SDK', () => {
+    const committed = readFileSync(DASHBOARD_FILE, 'utf8');
+    expect(
+      committed === dashboardJson(),
+      'deploy/grafana/dashboards/fleet-upgrade.json is stale: run `npx tsx deploy/grafana/build-dashboard.ts`',
+    ).toBe(true);
+  });
+
+  it('has a stable uid, the schema version the SDK writes and a Prometheus data source variable', () => {
+    const d = readCommittedDashboard() as unknown as Record<string, unknown>;
+    expect(d.uid).toBe(DASHBOARD_UID);
+    expect(d.schemaVersion).toBeGreaterThanOrEqual(39);
+    const vars = readCommittedDashboard().templating.list;
+    expect(vars.find((v) => v.name === 'datasource')).toMatchObject({
+      type: 'datasource',
+      query: 'prometheus',
+    });
+  });
+
+  it('has the rollout variable: label values of fleet_upgrade_rollout_info, multi, with All as .*', () => {
+    const rollout = readCommittedDashboard().templating.list.find((v) => v.name === 'rollout');
+    expect(rollout).toMatchObject({
+      type: 'query',
+      multi: true,
+      includeAll: true,
+      allValue: '.*',
+      definition: 'label_values(fleet_upgrade_rollout_info, rollout)',
+      query: { query: 'label_values(fleet_upgrade_rollout_info, rollout)' },
+      datasource: DATASOURCE,
+    });
+  });
+
+  it('has every panel the issue lists', () => {
+    const titles = dashboardPanels(readCommittedDashboard()).map((p) => p.title);
+    for (const title of [
+      'Fleet progress',
+      'Collectors by state: $rollout',
+      'Rollout phase',
+      'Outcomes per minute',
+      'Failure rate',
+      'Upgrade duration',
+      'Upgrade duration percentiles (succeeded)',
+      'In flight vs limit',
+      'API requests by status code',
+      '429s and retries',
+      'Queue jobs by state',
+      'Processes up',
+    ]) {
+      expect(titles, title).toContain(title);
+    }
+    const types = new Set(dashboardPanels(readCommittedDashboard()).map((p) => p.type));
+    for (const type of ['heatmap', 'timeseries', 'bargauge', 'stat', 'state-timeline', 'table'])
+      expect(types).toContain(type);
+  });
+
+  it('queries Prometheus through the datasource variable in every panel and target', () => {
+    for (const panel of dashboardPanels(readCommittedDashboard())) {
+      expect(panel.datasource, panel.title).toEqual(DATASOURCE);
+      expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+      for (const t of panel.targets ?? []) {
+        expect(t.datasource, `${panel.title} ${t.refId}`).toEqual(DATASOURCE);
+        expect(t.expr?.trim(), `${panel.title} ${t.refId}`).toBeTruthy();
+      }
+    }
+  });
+
+  it('panel ids are unique and refIds unique within a panel', () => {
+    const d = readCommittedDashboard();
+    const ids = d.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const panel of dashboardPanels(d)) {
+      const refs = (panel.targets ?? []).map((t) => t.refId);
+      expect(new Set(refs).size, panel.title).toBe(refs.length);
+    }
+  });
+
+  it('takes max over the Redis-derived gauges (never sums the copies of several run processes)', () => {
+    for (const q of dashboardQueries(readCommittedDashboard())) {
+      for (const name of REDIS_GAUGES) {
+        for (const { index } of occurrences(q.expr, name)) {
+          const before = q.expr.slice(0, index);
+          expect(before, `${q.panel} ${q.refId}: ${name} must sit directly in max by (...)`).toMatch(
+            /max by \([^)]*\) \($/,
+          );
+        }
+      }
+    }
+  });
+
+  it('follows the rollout variable on every metric that has a rollout label', () => {
+    const queries = dashboardQueries(readCommittedDashboard());
+    let checked = 0;
+    for (const q of queries) {
+      for (const name of ROLLOUT_METRICS) {
+        for (const { selector } of occurrences(q.expr, name)) {
+          expect(selector, `${q.panel} ${q.refId}: ${name}`).toContain('rollout=~"$rollout"');
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+
+  it('draws the vendor limit of 4 requests per second next to the API requests', () => {
+    const q = dashboardQueries(readCommittedDashboard()).filter(
+      (x) => x.panel === 'API requests by status code',
+    );
+    expect(q.map((x) => x.expr)).toContain('vector(4)');
+  });
+});
