@@ -1,0 +1,158 @@
+/**
+ * The Prometheus side, offline, with Debian's promtool (found or installed by
+ * test/support/prometheus.ts; the test fails when it cannot be had): the compose scrape config and
+ * the alert rules pass `promtool check`, the rules' own unit tests (deploy/prometheus/tests) pass
+ * `promtool test rules`, every alert carries `for`, a severity and its annotations, every
+ * dashboard query parses as PromQL, and every fleet_upgrade_* name used exists in the code.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import {
+  dashboardQueries,
+  readCommittedDashboard,
+  substituteVariables,
+} from '../../support/grafana-dashboard.js';
+import { ensurePrometheusTools, type PrometheusTools, run } from '../../support/prometheus.js';
+
+const CONFIG = 'deploy/prometheus/prometheus.yml';
+const RULES = 'deploy/prometheus/rules/fleet-upgrade.rules.yml';
+const RULE_TESTS = 'deploy/prometheus/tests/fleet-upgrade.rules.test.yml';
+/** Metrics the rules use that src/metrics does not define yet: asked of the lead in issue #5. */
+const REQUESTED_METRICS = ['fleet_upgrade_redis_up'];
+
+interface AlertRule {
+  alert?: string;
+  record?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+function readAlertRules(file = RULES): AlertRule[] {
+  const doc = parse(readFileSync(file, 'utf8')) as { groups: { rules: AlertRule[] }[] };
+  return doc.groups.flatMap((g) => g.rules);
+}
+
+/** fleet_upgrade_* names that src/metrics/create-metrics.ts registers. */
+function definedMetricNames(): Set<string> {
+  const source = readFileSync('src/metrics/create-metrics.ts', 'utf8');
+  return new Set([...source.matchAll(/name: '(fleet_upgrade_\w+)'/g)].map((m) => m[1] as string));
+}
+
+/** fleet_upgrade_* names in a query, without the _bucket/_sum/_count of histograms. */
+function usedMetricNames(expr: string): string[] {
+  return [...expr.matchAll(/\bfleet_upgrade_\w+/g)].map((m) =>
+    (m[0] as string).replace(/_(bucket|sum|count)$/, ''),
+  );
+}
+
+let tools: PrometheusTools;
+let dir: string;
+
+beforeAll(async () => {
+  tools = await ensurePrometheusTools();
+  dir = await mkdtemp(join(tmpdir(), 'fleet-promtool-'));
+}, 660_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('Prometheus configuration and alert rules', () => {
+  it('promtool check config accepts the compose scrape config (and the rule files it loads)', async () => {
+    const r = await run(tools.promtool, ['check', 'config', CONFIG]);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(/1 rule files found/);
+  });
+
+  it('promtool check rules accepts the alert rules', async () => {
+    const r = await run(tools.promtool, ['check', 'rules', RULES]);
+    expect(r.code, r.output).toBe(0);
+  });
+
+  it("the rules' unit tests pass (promtool test rules): each alert fires on its case, not on a near miss", async () => {
+    const r = await run(tools.promtool, ['test', 'rules', RULE_TESTS]);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(/SUCCESS/);
+  });
+
+  it('promtool rejects a broken rule (the check is not a no-op)', async () => {
+    const broken = join(dir, 'broken.rules.yml');
+    await writeFile(
+      broken,
+      stringify({ groups: [{ name: 'x', rules: [{ alert: 'X', expr: 'sum by (rollout (up)' }] }] }),
+    );
+    const r = await run(tools.promtool, ['check', 'rules', broken]);
+    expect(r.code).not.toBe(0);
+  });
+
+  it('covers every alert the issue asks for, each with for, a severity, a summary and a description', () => {
+    const rules = readAlertRules();
+    const names = rules.map((r) => r.alert);
+    for (const name of [
+      'FleetUpgradeFailureRateHigh',
+      'FleetUpgradeRolloutStalled',
+      'FleetUpgradeApiRateLimited',
+      'FleetUpgradeNoWorker',
+      'FleetUpgradeRedisDown',
+    ]) {
+      expect(names).toContain(name);
+    }
+    for (const rule of rules) {
+      expect(rule.alert, rule.expr).toBeTruthy();
+      expect(rule.for, rule.alert).toMatch(/^\d+[smh]$/);
+      expect(['warning', 'critical'], rule.alert).toContain(rule.labels?.severity);
+      expect(rule.annotations?.summary, rule.alert).toBeTruthy();
+      expect(rule.annotations?.description, rule.alert).toBeTruthy();
+    }
+  });
+
+  it('every alert has a case in the rule unit tests where it fires', () => {
+    const tests = parse(readFileSync(RULE_TESTS, 'utf8')) as {
+      tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const firing = new Set(
+      tests.tests.flatMap((t) =>
+        (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname),
+      ),
+    );
+    for (const rule of readAlertRules()) expect([...firing], rule.alert).toContain(rule.alert);
+  });
+
+  it('every dashboard query parses as PromQL (checked by promtool as recording rules)', async () => {
+    const queries = dashboardQueries(readCommittedDashboard());
+    expect(queries.length).toBeGreaterThan(20);
+    const file = join(dir, 'dashboard.rules.yml');
+    const rules = queries.map((q, i) => ({
+      record: `dashboard:query_${i}`,
+      expr: substituteVariables(q.expr, { rollout: '.*', interval: '1m' }),
+    }));
+    for (const r of rules) expect(r.expr, r.record).not.toContain('$');
+    await writeFile(file, stringify({ groups: [{ name: 'dashboard', rules }] }));
+    const r = await run(tools.promtool, ['check', 'rules', file]);
+    expect(r.code, r.output).toBe(0);
+  });
+
+  it('uses only fleet_upgrade_* metrics that the code defines (or that the lead was asked for)', () => {
+    const defined = definedMetricNames();
+    expect(defined.size).toBeGreaterThan(10);
+    const exprs = [
+      ...readAlertRules().map((r) => ({ where: r.alert ?? r.record ?? '?', expr: r.expr })),
+      ...dashboardQueries(readCommittedDashboard()).map((q) => ({
+        where: `${q.panel} ${q.refId}`,
+        expr: q.expr,
+      })),
+    ];
+    for (const { where, expr } of exprs) {
+      for (const name of usedMetricNames(expr)) {
+        if (REQUESTED_METRICS.includes(name)) continue;
+        expect([...defined], `${where} uses ${name}`).toContain(name);
+      }
+    }
+  });
+});
