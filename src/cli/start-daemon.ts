@@ -151,7 +151,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         scanIntervalMs: config.scanIntervalMs,
         onFinal: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
       });
-      const lock = new LeaderLock(redis, keys.leader, Math.max(10_000, config.tickMs * 5));
+      const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
       const loop = startSchedulerLoop({ scheduler, lock, policies, intervalMs: config.tickMs, logger });
       cleanups.push(() => loop.stop());
       daemon.loop = loop;

@@ -73,6 +73,8 @@ export interface CollectorResult {
   reconcilingSince?: number;
   /** Last task status read (0, 1, 2, 3, 6). */
   lastStatus?: number;
+  /** The process (host:pid) that created the task. */
+  createdBy?: string;
 }
 
 // KEYS: results, counts. ARGV: id, json, newState, expectedState ('' = any), createOnly ('1' or '').

@@ -257,7 +257,10 @@ export class Scheduler {
     const need = [...records.values()]
       .filter((r) => r.state !== 'reconciling' && IN_PROGRESS.includes(r.state))
       .map((r) => r.id);
-    const repaired = await ensureJobs(queue, rollout.id, need);
+    const repaired = await ensureJobs(queue, rollout.id, need, async (id) => {
+      const now = await results.get(rollout.id, id);
+      return now !== undefined && now.state !== 'reconciling' && IN_PROGRESS.includes(now.state);
+    });
     if (repaired > 0) this.deps.logger.warn({ rollout: rollout.id, repaired }, 'jobs re-enqueued');
   }
 

@@ -10,6 +10,7 @@
  * the first one took); found later, it goes to `reconciling` and the scheduler resolves it from
  * the listings, so that no Collector gets a second task unless the service shows none is running.
  */
+import { hostname } from 'node:os';
 import { ApiError, type CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -42,6 +43,8 @@ export interface ProcessorDeps {
   events?: UpgradeEvents;
   random?: () => number;
 }
+
+const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
 /** A create found unanswered for less than this (clock ms) is retried; older ones are reconciled. */
 export const AMBIGUITY_WINDOW_MS = 5_000;
@@ -119,6 +122,7 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
           taskId: result.taskId,
           requestTime: now,
           message: '',
+          createdBy: PROCESS_NAME,
         };
         await save(pending, 'creating');
         deps.events?.onTaskCreated?.(rollout.id);

@@ -44,19 +44,23 @@ export async function enqueueUpgrades(
 
 /**
  * Makes sure each Collector has a live job: missing ones are added, failed ones retried.
+ * `stillNeeded` is asked again for a Collector whose job is gone, since a job also goes away
+ * when it ends the Collector's upgrade between our read of the record and of the queue.
  * Returns how many were repaired.
  */
 export async function ensureJobs(
   queue: Queue<UpgradeJobData>,
   rolloutId: string,
   collectorIds: readonly number[],
+  stillNeeded: (collectorId: number) => Promise<boolean>,
 ): Promise<number> {
   let repaired = 0;
   const missing: number[] = [];
   for (const id of collectorIds) {
     const job = await queue.getJob(jobIdOf(rolloutId, id));
-    if (!job) missing.push(id);
-    else if (await job.isFailed()) {
+    if (!job) {
+      if (await stillNeeded(id)) missing.push(id);
+    } else if (await job.isFailed()) {
       await job.retry('failed');
       repaired++;
     }

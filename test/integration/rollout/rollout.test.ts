@@ -1,0 +1,205 @@
+/**
+ * Whole rollouts through the real path: the orchestrator (scheduler + BullMQ workers) on the
+ * real Redis, against the simulator over HTTP at an accelerated clock. Outcomes are checked
+ * against the simulator's own truth (/_sim/collectors), and its count of unfinished tasks
+ * against maxInFlight.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CollectorResult } from '../../../src/rollout/result-store.js';
+import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import {
+  converged,
+  type Harness,
+  type SimCollectorView,
+  startHarness,
+} from '../../support/rollout-harness.js';
+
+const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
+const LATEST = '19.470-4';
+const USERS = [{ accessId: 'ops', accessKey: 'ops-secret' }];
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** Whether what we recorded is what the simulator knows happened. */
+export function agreesWithSimulator(r: CollectorResult, c: SimCollectorView | undefined): string | undefined {
+  if (!c) return 'unknown to the simulator';
+  const last = c.tasks[c.tasks.length - 1];
+  switch (r.state) {
+    case 'succeeded':
+      return c.version === r.to && last?.result === 'succeeded'
+        ? undefined
+        : `simulator: ${c.version}, ${last?.result}`;
+    case 'failed':
+      return last?.result === 'failed' && last.message === r.message
+        ? undefined
+        : `simulator: ${last?.result} ${last?.message}`;
+    case 'timed_out':
+      return last?.result === 'timedOut' ? undefined : `simulator: ${last?.result}`;
+    case 'not_alive':
+      return c.tasks.length === 0 && !c.alive
+        ? undefined
+        : `simulator: ${c.tasks.length} tasks, alive ${c.alive}`;
+    default:
+      return `not final: ${r.state}`;
+  }
+}
+
+describe('a rollout of 300 Collectors', () => {
+  it('converges with outcomes matching the simulator, never more than maxInFlight unfinished tasks', async () => {
+    const fleet: FleetFileInput = {
+      builds: BUILDS,
+      users: USERS,
+      generate: { count: 300, seed: 11, hostedRatio: 0.02, offlineRatio: 0.03, upToDateRatio: 0 },
+      behaviour: {
+        upgradeSeconds: { median: 60, p95: 150 },
+        failureRatio: 0.04,
+        stuckRatio: 0.02,
+        incrementalAbove: 1,
+      },
+      faults: { rateLimit: { perSecond: 4, concurrent: 10 }, errorRatio: 0.01 },
+      seed: 5,
+    };
+    harness = await startHarness({
+      fleet,
+      timeScale: 300,
+      policy: {
+        name: 'fleet-300',
+        target: 'latest',
+        maxInFlight: 25,
+        retry: { notAlive: { attempts: 2, backoff: '1m' } },
+        poll: { initial: '20s', max: '2m' },
+        taskTimeout: '35m',
+      },
+    });
+    const before = await harness.simCollectors();
+    const eligible = before.filter((c) => c.type === 'Installable' && c.version !== LATEST);
+    const startedAt = Date.now();
+    await harness.startRun();
+    const status = await harness.waitFor(converged, 90_000);
+    const seconds = (Date.now() - startedAt) / 1000;
+
+    const rollout = status.rollouts[0];
+    expect(rollout?.id).toBe(`fleet-300@${LATEST}`);
+    const records = await harness.records();
+    expect(records.map((r) => r.id).sort()).toEqual(eligible.map((c) => c.id).sort());
+    const sim = new Map((await harness.simCollectors()).map((c) => [c.id, c]));
+    const disagreements = records
+      .map((r) => [r.id, agreesWithSimulator(r, sim.get(r.id))])
+      .filter(([, why]) => why);
+    expect(disagreements).toEqual([]);
+    // Every state the fleet can produce is there, so the comparison above covered each.
+    const states = new Set(records.map((r) => r.state));
+    for (const s of ['succeeded', 'failed', 'timed_out', 'not_alive']) expect(states).toContain(s);
+    // No Collector got a second task.
+    expect([...sim.values()].filter((c) => c.tasks.length > 1).map((c) => c.id)).toEqual([]);
+
+    const stats = await harness.simStats();
+    expect(stats.maxConcurrentTasks).toBeLessThanOrEqual(25);
+    expect(stats.maxConcurrentTasks).toBeGreaterThanOrEqual(20);
+    expect(stats.unfinishedTasks).toBe(0);
+    // Figures for the issue note: status reads per Collector, and run time against its bound.
+    const tasks = [...sim.values()].flatMap(
+      (c) => c.tasks as unknown as { requestTime: number; finishTime: number }[],
+    );
+    const busy = tasks.reduce((sum, t) => sum + (t.finishTime - t.requestTime), 0);
+    const first = Math.min(...tasks.map((t) => t.requestTime));
+    const last = Math.max(...tasks.map((t) => t.finishTime));
+    console.info(
+      `[figures] 300-Collector rollout: ${records.length} selected, ${stats.tasksCreated} tasks, ` +
+        `${(stats.requests.byEndpoint.status / stats.tasksCreated).toFixed(2)} status reads per task, ` +
+        `simulated run ${((last - first) / 60_000).toFixed(1)} min vs lower bound ${(busy / 25 / 60_000).toFixed(1)} min ` +
+        `(sum of task durations / maxInFlight), ${seconds.toFixed(1)} s real, ${stats.rateLimited} answers 429`,
+    );
+  }, 120_000);
+});
+
+describe('Collectors that are not alive', () => {
+  it('are retried after the backoff and upgraded once they come back; ones that never do end not_alive', async () => {
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: {
+        builds: BUILDS,
+        users: USERS,
+        collectors: [
+          { id: 1, version: '19.400-5', outcome: 'succeed', upgradeSeconds: 60 },
+          { id: 2, version: '19.450-12', outcome: 'succeed', upgradeSeconds: 60 },
+          {
+            id: 3,
+            version: '19.400-5',
+            alive: false,
+            offlineForSeconds: 200,
+            outcome: 'succeed',
+            upgradeSeconds: 60,
+          },
+          {
+            id: 4,
+            version: '19.450-12',
+            alive: false,
+            offlineForSeconds: 400,
+            outcome: 'succeed',
+            upgradeSeconds: 60,
+          },
+          { id: 5, version: '19.400-5', alive: false },
+        ],
+        behaviour: { incrementalAbove: 0 },
+      },
+      policy: {
+        name: 'offline',
+        maxInFlight: 10,
+        retry: { notAlive: { attempts: 4, backoff: '3m' } },
+        poll: { initial: '20s', max: '1m' },
+      },
+    });
+    await harness.startRun();
+    await harness.waitFor(converged, 60_000);
+    const byId = new Map((await harness.records()).map((r) => [r.id, r]));
+    expect([1, 2, 3, 4, 5].map((id) => byId.get(id)?.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'not_alive',
+    ]);
+    expect(byId.get(1)?.attempts).toBe(1);
+    expect(byId.get(3)?.attempts).toBeGreaterThanOrEqual(2);
+    expect(byId.get(4)?.attempts).toBeGreaterThanOrEqual(3);
+    expect(byId.get(5)?.attempts).toBe(4);
+    expect(byId.get(5)?.message).toMatch(/not alive/);
+    const sim = new Map((await harness.simCollectors()).map((c) => [c.id, c]));
+    expect(sim.get(3)?.version).toBe(LATEST);
+    expect(sim.get(4)?.version).toBe(LATEST);
+    expect(sim.get(5)?.tasks).toHaveLength(0);
+  }, 90_000);
+});
+
+describe('stuck tasks', () => {
+  it("end as timed_out when the service's 30-minute time-out fails them, and free their slot", async () => {
+    harness = await startHarness({
+      timeScale: 600,
+      fleet: {
+        builds: BUILDS,
+        users: USERS,
+        collectors: [
+          { id: 11, version: '19.400-5', outcome: 'stuck' },
+          { id: 12, version: '19.400-5', outcome: 'stuck' },
+          { id: 13, version: '19.400-5', outcome: 'succeed', upgradeSeconds: 30 },
+        ],
+      },
+      // One slot: the third Collector starts only after a stuck one times out.
+      policy: { name: 'stuck', maxInFlight: 1, poll: { initial: '30s', max: '5m' }, taskTimeout: '35m' },
+    });
+    await harness.startRun();
+    const status = await harness.waitFor(converged, 60_000);
+    const byId = new Map((await harness.records()).map((r) => [r.id, r]));
+    expect(byId.get(11)?.state).toBe('timed_out');
+    expect(byId.get(12)?.state).toBe('timed_out');
+    expect(byId.get(11)?.message).toMatch(/timed out/);
+    expect(byId.get(13)?.state).toBe('succeeded');
+    expect(status.rollouts[0]?.inflight).toBe(0);
+    expect((await harness.simStats()).maxConcurrentTasks).toBe(1);
+  }, 90_000);
+});

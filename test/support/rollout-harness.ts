@@ -1,0 +1,225 @@
+/**
+ * A whole rollout under test: the real simulator over HTTP at an accelerated clock, the real
+ * Redis of the run (with a key prefix of its own), a policy file, and the orchestrator either
+ * in this process (`startRun`) or as child processes of the real CLI (`spawnCli`). Everything
+ * is closed by `close()`; child processes are killed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { DaemonConfig } from '../../src/cli/daemon-config.js';
+import { type Daemon, startDaemon } from '../../src/cli/start-daemon.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
+import { loadPolicies } from '../../src/policy/load-policies.js';
+import { InflightSlots } from '../../src/rollout/inflight-slots.js';
+import { createKeys, type Keys } from '../../src/rollout/keys.js';
+import { type FleetStatus, readFleetStatus } from '../../src/rollout/read-fleet-status.js';
+import { type CollectorResult, ResultStore } from '../../src/rollout/result-store.js';
+import { RolloutStore } from '../../src/rollout/rollout-store.js';
+import type { FleetFileInput } from '../../src/simulator/schema.js';
+import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
+import { testRedisUrl } from './redis.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+export const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
+
+export interface SimCollectorView {
+  id: number;
+  type: string;
+  version: string;
+  alive: boolean;
+  tasks: {
+    id: number;
+    toVersion: string;
+    status: number;
+    result: string | null;
+    message: string;
+    fromVersion: string;
+  }[];
+}
+
+export interface SimStats {
+  tasksCreated: number;
+  maxConcurrentTasks: number;
+  unfinishedTasks: number;
+  rateLimited: number;
+  requests: { total: number; byEndpoint: Record<string, number> };
+  tasksByOutcome: { succeeded: number; failed: number; timedOut: number };
+}
+
+export interface HarnessOptions {
+  fleet: FleetFileInput;
+  /** The policy as YAML would hold it (durations as text, in simulated time). */
+  policy: Record<string, unknown>;
+  timeScale: number;
+  tickMs?: number;
+}
+
+export interface Harness {
+  sim: RunningSimulator;
+  keys: Keys;
+  redis: Redis;
+  policyFile: string;
+  /** Environment of a child process of the CLI for this rollout. */
+  env: NodeJS.ProcessEnv;
+  /** The orchestrator (`run`) in this process. */
+  startRun(overrides?: Partial<DaemonConfig>): Promise<Daemon>;
+  /** `fleet-upgrade <args>` as a child process; its output is kept in `output()`. */
+  spawnCli(args: string[]): ChildProcess & { output(): string };
+  status(): Promise<FleetStatus>;
+  records(): Promise<CollectorResult[]>;
+  /** Polls (bounded) until `done(status)`; throws with the last status after `timeoutMs` real ms. */
+  waitFor(done: (s: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>;
+  simCollectors(): Promise<SimCollectorView[]>;
+  simStats(): Promise<SimStats>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: HarnessOptions): Promise<Harness> {
+  const sim = await startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const keys = createKeys(prefix);
+  const redisUrl = testRedisUrl();
+  const redis = createRedis(redisUrl, { name: 'harness' });
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-rollout-'));
+  const policyFile = join(dir, `${String(options.policy.name)}.yaml`);
+  writeFileSync(policyFile, stringify(options.policy));
+  const user = (options.fleet.users ?? [{ accessId: 'demo', accessKey: 'demo-secret' }])[0] as {
+    accessId: string;
+    accessKey: string;
+  };
+  const tickMs = options.tickMs ?? 100;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: redisUrl,
+    FLEET_UPGRADE_KEY_PREFIX: prefix,
+    FLEET_UPGRADE_TICK: `${tickMs}ms`,
+    FLEET_UPGRADE_STALLED_INTERVAL: '1s',
+    FLEET_UPGRADE_TIME_SCALE: String(options.timeScale),
+    FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
+    SUMOLOGIC_BASE_URL: sim.baseUrl,
+    SUMOLOGIC_ACCESSID: user.accessId,
+    SUMOLOGIC_ACCESSKEY: user.accessKey,
+    LOG_LEVEL: 'warn',
+  };
+  const daemons: Daemon[] = [];
+  const children: ChildProcess[] = [];
+  const stores = {
+    rollouts: new RolloutStore(redis, keys),
+    results: new ResultStore(redis, keys),
+    slots: new InflightSlots(redis, keys),
+  };
+  const simGet = async <T>(path: string): Promise<T> =>
+    (await (await fetch(`${sim.url}${path}`)).json()) as T;
+
+  const harness: Harness = {
+    sim,
+    keys,
+    redis,
+    policyFile,
+    env,
+    async startRun(overrides = {}) {
+      const config: DaemonConfig = {
+        redisUrl,
+        keyPrefix: prefix,
+        listen: { host: '127.0.0.1', port: 0 },
+        policyDir: dir,
+        policyFiles: [policyFile],
+        logLevel: 'warn',
+        workerConcurrency: 20,
+        scanIntervalMs: 300_000,
+        tickMs,
+        timeScale: options.timeScale,
+        stalledIntervalMs: 1000,
+        dataDir: join(dir, 'data'),
+        api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
+        ...overrides,
+      };
+      const policies = loadPolicies({ files: [policyFile] }).map((l) => l.policy);
+      const daemon = await startDaemon({
+        config,
+        role: 'run',
+        logger: createLogger({ level: 'warn', name: 'test-run' }),
+        policies: () => policies,
+      });
+      daemons.push(daemon);
+      return daemon;
+    },
+    spawnCli(args) {
+      const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      children.push(child);
+      return Object.assign(child, { output: () => out });
+    },
+    status: () => readFleetStatus(stores),
+    async records() {
+      const [rollout] = await stores.rollouts.list();
+      if (!rollout) return [];
+      const out: CollectorResult[] = [];
+      for await (const r of stores.results.all(rollout.id)) out.push(r);
+      return out.sort((a, b) => a.id - b.id);
+    },
+    async waitFor(done, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      let last: FleetStatus | undefined;
+      while (Date.now() < deadline) {
+        last = await readFleetStatus(stores);
+        if (done(last)) return last;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(
+        `not reached within ${timeoutMs} ms; last status: ${JSON.stringify(last?.rollouts.map((r) => ({ id: r.id, phase: r.phase, counts: r.counts })))}`,
+      );
+    },
+    simCollectors: async () =>
+      (await simGet<{ collectors: SimCollectorView[] }>('/_sim/collectors')).collectors,
+    simStats: () => simGet<SimStats>('/_sim/stats'),
+    async close() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const d of daemons) await d.stop();
+      await sim.close();
+      let cursor = '0';
+      for (let round = 0; round < 10_000; round++) {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        if (found.length) await redis.del(...found);
+        cursor = next;
+        if (cursor === '0') break;
+      }
+      await closeRedis(redis);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+/** The one rollout of a harness has converged (or halted with nothing under way). */
+export function converged(s: FleetStatus): boolean {
+  const r = s.rollouts[0];
+  return r !== undefined && r.phase === 'converged';
+}
+
+/** Waits (bounded) for a child process to exit; returns its exit code. */
+export function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    const timer = setTimeout(
+      () => reject(new Error(`process did not exit within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
