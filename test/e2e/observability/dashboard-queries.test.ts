@@ -1,0 +1,324 @@
+/**
+ * The dashboard and the alert rules proven against real scraped data: the simulator over HTTP,
+ * the real CLI as child processes (`run` and one `worker`), Debian's real `prometheus` scraping
+ * both every second with the alert rules loaded, during a 40-Collector rollout at 60× speed in
+ * which a third of the upgrades fail. Then, through Prometheus's HTTP API:
+ * - every query of every dashboard panel (variables replaced as Grafana would) parses and
+ *   returns at least one series, and the `rollout` variable's label_values lists the rollout;
+ * - every alert rule is loaded and evaluates without error, its full expression parses, and each
+ *   of its parts (test/support/promql-signals.ts) returns series. An alert's expression returns
+ *   series only while it fires, so on this data its parts are what proves that every metric,
+ *   label and function it relies on exists; the failure-rate alert, whose condition this
+ *   rollout does meet, must in addition be pending for the rollout.
+ * Loopback only; every wait is bounded; everything started here is stopped in afterAll.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { closeRedis, createRedis } from '../../../src/lib/redis.js';
+import { freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
+import {
+  dashboardQueries,
+  readCommittedDashboard,
+  substituteVariables,
+} from '../../support/grafana-dashboard.js';
+import {
+  ensurePrometheusTools,
+  promApi,
+  promQuery,
+  type RunningPrometheus,
+  startPrometheus,
+  stopChild,
+} from '../../support/prometheus.js';
+import { signalsOf } from '../../support/promql-signals.js';
+import { testRedisUrl } from '../../support/redis.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
+const RULES = join(ROOT, 'deploy/prometheus/rules/fleet-upgrade.rules.yml');
+const TIME_SCALE = 60;
+const USER = { accessId: 'observer', accessKey: 'observer-secret' };
+const POLICY = 'observability';
+const COLLECTORS = 40;
+/** What Grafana would send for `$__rate_interval` with a 1 s scrape interval, and a bit more. */
+const INTERVAL = '15s';
+
+/**
+ * 40 Collectors one build below the latest; every third one's upgrade fails: well above the
+ * alert's 10 %, even though rate() does not count a counter's first sample.
+ */
+const fleet: FleetFileInput = {
+  builds: ['19.400-5', '19.450-12', '19.470-4'],
+  users: [USER],
+  collectors: Array.from({ length: COLLECTORS }, (_, i) => ({
+    id: 5000 + i,
+    name: `obs-${i}`,
+    version: '19.450-12',
+    outcome: i % 3 === 0 ? ('fail' as const) : ('succeed' as const),
+    upgradeSeconds: 60 + (i % 5) * 30,
+  })),
+};
+
+interface Spawned {
+  child: ChildProcess;
+  output(): string;
+}
+
+function spawnCli(args: string[], env: NodeJS.ProcessEnv): Spawned {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-10_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output: () => out };
+}
+
+/** Polls `check` every `everyMs` until it returns a value, or throws `describe()` after `limitMs`. */
+async function waitUntil<T>(
+  check: () => Promise<T | undefined>,
+  limitMs: number,
+  describe: () => string,
+  everyMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (let i = 0; i < 10_000 && Date.now() < deadline; i++) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`not within ${limitMs} ms: ${describe()}`);
+}
+
+async function answers(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.ok;
+}
+
+let dir = '';
+let sim: RunningSimulator | undefined;
+let prometheus: RunningPrometheus | undefined;
+const processes: Spawned[] = [];
+const prefix = `test:${randomBytes(6).toString('hex')}:`;
+let startedAt = 0;
+let dataAt = 0;
+
+function diagnostics(): string {
+  return [
+    ...processes.map(
+      (p, i) => `--- process ${i} (${p.child.exitCode ?? 'running'}):\n${p.output().slice(-2000)}`,
+    ),
+    `--- prometheus:\n${prometheus?.output().slice(-2000) ?? '(not started)'}`,
+  ].join('\n');
+}
+
+beforeAll(async () => {
+  startedAt = Date.now();
+  const tools = await ensurePrometheusTools();
+  dir = await mkdtemp(join(tmpdir(), 'fleet-observability-'));
+  sim = await startSimulator({ fleet, timeScale: TIME_SCALE, port: 0 });
+  const policyFile = join(dir, `${POLICY}.yaml`);
+  await writeFile(
+    policyFile,
+    stringify({ name: POLICY, target: 'latest', maxInFlight: 8, poll: { initial: '30s', max: '2m' } }),
+  );
+  const [runPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+
+  // The compose scrape config, pointed at the loopback processes, scraping every second.
+  const compose = parse(await readFile(join(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+    scrape_configs: { job_name: string }[];
+  };
+  const targets: Record<string, string> = {
+    'fleet-upgrade-daemon': `127.0.0.1:${runPort}`,
+    'fleet-upgrade-worker': `127.0.0.1:${workerPort}`,
+  };
+  const jobs = compose.scrape_configs.filter((j) => targets[j.job_name]);
+  expect(jobs.map((j) => j.job_name).sort()).toEqual(Object.keys(targets).sort());
+  const config = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    rule_files: [RULES],
+    scrape_configs: jobs.map((j) => ({
+      job_name: j.job_name,
+      static_configs: [{ targets: [targets[j.job_name]] }],
+    })),
+  };
+  prometheus = await startPrometheus(tools.prometheus, stringify(config));
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: testRedisUrl(),
+    FLEET_UPGRADE_KEY_PREFIX: prefix,
+    FLEET_UPGRADE_TICK: '200ms',
+    FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
+    SUMOLOGIC_BASE_URL: sim.baseUrl,
+    SUMOLOGIC_ACCESSID: USER.accessId,
+    SUMOLOGIC_ACCESSKEY: USER.accessKey,
+    LOG_LEVEL: 'warn',
+  };
+  const scale = ['--time-scale', String(TIME_SCALE)];
+  processes.push(
+    spawnCli(['run', '--policy', policyFile, '--listen', `127.0.0.1:${runPort}`, ...scale], env),
+  );
+  processes.push(spawnCli(['worker', '--listen', `127.0.0.1:${workerPort}`, ...scale], env));
+  for (const port of [runPort, workerPort]) {
+    await waitUntil(
+      async () => ((await answers(`http://127.0.0.1:${port}/readyz`)) ? true : undefined),
+      30_000,
+      () => `127.0.0.1:${port}/readyz not ready\n${diagnostics()}`,
+    );
+  }
+
+  // Bounded wait for data: both targets scraped a few times, and successes and failures counted.
+  const url = prometheus.url;
+  await waitUntil(
+    async () => {
+      const scrapes = await promQuery(
+        url,
+        'min(count_over_time(up{job=~"fleet-upgrade.*"}[1m]) * up{job=~"fleet-upgrade.*"})',
+      );
+      const outcomes = await promQuery(url, 'sum by (outcome) (fleet_upgrade_results_total)');
+      if (!scrapes.ok || !outcomes.ok) return undefined;
+      const enoughScrapes = Number(scrapes.series[0]?.value[1] ?? 0) >= 5;
+      const seen = new Map(outcomes.series.map((s) => [s.metric.outcome, Number(s.value[1])]));
+      const total = [...seen.values()].reduce((a, b) => a + b, 0);
+      return enoughScrapes && (seen.get('failed') ?? 0) >= 4 && total >= 20 ? true : undefined;
+    },
+    60_000,
+    () => `no scraped rollout data\n${diagnostics()}`,
+    500,
+  );
+  dataAt = Date.now();
+}, 180_000);
+
+afterAll(async () => {
+  for (const p of processes) await stopChild(p.child);
+  await prometheus?.stop();
+  await sim?.close();
+  const redis = createRedis(testRedisUrl(), { name: 'test-cleanup' });
+  let cursor = '0';
+  for (let round = 0; round < 10_000; round++) {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+    if (cursor === '0') break;
+  }
+  await closeRedis(redis);
+  if (dir) await rm(dir, { recursive: true, force: true });
+  process.stdout.write(
+    `observability e2e: ${((dataAt - startedAt) / 1000).toFixed(1)} s until scraped rollout data, ` +
+      `${((Date.now() - startedAt) / 1000).toFixed(1)} s in all\n`,
+  );
+}, 60_000);
+
+describe('dashboard and alert rules against a real Prometheus scraping a rollout', () => {
+  it('every query of every dashboard panel parses and returns series', async () => {
+    const url = prometheus?.url as string;
+    const queries = dashboardQueries(readCommittedDashboard());
+    expect(queries.length).toBeGreaterThan(20);
+    const problems: string[] = [];
+    for (const q of queries) {
+      const expr = substituteVariables(q.expr, { rollout: '.*', interval: INTERVAL });
+      expect(expr, `${q.panel} ${q.refId}`).not.toContain('$');
+      const r = await promQuery(url, expr);
+      if (!r.ok) problems.push(`${q.panel} ${q.refId}: ${r.error}\n  ${expr}`);
+      else if (r.series.length === 0) problems.push(`${q.panel} ${q.refId}: no series\n  ${expr}`);
+    }
+    expect(problems, `${problems.join('\n')}\n${diagnostics()}`).toEqual([]);
+  });
+
+  it('the queries see this rollout as it is: its policy, limit, progress and both process roles', async () => {
+    const url = prometheus?.url as string;
+    const rollouts = await promApi<string[]>(
+      url,
+      '/api/v1/label/rollout/values?match[]=fleet_upgrade_rollout_info',
+    );
+    const rollout = rollouts.find((r) => r.startsWith(`${POLICY}@`));
+    expect(rollout, rollouts.join(', ')).toBe(`${POLICY}@19.470-4`);
+    const one = async (expr: string) => {
+      const r = await promQuery(
+        url,
+        substituteVariables(expr, { rollout: rollout as string, interval: INTERVAL }),
+      );
+      if (!r.ok) throw new Error(r.error);
+      return r.series;
+    };
+    const info = await one(
+      'max by (rollout, policy, target) (fleet_upgrade_rollout_info{rollout=~"$rollout"})',
+    );
+    expect(info.map((s) => s.metric)).toEqual([{ rollout, policy: POLICY, target: 'latest' }]);
+    const limit = await one('max by (rollout) (fleet_upgrade_inflight_limit{rollout=~"$rollout"})');
+    expect(limit.map((s) => Number(s.value[1]))).toEqual([8]);
+    const total = await one(
+      'sum by (rollout) (max by (rollout, state) (fleet_upgrade_collectors{rollout=~"$rollout"}))',
+    );
+    expect(total.map((s) => Number(s.value[1]))).toEqual([COLLECTORS]);
+    const roles = await one('count by (role) (fleet_upgrade_process_info)');
+    expect(roles.map((s) => s.metric.role).sort()).toEqual(['run', 'worker']);
+  });
+
+  it('every alert rule is loaded, evaluates without error, parses, and each of its parts returns series', async () => {
+    const url = prometheus?.url as string;
+    const doc = parse(await readFile(RULES, 'utf8')) as {
+      groups: { rules: { alert: string; expr: string }[] }[];
+    };
+    const rules = doc.groups.flatMap((g) => g.rules);
+    const loaded = await waitUntil(
+      async () => {
+        const data = await promApi<{
+          groups: { rules: { name: string; health: string; lastError?: string; lastEvaluation: string }[] }[];
+        }>(url, '/api/v1/rules');
+        const all = data.groups.flatMap((g) => g.rules);
+        return all.length === rules.length && all.every((r) => !r.lastEvaluation.startsWith('0001'))
+          ? all
+          : undefined;
+      },
+      15_000,
+      () => 'the rules were not all evaluated',
+    );
+    for (const r of loaded)
+      expect({ rule: r.name, health: r.health, error: r.lastError ?? '' }).toEqual({
+        rule: r.name,
+        health: 'ok',
+        error: '',
+      });
+
+    const problems: string[] = [];
+    for (const rule of rules) {
+      const whole = await promQuery(url, rule.expr);
+      if (!whole.ok) problems.push(`${rule.alert}: ${whole.error}`);
+      for (const part of signalsOf(rule.expr)) {
+        const r = await promQuery(url, part);
+        if (!r.ok) problems.push(`${rule.alert}: ${r.error}\n  ${part}`);
+        else if (r.series.length === 0)
+          problems.push(`${rule.alert}: no series (is the metric exported?)\n  ${part}`);
+      }
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+
+  it('FleetUpgradeFailureRateHigh is pending for this rollout (a third of its upgrades fail)', async () => {
+    const url = prometheus?.url as string;
+    const alert = await waitUntil(
+      async () => {
+        const data = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
+          url,
+          '/api/v1/alerts',
+        );
+        return data.alerts.find((a) => a.labels.alertname === 'FleetUpgradeFailureRateHigh');
+      },
+      15_000,
+      () => 'FleetUpgradeFailureRateHigh never became active',
+    );
+    expect(alert.labels).toMatchObject({ severity: 'warning', rollout: `${POLICY}@19.470-4` });
+    expect(alert.state).toBe('pending');
+  });
+});
