@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 /** Whether what we recorded is what the simulator knows happened. */
-export function agreesWithSimulator(r: CollectorResult, c: SimCollectorView | undefined): string | undefined {
+function agreesWithSimulator(r: CollectorResult, c: SimCollectorView | undefined): string | undefined {
   if (!c) return 'unknown to the simulator';
   const last = c.tasks[c.tasks.length - 1];
   switch (r.state) {
@@ -110,7 +110,7 @@ describe('a rollout of 300 Collectors', () => {
     const last = Math.max(...tasks.map((t) => t.finishTime));
     console.info(
       `[figures] 300-Collector rollout: ${records.length} selected, ${stats.tasksCreated} tasks, ` +
-        `${(stats.requests.byEndpoint.status / stats.tasksCreated).toFixed(2)} status reads per task, ` +
+        `${((stats.requests.byEndpoint.status ?? 0) / stats.tasksCreated).toFixed(2)} status reads per task, ` +
         `simulated run ${((last - first) / 60_000).toFixed(1)} min vs lower bound ${(busy / 25 / 60_000).toFixed(1)} min ` +
         `(sum of task durations / maxInFlight), ${seconds.toFixed(1)} s real, ${stats.rateLimited} answers 429`,
     );
