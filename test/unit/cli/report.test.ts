@@ -1,0 +1,188 @@
+/**
+ * `fleet-upgrade report`: CSV cells and rows (RFC 4180 quoting, times as ISO 8601, empty for
+ * missing fields), and the command itself reading a rollout from a real Redis.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { csvCell, REPORT_COLUMNS, reportCommand, toCsvRow } from '../../../src/cli/report.js';
+import { createKeys } from '../../../src/rollout/keys.js';
+import { type CollectorResult, ResultStore } from '../../../src/rollout/result-store.js';
+import { RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { useTestRedis } from '../../support/redis.js';
+
+const ctx = useTestRedis();
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+/** A small RFC 4180 parser: the inverse of what the report writes. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (ch === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += ch;
+  }
+  if (cell !== '' || row.length > 0) {
+    row.push(cell);
+    rows.push(row);
+  }
+  return rows;
+}
+
+const T = Date.UTC(2025, 0, 6, 9, 0, 0);
+
+function result(extra: Partial<CollectorResult> = {}): CollectorResult {
+  return {
+    id: 101,
+    name: 'web-1',
+    hostName: 'web-1.prod.internal',
+    from: '19.400-5',
+    to: '19.470-4',
+    state: 'succeeded',
+    taskId: '10000001',
+    attempts: 1,
+    statusReads: 4,
+    discoveredAt: T,
+    requestTime: T + 60_000,
+    finishedAt: T + 200_000,
+    message: '',
+    ...extra,
+  };
+}
+
+describe('csvCell', () => {
+  it.each([
+    [undefined, ''],
+    [null, ''],
+    ['plain', 'plain'],
+    [42, '42'],
+    [0, '0'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['carriage\rreturn', '"carriage\rreturn"'],
+    ['', ''],
+  ])('%j → %j', (value, expected) => {
+    expect(csvCell(value)).toBe(expected);
+  });
+
+  it('writes epoch-ms times as ISO 8601', () => {
+    expect(csvCell(T)).toBe('2025-01-06T09:00:00.000Z');
+  });
+});
+
+describe('toCsvRow', () => {
+  it('writes the columns in order, parsing back to the record', () => {
+    const r = result({ message: 'Upgrade failed: "disk", full\nsecond line', state: 'failed' });
+    const [cellsBack] = parseCsv(`${toCsvRow(r)}\n`);
+    expect(cellsBack).toHaveLength(REPORT_COLUMNS.length);
+    expect(Object.fromEntries(REPORT_COLUMNS.map((c, i) => [c, cellsBack?.[i]]))).toEqual({
+      id: '101',
+      name: 'web-1',
+      hostName: 'web-1.prod.internal',
+      from: '19.400-5',
+      to: '19.470-4',
+      state: 'failed',
+      taskId: '10000001',
+      attempts: '1',
+      statusReads: '4',
+      discoveredAt: '2025-01-06T09:00:00.000Z',
+      requestTime: '2025-01-06T09:01:00.000Z',
+      finishedAt: '2025-01-06T09:03:20.000Z',
+      message: 'Upgrade failed: "disk", full\nsecond line',
+    });
+  });
+
+  it('leaves missing fields empty', () => {
+    const { taskId: _t, requestTime: _r, finishedAt: _f, message: _m, ...queued } = result();
+    const row = toCsvRow({ ...queued, state: 'queued' });
+    expect(row).toBe(
+      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,4,2025-01-06T09:00:00.000Z,,,',
+    );
+  });
+
+  it('keeps a large task id as written (task ids are strings)', () => {
+    expect(toCsvRow(result({ taskId: '1736154000000' })).split(',')[6]).toBe('1736154000000');
+  });
+});
+
+describe('report command (real Redis)', () => {
+  async function seed() {
+    const keys = createKeys(ctx.prefix);
+    const rollouts = new RolloutStore(ctx.redis, keys);
+    const results = new ResultStore(ctx.redis, keys);
+    const settings = {
+      pollInitialMs: 60_000,
+      pollMaxMs: 300_000,
+      pollJitter: 0.2,
+      taskTimeoutMs: 2_100_000,
+      notAliveAttempts: 5,
+      notAliveBackoffMs: 600_000,
+    };
+    await rollouts.ensure('linux-fleet', 'latest', '19.450-12', 5, settings, T);
+    await rollouts.ensure('linux-fleet', 'latest', '19.470-4', 5, settings, T + 1000);
+    await results.put('linux-fleet@19.470-4', result({ id: 102, name: 'web-2', message: 'a, "b"' }));
+    await results.put('linux-fleet@19.470-4', result({ id: 101 }));
+    await results.put('linux-fleet@19.450-12', result({ id: 7, to: '19.450-12' }));
+  }
+
+  async function run(args: string[]): Promise<string> {
+    vi.stubEnv('REDIS_URL', ctx.url);
+    vi.stubEnv('FLEET_UPGRADE_KEY_PREFIX', ctx.prefix);
+    vi.stubEnv('FLEET_UPGRADE_CONFIG', '');
+    const out: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(String(chunk));
+      return true;
+    });
+    await reportCommand().exitOverride().parseAsync(args, { from: 'user' });
+    return out.join('');
+  }
+
+  it('writes the newest rollout as CSV, sorted by Collector id, with a header', async () => {
+    await seed();
+    const rows = parseCsv(await run(['--format', 'csv']));
+    expect(rows[0]).toEqual([...REPORT_COLUMNS]);
+    expect(rows.slice(1).map((r) => r[0])).toEqual(['101', '102']);
+    expect(rows[2]?.[12]).toBe('a, "b"');
+  });
+
+  it('writes a named rollout as JSON with its record', async () => {
+    await seed();
+    const json = JSON.parse(await run(['linux-fleet@19.450-12'])) as {
+      rollout: { id: string };
+      collectors: CollectorResult[];
+    };
+    expect(json.rollout.id).toBe('linux-fleet@19.450-12');
+    expect(json.collectors.map((c) => c.id)).toEqual([7]);
+  });
+
+  it('refuses an unknown rollout, naming the known ones', async () => {
+    await seed();
+    await expect(run(['nope@1.0-1'])).rejects.toMatchObject({
+      code: 'FLEET_ERR_USAGE',
+      message: expect.stringMatching(
+        /no rollout 'nope@1\.0-1' \(known: linux-fleet@19\.470-4, linux-fleet@19\.450-12\)/,
+      ),
+    });
+  });
+});
