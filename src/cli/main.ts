@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
+import { demoCommand } from './demo.js';
 import { EXIT } from './exit-codes.js';
 import { planCommand } from './plan.js';
 import { reportCommand } from './report.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   program.addCommand(statusCommand());
   program.addCommand(reportCommand());
   program.addCommand(simulateCommand());
+  program.addCommand(demoCommand());
   // Sub-commands made apart from the program do not inherit these; usage errors must exit 64 everywhere.
   for (const command of program.commands)
     command.exitOverride().showHelpAfterError('(run with --help for usage)');

@@ -7,15 +7,12 @@ import { Command, Option } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { createPolicyStore } from '../policy/policy-store.js';
-import type { Policy } from '../policy/schema.js';
-import { type RolloutStatus, readFleetStatus } from '../rollout/read-fleet-status.js';
-import { ACTIVE_STATES, FINAL_STATES } from '../rollout/result-store.js';
-import { sumStates } from '../rollout/scheduler.js';
 import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
 import { EXIT } from './exit-codes.js';
 import { formatRolloutTable } from './format-status.js';
 import { intOption } from './simulate.js';
 import { startDaemon } from './start-daemon.js';
+import { allSucceeded, watchRollouts } from './watch-rollouts.js';
 
 export function addDaemonOptions(command: Command): Command {
   return command
@@ -54,32 +51,6 @@ function collect(value: string, previous: string[] = []): string[] {
 
 interface RunFlags extends DaemonFlags {
   once?: boolean;
-}
-
-/** Rollouts of `policies` that have not finished: converged, or halted with nothing under way. */
-export function unfinished(
-  rollouts: readonly RolloutStatus[],
-  policies: readonly Policy[],
-  current: Map<string, string>,
-): string[] {
-  const waiting: string[] = [];
-  for (const p of policies) {
-    if (!p.enabled) continue;
-    const id = current.get(p.name);
-    const r = rollouts.find((x) => x.id === id);
-    if (!r) waiting.push(p.name);
-    else if (
-      r.phase === 'halted'
-        ? sumStates(
-            r.counts,
-            ACTIVE_STATES.filter((s) => s !== 'queued'),
-          ) > 0
-        : r.phase !== 'converged'
-    ) {
-      waiting.push(r.id);
-    }
-  }
-  return waiting;
 }
 
 export function runCommand(): Command {
@@ -137,33 +108,28 @@ export function runCommand(): Command {
     // --once: watch Redis until the policies' rollouts are done.
     const started = Date.now();
     let lastLog = 0;
-    for (;;) {
-      if (stopping) return;
-      await new Promise((r) => setTimeout(r, Math.max(200, config.tickMs)));
-      const status = await readFleetStatus(daemon);
-      const current = new Map<string, string>();
-      for (const p of policies()) {
-        const id = await daemon.rollouts.currentOf(p.name);
-        if (id) current.set(p.name, id);
-      }
-      const ours = status.rollouts.filter((r) => [...current.values()].includes(r.id));
-      if (Date.now() - lastLog > 5000) {
+    const done = await watchRollouts({
+      daemon,
+      policies,
+      intervalMs: Math.max(200, config.tickMs),
+      stopped: () => stopping,
+      onProgress: (rollouts) => {
+        if (Date.now() - lastLog < 5000) return;
         lastLog = Date.now();
-        for (const r of ours)
+        for (const r of rollouts) {
           logger.info(
             { rollout: r.id, phase: r.phase, done: r.done, total: r.total, counts: r.counts },
             'progress',
           );
-      }
-      if (unfinished(status.rollouts, policies(), current).length > 0) continue;
-      process.stdout.write(`${formatRolloutTable(ours)}\n`);
-      const allGood = ours.every((r) => FINAL_STATES.every((s) => s === 'succeeded' || !r.counts[s]));
-      process.stdout.write(
-        `finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${allGood ? 'every selected Collector succeeded' : 'some Collectors did not succeed'}\n`,
-      );
-      await shutdown(allGood ? EXIT.ok : EXIT.incomplete);
-      return;
-    }
+        }
+      },
+    });
+    if (!done) return;
+    const good = allSucceeded(done);
+    process.stdout.write(`${formatRolloutTable(done)}\n`);
+    const verdict = good ? 'every selected Collector succeeded' : 'some Collectors did not succeed';
+    process.stdout.write(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${verdict}\n`);
+    await shutdown(good ? EXIT.ok : EXIT.incomplete);
   });
   return command;
 }

@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -141,6 +141,7 @@ export async function startLocalRedis(
   const { logger } = options;
   const ownDir = options.dataDir === undefined;
   const dir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'fleet-redis-')));
+  if (!ownDir) await mkdir(dir, { recursive: true });
   let lastError = '';
   for (let attempt = 1; attempt <= 3; attempt++) {
     const port = await freeLoopbackPort();
