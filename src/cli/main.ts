@@ -8,6 +8,7 @@ import { demoCommand } from './demo.js';
 import { EXIT } from './exit-codes.js';
 import { planCommand } from './plan.js';
 import { reportCommand } from './report.js';
+import { resumeCommand } from './resume.js';
 import { runCommand } from './run.js';
 import { simulateCommand } from './simulate.js';
 import { statusCommand } from './status.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   program.addCommand(planCommand());
   program.addCommand(statusCommand());
   program.addCommand(reportCommand());
+  program.addCommand(resumeCommand());
   program.addCommand(simulateCommand());
   program.addCommand(demoCommand());
   // Sub-commands made apart from the program do not inherit these; usage errors must exit 64 everywhere.

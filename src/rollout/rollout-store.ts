@@ -42,6 +42,8 @@ export interface RolloutRecord {
   lastScanAt?: number;
   /** Why the rollout halted. */
   haltReason?: string;
+  /** Counts per state when an operator resumed a halted rollout: the gate judges what came after. */
+  gateBaseline?: Record<string, number>;
 }
 
 export function rolloutId(policy: string, build: string): string {
@@ -69,6 +71,7 @@ function parse(raw: Record<string, string>): RolloutRecord | undefined {
     scans: num('scans') ?? 0,
     lastScanAt: num('lastScanAt'),
     haltReason: raw.haltReason || undefined,
+    gateBaseline: raw.gateBaseline ? (JSON.parse(raw.gateBaseline) as Record<string, number>) : undefined,
   };
 }
 
@@ -145,6 +148,16 @@ export class RolloutStore {
     const fields: Record<string, string | number> = { phase, updatedAt: now, haltReason: reason };
     if (phase === 'converged') fields.convergedAt = now;
     await this.redis.hset(this.keys.rollout(id), fields);
+  }
+
+  /** An operator resumes a halted rollout: its failure gate counts only outcomes from now on. */
+  async resume(id: string, counts: Record<string, number>, now: number): Promise<void> {
+    await this.redis.hset(this.keys.rollout(id), {
+      phase: 'running',
+      haltReason: '',
+      updatedAt: now,
+      gateBaseline: JSON.stringify(counts),
+    });
   }
 
   async noteScan(id: string, now: number): Promise<void> {

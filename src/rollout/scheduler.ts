@@ -183,8 +183,9 @@ export class Scheduler {
   ) {
     const gate = policy.failureGate;
     if (!gate) return false;
-    const bad = (counts.failed ?? 0) + (counts.timed_out ?? 0);
-    const outcomes = bad + (counts.succeeded ?? 0) + (counts.not_alive ?? 0) + (counts.rejected ?? 0);
+    const since = (state: CollectorState) => (counts[state] ?? 0) - (rollout.gateBaseline?.[state] ?? 0);
+    const bad = since('failed') + since('timed_out');
+    const outcomes = bad + since('succeeded') + since('not_alive') + since('rejected');
     if (outcomes < gate.minOutcomes || bad / outcomes <= gate.maxFailureRatio) return false;
     const reason = `${bad} of ${outcomes} outcomes failed or timed out, above the gate's ${gate.maxFailureRatio}`;
     await this.deps.rollouts.setPhase(rollout.id, 'halted', now, reason);

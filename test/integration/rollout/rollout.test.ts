@@ -203,3 +203,53 @@ describe('stuck tasks', () => {
     expect((await harness.simStats()).maxConcurrentTasks).toBe(1);
   }, 90_000);
 });
+
+describe('waves and the failure gate', () => {
+  it('admits the canary wave first, halts when failures climb, and judges anew after a resume', async () => {
+    const failing = Array.from({ length: 10 }, (_, i) => ({
+      id: i + 1,
+      version: '19.400-5',
+      outcome: 'fail' as const,
+      upgradeSeconds: 30,
+    }));
+    const fine = Array.from({ length: 10 }, (_, i) => ({
+      id: i + 11,
+      version: '19.400-5',
+      outcome: 'succeed' as const,
+      upgradeSeconds: 30,
+    }));
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: {
+        builds: BUILDS,
+        users: USERS,
+        collectors: [...failing, ...fine],
+        behaviour: { incrementalAbove: 0 },
+      },
+      policy: {
+        name: 'gated',
+        maxInFlight: 10,
+        waves: [5, '100%'],
+        failureGate: { maxFailureRatio: 0.2, minOutcomes: 5 },
+        poll: { initial: '20s', max: '1m' },
+      },
+    });
+    const daemon = await harness.startRun();
+    const halted = (s: Awaited<ReturnType<Harness['status']>>) => {
+      const r = s.rollouts[0];
+      return r?.phase === 'halted' && r.inflight === 0;
+    };
+    let status = await harness.waitFor(halted, 30_000);
+    // The canary wave (5 Collectors, all failing) ran alone; nothing else was admitted.
+    expect(status.rollouts[0]?.counts).toEqual({ failed: 5, queued: 15 });
+    expect(status.rollouts[0]?.haltReason).toMatch(/5 of 5 outcomes failed/);
+    expect((await harness.simStats()).tasksCreated).toBe(5);
+
+    const id = status.rollouts[0]?.id as string;
+    await daemon.rollouts.resume(id, status.rollouts[0]?.counts ?? {}, Date.now());
+    // The next wave starts; its five failures (ids 6..10 come first) trip the gate again.
+    status = await harness.waitFor((s) => halted(s) && (s.rollouts[0]?.counts.failed ?? 0) >= 10, 30_000);
+    expect(status.rollouts[0]?.counts.failed).toBe(10);
+    expect((await harness.simStats()).tasksCreated).toBeLessThanOrEqual(20);
+  }, 90_000);
+});
