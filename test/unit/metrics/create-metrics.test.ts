@@ -1,0 +1,254 @@
+/**
+ * The process's metrics: a registry of its own, API attempts counted by endpoint and status code
+ * (429s on their own counter), and the fleet gauges read from a snapshot at scrape time, with
+ * internal states folded into the dashboard's states.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ApiAttemptEvent } from '../../../src/api/index.js';
+import {
+  createMetrics,
+  type FleetSnapshot,
+  METRIC_STATES,
+  metricState,
+} from '../../../src/metrics/create-metrics.js';
+import { ACTIVE_STATES, FINAL_STATES } from '../../../src/rollout/result-store.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** The value of one sample of the exposition text, or undefined when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
+    );
+    if (
+      Object.entries(labels).every(([k, v]) => got[k] === v) &&
+      Object.keys(got).length === Object.keys(labels).length
+    )
+      return Number(m[3]);
+  }
+  return undefined;
+}
+
+function attempt(partial: Partial<ApiAttemptEvent>): ApiAttemptEvent {
+  return {
+    endpoint: 'status',
+    method: 'GET',
+    attempt: 1,
+    statusCode: 200,
+    outcome: 'ok',
+    durationMs: 12,
+    budgetWaitMs: 0,
+    rateLimited: false,
+    ...partial,
+  };
+}
+
+describe('metricState', () => {
+  it('maps every internal state onto a dashboard state', () => {
+    for (const s of [...ACTIVE_STATES, ...FINAL_STATES]) expect(METRIC_STATES).toContain(metricState(s));
+    expect(metricState('admitted')).toBe('queued');
+    expect(metricState('creating')).toBe('pending');
+    expect(metricState('reconciling')).toBe('pending');
+    for (const s of METRIC_STATES) expect(metricState(s)).toBe(s);
+  });
+});
+
+describe('createMetrics', () => {
+  it('uses a registry of its own per call', async () => {
+    const a = createMetrics({ role: 'run' });
+    const b = createMetrics({ role: 'worker' });
+    expect(a.registry).not.toBe(b.registry);
+    a.tasksCreated.labels('r@1').inc();
+    const textA = await a.registry.metrics();
+    const textB = await b.registry.metrics();
+    expect(sample(textA, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBe(1);
+    expect(sample(textB, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBeUndefined();
+    expect(sample(textA, 'fleet_upgrade_process_info', { role: 'run' })).toBe(1);
+    expect(sample(textB, 'fleet_upgrade_process_info', { role: 'worker' })).toBe(1);
+  });
+
+  it('names every metric of its own fleet_upgrade_*, with units in counters and histograms', async () => {
+    const m = createMetrics();
+    m.exportFleet(async () => ({ rollouts: [], queue: {} }));
+    const names = (await m.registry.getMetricsAsJSON())
+      .map((x) => x.name)
+      .filter((n) => n.startsWith('fleet_upgrade_'));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'fleet_upgrade_tasks_created_total',
+        'fleet_upgrade_results_total',
+        'fleet_upgrade_retries_total',
+        'fleet_upgrade_upgrade_duration_seconds',
+        'fleet_upgrade_api_requests_total',
+        'fleet_upgrade_api_request_duration_seconds',
+        'fleet_upgrade_api_rate_limited_total',
+        'fleet_upgrade_api_budget_wait_seconds_total',
+        'fleet_upgrade_collectors',
+        'fleet_upgrade_inflight',
+        'fleet_upgrade_inflight_limit',
+        'fleet_upgrade_queue_jobs',
+        'fleet_upgrade_rollout_info',
+        'fleet_upgrade_rollout_phase',
+      ]),
+    );
+  });
+
+  it('starts the retry reasons and the 429 counter at zero, so rate() works from the first scrape', async () => {
+    const text = await createMetrics().registry.metrics();
+    for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network'])
+      expect(sample(text, 'fleet_upgrade_retries_total', { reason })).toBe(0);
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total')).toBe(0);
+  });
+});
+
+describe('apiHooks', () => {
+  it('count requests by endpoint and status code, 0 for no answer, and 429s on their own', async () => {
+    const m = createMetrics();
+    const on = m.apiHooks.onAttempt as (e: ApiAttemptEvent) => void;
+    on(attempt({ endpoint: 'status', statusCode: 200 }));
+    on(attempt({ endpoint: 'status', statusCode: 200 }));
+    on(attempt({ endpoint: 'create', method: 'POST', statusCode: 202 }));
+    on(attempt({ endpoint: 'create', method: 'POST', statusCode: 400, outcome: 'collector.not.alive' }));
+    on(attempt({ endpoint: 'list', statusCode: 429, outcome: 'rate_limited', rateLimited: true }));
+    on(attempt({ endpoint: 'status', statusCode: 429, outcome: 'rate_limited', rateLimited: true }));
+    on(attempt({ endpoint: 'create', method: 'POST', statusCode: undefined, outcome: 'ambiguous' }));
+    on(attempt({ endpoint: 'targets', statusCode: 503, outcome: 'server', budgetWaitMs: 1500 }));
+    const text = await m.registry.metrics();
+    const req = (endpoint: string, code: string) =>
+      sample(text, 'fleet_upgrade_api_requests_total', { endpoint, code });
+    expect(req('status', '200')).toBe(2);
+    expect(req('create', '202')).toBe(1);
+    expect(req('create', '400')).toBe(1);
+    expect(req('list', '429')).toBe(1);
+    expect(req('status', '429')).toBe(1);
+    expect(req('create', '0')).toBe(1);
+    expect(req('targets', '503')).toBe(1);
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total')).toBe(2);
+    expect(sample(text, 'fleet_upgrade_api_budget_wait_seconds_total')).toBeCloseTo(1.5, 6);
+    expect(sample(text, 'fleet_upgrade_api_request_duration_seconds_count', { endpoint: 'status' })).toBe(3);
+    expect(
+      sample(text, 'fleet_upgrade_api_request_duration_seconds_sum', { endpoint: 'status' }),
+    ).toBeCloseTo(0.036, 6);
+  });
+});
+
+describe('exportFleet', () => {
+  const snapshot = (counts: Record<string, number>, phase = 'running', inflight = 3): FleetSnapshot => ({
+    rollouts: [
+      {
+        id: 'linux-fleet@19.470-4',
+        policy: 'linux-fleet',
+        target: 'latest',
+        phase,
+        maxInFlight: 50,
+        inflight,
+        counts,
+      },
+    ],
+    queue: { waiting: 2, active: 1, delayed: 40, failed: 0 },
+  });
+
+  it('shows Collectors per dashboard state, every state present, internal states folded in', async () => {
+    const m = createMetrics();
+    m.exportFleet(async () =>
+      snapshot({
+        queued: 10,
+        admitted: 2,
+        creating: 1,
+        reconciling: 1,
+        pending: 3,
+        progressing: 4,
+        succeeded: 7,
+      }),
+    );
+    const text = await m.registry.metrics();
+    const c = (state: string) =>
+      sample(text, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state });
+    expect(c('queued')).toBe(12);
+    expect(c('pending')).toBe(5);
+    expect(c('progressing')).toBe(4);
+    expect(c('succeeded')).toBe(7);
+    for (const s of ['waiting_alive', 'failed', 'timed_out', 'not_alive', 'rejected', 'skipped'])
+      expect(c(s)).toBe(0);
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(3);
+    expect(sample(text, 'fleet_upgrade_inflight_limit', { rollout: 'linux-fleet@19.470-4' })).toBe(50);
+    expect(sample(text, 'fleet_upgrade_queue_jobs', { state: 'delayed' })).toBe(40);
+    expect(
+      sample(text, 'fleet_upgrade_rollout_info', {
+        rollout: 'linux-fleet@19.470-4',
+        policy: 'linux-fleet',
+        target: 'latest',
+      }),
+    ).toBe(1);
+    for (const phase of ['running', 'converged', 'halted', 'superseded'])
+      expect(sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase })).toBe(
+        phase === 'running' ? 1 : 0,
+      );
+  });
+
+  it('reads the snapshot once per scrape, and again at the next scrape', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const m = createMetrics();
+    let reads = 0;
+    let current = snapshot({ queued: 5 });
+    m.exportFleet(async () => {
+      reads++;
+      return current;
+    });
+    const first = await m.registry.metrics();
+    expect(reads).toBe(1);
+    expect(
+      sample(first, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state: 'queued' }),
+    ).toBe(5);
+
+    current = {
+      rollouts: [
+        { ...(snapshot({ succeeded: 5 }, 'converged', 0).rollouts[0] as FleetSnapshot['rollouts'][number]) },
+      ],
+      queue: {},
+    };
+    vi.advanceTimersByTime(15_000); // the next scrape, 15 s later
+    const second = await m.registry.metrics();
+    expect(reads).toBe(2);
+    const c = (state: string) =>
+      sample(second, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state });
+    expect(c('queued')).toBe(0);
+    expect(c('succeeded')).toBe(5);
+    expect(
+      sample(second, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase: 'converged' }),
+    ).toBe(1);
+    expect(sample(second, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(0);
+  });
+
+  // BUG (src/metrics/create-metrics.ts, exportFleet: every gauge's collect() awaits the shared
+  // snapshot and lets its rejection through): when Redis does not answer, registry.metrics()
+  // rejects, so /metrics answers 500 and Prometheus loses every series of the process (API
+  // requests, 429s, retries) exactly when they matter. Suggested: catch in `read()`, log once, and
+  // leave the fleet gauges empty (or stale) for that scrape.
+  it.fails('a snapshot that fails (Redis down) leaves the process’s own metrics readable', async () => {
+    const m = createMetrics();
+    m.tasksCreated.labels('r@1').inc();
+    m.exportFleet(async () => {
+      throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    });
+    const text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBe(1);
+  });
+
+  it('drops the series of a rollout that is gone', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const m = createMetrics();
+    let current = snapshot({ queued: 1 });
+    m.exportFleet(async () => current);
+    expect(await m.registry.metrics()).toContain('linux-fleet@19.470-4');
+    current = { rollouts: [], queue: {} };
+    vi.advanceTimersByTime(15_000);
+    expect(await m.registry.metrics()).not.toContain('linux-fleet@19.470-4');
+  });
+});
