@@ -53,7 +53,7 @@ export function rolloutId(policy: string, build: string): string {
 const MAX_DURATIONS = 500;
 
 function parse(raw: Record<string, string>): RolloutRecord | undefined {
-  if (!raw.id) return undefined;
+  if (!raw.id || raw.startedAt === undefined) return undefined;
   const num = (k: string) => (raw[k] === undefined || raw[k] === '' ? undefined : Number(raw[k]));
   return {
     id: raw.id,
@@ -113,11 +113,13 @@ export class RolloutStore {
     now: number,
   ): Promise<{ rollout: RolloutRecord; replaced?: string }> {
     const id = rolloutId(policy, build);
-    const created = await this.redis.hsetnx(this.keys.rollout(id), 'id', id);
-    if (created === 1) {
+    // One MULTI writes a new rollout whole: a crash never leaves a rollout with only some fields.
+    const exists = (await this.redis.hexists(this.keys.rollout(id), 'startedAt')) === 1;
+    if (!exists) {
       await this.redis
         .multi()
         .hset(this.keys.rollout(id), {
+          id,
           policy,
           target,
           build,
@@ -130,7 +132,7 @@ export class RolloutStore {
           createRequests: 0,
           scans: 0,
         })
-        .zadd(this.keys.rollouts, now, id)
+        .zadd(this.keys.rollouts, 'NX', now, id)
         .exec();
     } else {
       await this.redis.hset(this.keys.rollout(id), {
