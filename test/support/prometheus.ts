@@ -43,9 +43,15 @@ export function ensurePrometheusTools(env: NodeJS.ProcessEnv = process.env): Pro
       process.getuid?.() === 0 && findExecutable('apt-get', env) && findExecutable('flock', env);
     if (!canInstall) throw new Error(NO_PROMETHEUS_MESSAGE);
     // Under a lock, and checked again inside it: another test file may have installed it meanwhile.
-    const script =
-      'command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 && exit 0; ' +
-      'apt-get update -q && apt-get install -y -q --no-install-recommends prometheus';
+    // policy-rc.d answering 101 keeps the package from starting a Prometheus service on :9090
+    // (only when no policy of the machine's own is there; removed afterwards).
+    const script = [
+      'command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 && exit 0',
+      'own=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf "#!/bin/sh\\nexit 101\\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && own=1; fi',
+      'apt-get update -q && apt-get install -y -q --no-install-recommends prometheus; status=$?',
+      '[ -n "$own" ] && rm -f /usr/sbin/policy-rc.d',
+      'exit $status',
+    ].join('\n');
     const result = await run('flock', [APT_LOCK, 'sh', '-c', script], {
       env: { ...env, DEBIAN_FRONTEND: 'noninteractive' },
       timeoutMs: 600_000,

@@ -197,7 +197,8 @@ beforeAll(async () => {
     500,
   );
   dataAt = Date.now();
-}, 180_000);
+  // Long only when Debian's prometheus must first be installed (apt-get, serialized with other files).
+}, 720_000);
 
 afterAll(async () => {
   for (const p of processes) await stopChild(p.child);
