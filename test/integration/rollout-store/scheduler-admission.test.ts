@@ -111,7 +111,7 @@ describe('Scheduler admission', () => {
       expect(job?.data).toEqual({ rolloutId: s.rollout.id, collectorId: id });
     }
     expect(await s.results.counts(s.rollout.id)).toEqual({ admitted: 3, queued: 2 });
-    expect(await ctx.redis.zrange(s.keys.waiting(s.rollout.id), 0, -1)).toEqual(['14', '15']);
+    expect(await ctx.redis.zrange(s.keys.waiting(s.rollout.id), '0', '-1')).toEqual(['14', '15']);
 
     // Another round admits nobody new while the slots are taken, and enqueues nothing twice.
     await s.scheduler.tickPolicy(s.policy, TARGETS);
