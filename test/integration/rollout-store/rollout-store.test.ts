@@ -94,10 +94,8 @@ describe('RolloutStore.ensure', () => {
     expect(await s.currentOf('c')).toBeUndefined();
   });
 
-  // BUG (src/rollout/rollout-store.ts, ensure): HSETNX of `id` and the MULTI that writes the other
-  // fields and the ZADD are two steps. A process killed between them leaves a hash with only `id`;
-  // every later ensure sees `created === 0` and never writes policy, build, phase, startedAt nor
-  // the ZADD, so the rollout is missing from list() (status, report, metrics) for good.
+  // Regression: creation used to be HSETNX of `id`, then a MULTI for the rest; a process killed
+  // between the two left a rollout that no later ensure completed, missing from list() for good.
   it('completes a rollout whose creation was cut short by a crash (only its id written)', async () => {
     const s = store();
     const keys = createKeys(ctx.prefix);
