@@ -688,6 +688,23 @@ describe('processUpgrade: crash leftovers', () => {
     expect(await h.slots.count(h.rolloutId)).toBe(0);
   });
 
+  it('two steps of one Collector at once (a stalled job taken up twice) create one task', async () => {
+    const h = await harness();
+    for (const id of [C.web1, C.web2, C.old]) await h.seed(id);
+    const steps = await Promise.all([C.web1, C.web2, C.old].flatMap((id) => [h.step(id), h.step(id)]));
+    expect(steps.filter((s) => s.kind === 'delay').length).toBeGreaterThanOrEqual(3);
+    for (const id of [C.web1, C.web2, C.old]) {
+      const sim = await h.t.simCollector(id);
+      expect(sim.tasks).toHaveLength(1);
+      expect(await h.record(id)).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        taskId: String(sim.tasks[0]?.id),
+      });
+    }
+    expect(await h.results.counts(h.rolloutId)).toEqual({ pending: 3 });
+  });
+
   it('an admitted record (killed before the create was sent) creates its task', async () => {
     const h = await harness();
     await h.seed(C.web1, 'admitted');
