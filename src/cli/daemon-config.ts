@@ -31,6 +31,12 @@ export const DaemonConfigFile = z.strictObject({
   timeScale: z.number().positive().optional(),
   stalledInterval: duration.optional(),
   dataDir: z.string().optional(),
+  apiBudget: z
+    .strictObject({
+      requestsPerSecond: z.number().positive().max(1000).optional(),
+      maxConcurrent: z.number().int().min(1).max(1000).optional(),
+    })
+    .optional(),
   api: z
     .strictObject({
       baseUrl: z.string().optional(),
@@ -72,6 +78,8 @@ export interface DaemonConfig {
   stalledIntervalMs: number;
   /** Folder of the private Redis's data (append-only file). */
   dataDir: string;
+  /** This process's share of the API budget (run lowers it to its policies' `api`). */
+  apiBudget: { requestsPerSecond: number; maxConcurrent: number };
   /** Undefined when only settings that need no API were asked for (status, report). */
   api?: ApiConfig;
 }
@@ -169,6 +177,21 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     stalledIntervalMs:
       envDuration(env, 'FLEET_UPGRADE_STALLED_INTERVAL', issues) ?? fileMs(file.stalledInterval) ?? 30_000,
     dataDir: env.FLEET_UPGRADE_DATA_DIR ?? file.dataDir ?? '.data',
+    apiBudget: {
+      requestsPerSecond:
+        envNumber(env, 'FLEET_UPGRADE_API_REQUESTS_PER_SECOND', issues, (n) => n > 0 && n <= 1000) ??
+        file.apiBudget?.requestsPerSecond ??
+        4,
+      maxConcurrent:
+        envNumber(
+          env,
+          'FLEET_UPGRADE_API_MAX_CONCURRENT',
+          issues,
+          (n) => Number.isInteger(n) && n >= 1 && n <= 1000,
+        ) ??
+        file.apiBudget?.maxConcurrent ??
+        10,
+    },
   };
   if (input.needApi) {
     const fromFile: Record<string, string | undefined> = {

@@ -85,6 +85,7 @@ export function demoCommand(): Command {
           tickMs: 250,
           timeScale: flags.timeScale,
           stalledIntervalMs: 5000,
+          apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
           dataDir: dir,
           api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
         },

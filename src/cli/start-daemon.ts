@@ -30,6 +30,25 @@ import { createUpgradeQueue } from '../worker/upgrade-queue.js';
 import type { DaemonConfig } from './daemon-config.js';
 import { privateRedisUrlFile } from './open-state.js';
 
+const SHUTDOWN_STEP_MS = 5000;
+
+/** PING with a time limit: ioredis would otherwise queue the command until Redis is back. */
+export async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      redis.ping().then((pong) => pong === 'PONG'),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
 export interface DaemonOptions {
   config: DaemonConfig;
   role: 'run' | 'worker';
@@ -58,9 +77,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const api = config.api;
   if (!api) throw new Error('the API settings are required to start workers');
   const cleanups: (() => Promise<unknown>)[] = [];
+  // Each step gets a few seconds: with Redis gone, closing a queue or a worker would wait forever.
   const stop = async () => {
-    for (const c of cleanups.reverse())
-      await c().catch((err: Error) => logger.warn({ err: err.message }, 'shutdown step failed'));
+    for (const c of cleanups.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        c().catch((err: Error) => logger.warn({ err: err.message }, 'shutdown step failed')),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            logger.warn('shutdown step timed out');
+            resolve();
+          }, SHUTDOWN_STEP_MS);
+        }),
+      ]);
+      if (timer) clearTimeout(timer);
+    }
   };
   try {
     let redisUrl = config.redisUrl;
@@ -87,15 +118,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const keys = createKeys(config.keyPrefix);
     const clock = config.timeScale === 1 ? systemClock : createScaledClock(config.timeScale);
     const metrics = createMetrics({ role: options.role });
-    const limits = (options.policies?.() ?? []).map((p) => p.api);
+    // The process's budget: its setting, lowered by the enabled policies' `api` (run only).
+    const limits = (options.policies?.() ?? []).filter((p) => p.enabled).map((p) => p.api);
+    const perSecond = Math.min(config.apiBudget.requestsPerSecond, ...limits.map((l) => l.requestsPerSecond));
+    const concurrent = Math.min(config.apiBudget.maxConcurrent, ...limits.map((l) => l.maxConcurrent));
     const budget = createRedisRequestBudget({
       redis,
       accessId: api.accessId,
       keyPrefix: `${config.keyPrefix}{fleet-upgrade}:`,
-      perSecond: limits.length ? Math.min(...limits.map((l) => l.requestsPerSecond)) : 4,
-      concurrent: limits.length ? Math.min(...limits.map((l) => l.maxConcurrent)) : 10,
+      perSecond,
+      concurrent,
       timeScale: config.timeScale,
     });
+    metrics.setApiBudget(perSecond * config.timeScale, concurrent);
+    metrics.watchRedis(() => pingWithin(redis, 1000));
     const client = createCollectorUpgradeClient({
       config: api,
       budget,
@@ -110,7 +146,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const queue = createUpgradeQueue(bullConnection, keys.bullPrefix);
     cleanups.push(() => queue.close());
 
+    // Workers tell the leader at once when a slot frees, so admission does not wait for a tick.
+    const slotChannel = `${keys.rollouts}:slot-freed`;
     const events: UpgradeEvents = {
+      onSlotFreed: (rollout) => {
+        redis.publish(slotChannel, rollout).catch(() => undefined);
+      },
       onTaskCreated: (rollout) => metrics.tasksCreated.labels(rollout).inc(),
       onRetry: (reason) => metrics.retries.labels(reason).inc(),
       onFinal: (rollout, record, durationMs) => {
@@ -155,13 +196,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const loop = startSchedulerLoop({ scheduler, lock, policies, intervalMs: config.tickMs, logger });
       cleanups.push(() => loop.stop());
       daemon.loop = loop;
+      const subscriber = createRedis(redisUrl, { logger, name: `${options.role}-events` });
+      cleanups.push(() => closeRedis(subscriber));
+      await subscriber.subscribe(slotChannel);
+      subscriber.on('message', () => loop.kick());
       const snapshot = () => readFleetStatus({ rollouts, results, slots, queue });
       metrics.exportFleet(snapshot);
       status = snapshot;
     }
     let apiCheck: { at: number; problem: string | undefined } | undefined;
     const readiness: ReadinessCheck[] = [
-      { name: 'redis', check: async () => ((await redis.ping()) === 'PONG' ? undefined : 'no PONG') },
+      {
+        name: 'redis',
+        check: async () =>
+          (await pingWithin(redis, 1000)) ? undefined : 'Redis does not answer PING within 1 s',
+      },
       {
         name: 'api',
         // Credentials are checked at most once a minute: the check spends API budget.

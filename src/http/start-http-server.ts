@@ -8,6 +8,23 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
 
+const READY_CHECK_MS = 3000;
+
+/** A readiness check's answer, or why there is none: it must not hang the probe. */
+async function withinTime(check: Promise<string | undefined>, ms: number): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      check.catch((e: Error) => e.message),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(`no answer within ${ms} ms`), ms);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
 export interface ReadinessCheck {
   name: string;
   /** Resolves to undefined when ready, or to the reason it is not. */
@@ -50,7 +67,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           const results = await Promise.all(
             options.readiness.map(async (r) => ({
               name: r.name,
-              problem: await r.check().catch((e: Error) => e.message),
+              problem: await withinTime(r.check(), READY_CHECK_MS),
             })),
           );
           const problems = results.filter((r) => r.problem);

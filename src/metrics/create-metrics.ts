@@ -49,8 +49,15 @@ export interface Metrics {
   retries: Counter<'reason'>;
   upgradeDuration: Histogram<'outcome'>;
   apiHooks: ApiHooks;
-  /** Makes the Redis-derived gauges read `snapshot()` at every scrape. */
+  /**
+   * Makes the Redis-derived gauges read `snapshot()` at every scrape. When Redis cannot be read,
+   * they show no series (and fleet_upgrade_redis_up 0) rather than failing the whole scrape.
+   */
   exportFleet(snapshot: () => Promise<FleetSnapshot>): void;
+  /** fleet_upgrade_redis_up: `ping()` at every scrape (1 when it answers in time). */
+  watchRedis(ping: () => Promise<boolean>): void;
+  /** The API budget in real requests per second (limit × time scale), for the dashboard's limit line. */
+  setApiBudget(requestsPerSecond: number, concurrent: number): void;
 }
 
 export const PHASES = ['running', 'converged', 'halted', 'superseded'] as const;
@@ -129,7 +136,46 @@ export function createMetrics(
     },
   };
 
+  const budgetRate = new Gauge({
+    name: 'fleet_upgrade_api_budget_requests_per_second',
+    help: "The API budget of this process, in real requests per second (the service's limit times the time scale).",
+    registers: [registry],
+  });
+  const budgetConcurrent = new Gauge({
+    name: 'fleet_upgrade_api_budget_concurrent_requests',
+    help: 'The API budget of this process: requests under way at once.',
+    registers: [registry],
+  });
+
   const metrics: Metrics = {
+    setApiBudget(rate, concurrent) {
+      budgetRate.set(rate);
+      budgetConcurrent.set(concurrent);
+    },
+    watchRedis(ping) {
+      new Gauge({
+        name: 'fleet_upgrade_redis_up',
+        help: 'Whether Redis answered a PING within a second at this scrape (1) or not (0).',
+        registers: [registry],
+        async collect() {
+          let up = false;
+          let timer: NodeJS.Timeout | undefined;
+          try {
+            up = await Promise.race([
+              ping(),
+              new Promise<boolean>((resolve) => {
+                timer = setTimeout(() => resolve(false), 1000);
+              }),
+            ]);
+          } catch {
+            up = false;
+          } finally {
+            if (timer) clearTimeout(timer);
+          }
+          this.set(up ? 1 : 0);
+        },
+      });
+    },
     registry,
     tasksCreated,
     results,
@@ -140,11 +186,13 @@ export function createMetrics(
       let pending: Promise<FleetSnapshot> | undefined;
       // One Redis read per scrape, shared by every gauge of it.
       const read = () => {
-        pending ??= snapshot().finally(() => {
-          setTimeout(() => {
-            pending = undefined;
-          }, 200);
-        });
+        pending ??= snapshot()
+          .catch((): FleetSnapshot => ({ rollouts: [], queue: {} }))
+          .finally(() => {
+            setTimeout(() => {
+              pending = undefined;
+            }, 200);
+          });
         return pending;
       };
       new Gauge({

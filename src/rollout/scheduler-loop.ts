@@ -8,6 +8,9 @@ import type { Policy } from '../policy/schema.js';
 import type { LeaderLock } from './leader-lock.js';
 import type { Scheduler } from './scheduler.js';
 
+/** Real ms between a kick and its round: kicks of one burst of finished upgrades share a round. */
+export const KICK_DELAY_MS = 20;
+
 export interface SchedulerLoopOptions {
   scheduler: Scheduler;
   lock: LeaderLock;
@@ -23,6 +26,8 @@ export interface SchedulerLoop {
   readonly isLeader: boolean;
   /** Runs one round now (and waits for it). */
   runOnce(): Promise<void>;
+  /** Runs a round soon (a slot was freed somewhere), without waiting for the interval. */
+  kick(): void;
   stop(): Promise<void>;
 }
 
@@ -46,17 +51,36 @@ export function startSchedulerLoop(options: SchedulerLoopOptions): SchedulerLoop
     }
   }
 
-  function schedule(): void {
+  let busy = false;
+  let kicked = false;
+  function schedule(delay = options.intervalMs): void {
     if (stopped) return;
+    if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
-      running = round().finally(schedule);
-    }, options.intervalMs);
+      timer = undefined;
+      busy = true;
+      kicked = false;
+      running = round().finally(() => {
+        busy = false;
+        // Kicks that came during the round get a round of their own right away.
+        schedule(kicked ? KICK_DELAY_MS : options.intervalMs);
+      });
+    }, delay);
   }
 
-  running = round().finally(schedule);
+  busy = true;
+  running = round().finally(() => {
+    busy = false;
+    schedule();
+  });
   return {
     get isLeader() {
       return lock.isLeader;
+    },
+    kick: () => {
+      if (stopped || !lock.isLeader) return;
+      if (busy) kicked = true;
+      else schedule(KICK_DELAY_MS);
     },
     runOnce: async () => {
       await running;

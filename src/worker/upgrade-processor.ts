@@ -31,6 +31,8 @@ export interface UpgradeEvents {
   onTaskCreated?(rolloutId: string): void;
   onRetry?(reason: 'collector_not_alive' | 'rate_limited' | 'server_error' | 'network'): void;
   onFinal?(rolloutId: string, record: CollectorResult, durationMs: number | undefined): void;
+  /** A Collector gave its in-flight slot back: another may be admitted now. */
+  onSlotFreed?(rolloutId: string): void;
 }
 
 export interface ProcessorDeps {
@@ -76,6 +78,7 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
   const finish = async (next: CollectorResult, from: CollectorState, durationMs?: number) => {
     if (!(await save(next, from))) return done;
     await slots.release(rollout.id, record.id);
+    deps.events?.onSlotFreed?.(rollout.id);
     if (durationMs !== undefined && next.state === 'succeeded')
       await rollouts.recordDuration(rollout.id, durationMs);
     deps.events?.onFinal?.(rollout.id, next, durationMs);
@@ -145,6 +148,7 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
         )
           return done;
         await slots.release(rollout.id, current.id);
+        deps.events?.onSlotFreed?.(rollout.id);
         deps.events?.onRetry?.('collector_not_alive');
         return { kind: 'delay', ms: settings.notAliveBackoffMs };
       }

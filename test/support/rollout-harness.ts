@@ -136,6 +136,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         tickMs,
         timeScale: options.timeScale,
         stalledIntervalMs: 1000,
+        apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
         dataDir: join(dir, 'data'),
         api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
         ...overrides,
