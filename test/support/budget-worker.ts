@@ -1,12 +1,15 @@
 /**
  * One client process for the shared-budget test (run as `node --import tsx budget-worker.ts`):
- * connects to Redis and the simulator as told by its environment, prints `ready`, waits for
- * `go <startEpochMs> <durationMs>` on stdin, then keeps LOOPS requests going through the shared
- * Redis budget until the end, and prints one JSON line with what it saw.
+ * connects to Redis and the simulator as told by its environment, sends one request to warm up
+ * (a daemon's connections are warm), prints `ready`, waits for `go <startEpochMs> <durationMs>`
+ * on stdin, then keeps LOOPS requests going through the shared Redis budget until the end, and
+ * prints one JSON line with what it saw. A request counts as sent in the window when it was
+ * written out (the budget's `sent()`) before the end, even if it was still under way then.
  */
 import { createInterface } from 'node:readline';
 import { createCollectorUpgradeClient } from '../../src/api/collector-upgrade-client.js';
 import { createRedisRequestBudget } from '../../src/api/redis-request-budget.js';
+import type { RequestBudget } from '../../src/api/request-budget.js';
 import { createScaledClock } from '../../src/lib/clock.js';
 import { closeRedis, createRedis } from '../../src/lib/redis.js';
 
@@ -19,18 +22,34 @@ const env = (name: string): string => {
 const timeScale = Number(env('TIME_SCALE'));
 const loops = Number(env('LOOPS'));
 const redis = createRedis(env('REDIS_URL'), { name: 'budget-worker' });
-const budget = createRedisRequestBudget({
+const shared = createRedisRequestBudget({
   redis,
   accessId: env('ACCESS_ID'),
   keyPrefix: env('KEY_PREFIX'),
   perSecond: Number(env('PER_SECOND')),
   concurrent: Number(env('CONCURRENT')),
   timeScale,
+  ...(process.env.MARGIN_RATIO ? { marginRatio: Number(process.env.MARGIN_RATIO) } : {}),
 });
 
 let start = 0;
 let end = 0;
 let sentInWindow = 0;
+/** The shared budget, counting the requests written out inside the window. */
+const budget: RequestBudget = {
+  ...shared,
+  acquire: async (signal) => {
+    const lease = await shared.acquire(signal);
+    return {
+      ...lease,
+      sent: () => {
+        const now = Date.now();
+        if (start > 0 && now >= start && now < end) sentInWindow++;
+        lease.sent();
+      },
+    };
+  },
+};
 let attempts = 0;
 let budgetWaitMs = 0;
 const rateLimitedAtMs: number[] = [];
@@ -42,9 +61,7 @@ const client = createCollectorUpgradeClient({
     onAttempt(e) {
       attempts++;
       budgetWaitMs += e.budgetWaitMs;
-      const sentAt = Date.now() - e.durationMs;
-      if (sentAt < end) sentInWindow++;
-      if (e.statusCode === 429) rateLimitedAtMs.push(sentAt - start);
+      if (e.statusCode === 429) rateLimitedAtMs.push(Date.now() - e.durationMs - start);
     },
   },
 });
@@ -68,6 +85,7 @@ async function loop(n: number): Promise<number> {
   return errors;
 }
 
+await client.listTargets();
 const lines = createInterface({ input: process.stdin });
 process.stdout.write('ready\n');
 for await (const line of lines) {

@@ -121,7 +121,13 @@ describe('memory request budget', () => {
 
   it('counts a slot from when its request was written out, not from when it was granted', async () => {
     const clock = createManualClock(0);
-    const budget = createMemoryRequestBudget({ perSecond: 1, concurrent: 0, marginRatio: 0, marginMs: 0, clock });
+    const budget = createMemoryRequestBudget({
+      perSecond: 1,
+      concurrent: 0,
+      marginRatio: 0,
+      marginMs: 0,
+      clock,
+    });
     const first = await budget.acquire();
     clock.advance(300); // a slow connection set-up
     first.sent();
