@@ -9,11 +9,22 @@ import type { Policy } from '../../../src/policy/schema.js';
 import { createKeys } from '../../../src/rollout/keys.js';
 import { LeaderLock } from '../../../src/rollout/leader-lock.js';
 import type { Scheduler } from '../../../src/rollout/scheduler.js';
-import { type SchedulerLoop, startSchedulerLoop } from '../../../src/rollout/scheduler-loop.js';
+import {
+  KICK_DELAY_MS,
+  type SchedulerLoop,
+  startSchedulerLoop,
+} from '../../../src/rollout/scheduler-loop.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits (bounded, a few real ms at a time) until `done()` holds. */
+async function until(done: () => boolean, maxMs = 1000): Promise<boolean> {
+  for (let waited = 0; waited < maxMs && !done(); waited += 2) await pause(2);
+  return done();
+}
 const loops: SchedulerLoop[] = [];
 const connections: Redis[] = [];
 
@@ -103,5 +114,44 @@ describe('startSchedulerLoop', () => {
     expect(failures).toHaveLength(3);
     expect(failures[0]?.err).toBe('listing failed');
     expect(a.loop.isLeader).toBe(true);
+  });
+
+  it('a kick (a slot was freed) runs a round soon instead of at the next interval', async () => {
+    const a = loop();
+    await a.loop.runOnce();
+    const before = a.ticks.length;
+    const kickedAt = Date.now();
+    a.loop.kick();
+    expect(await until(() => a.ticks.length > before)).toBe(true);
+    expect(Date.now() - kickedAt).toBeGreaterThanOrEqual(KICK_DELAY_MS - 2);
+    expect(a.ticks.length).toBe(before + 1);
+  });
+
+  it('a kick in a process that follows does nothing', async () => {
+    const a = loop();
+    const b = loop();
+    await a.loop.runOnce();
+    await b.loop.runOnce();
+    const follower = a.loop.isLeader ? b : a;
+    follower.loop.kick();
+    await pause(KICK_DELAY_MS * 3);
+    expect(follower.ticks).toHaveLength(0);
+  });
+
+  // BUG (src/rollout/scheduler-loop.ts, kick(): `schedule(KICK_DELAY_MS)` clears the pending timer
+  // and starts a new one): kicks that keep coming less than KICK_DELAY_MS apart (slots freed at a
+  // steady pace: a large or time-scaled rollout) push the round back every time, and the interval
+  // round too, so the leader does not run at all while the stream lasts. Suggested: keep a timer
+  // that is already due within KICK_DELAY_MS (a debounce with a maximum wait), and never move the
+  // next round later than it was.
+  it.fails('kicks every few ms do not starve the scheduler of rounds', async () => {
+    const a = loop();
+    await a.loop.runOnce();
+    const before = a.ticks.length;
+    for (let i = 0; i < 50; i++) {
+      a.loop.kick();
+      await pause(2);
+    }
+    expect(a.ticks.length).toBeGreaterThan(before);
   });
 });

@@ -64,7 +64,12 @@ interface Harness {
   rollouts: RolloutStore;
   slots: InflightSlots;
   rolloutId: string;
-  events: { created: number; retries: string[]; finals: { state: CollectorState; durationMs?: number }[] };
+  events: {
+    created: number;
+    retries: string[];
+    finals: { state: CollectorState; durationMs?: number }[];
+    slotsFreed: number;
+  };
   log: ReturnType<typeof captureLogger>;
   /** Writes the Collector's record (from the simulator's view of it) in `state`; slot states take a slot. */
   seed(id: number, state?: CollectorState, extra?: Partial<CollectorResult>): Promise<CollectorResult>;
@@ -92,13 +97,17 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const rollouts = new RolloutStore(ctx.redis, keys);
   const slots = new InflightSlots(ctx.redis, keys);
   const log = captureLogger('debug');
-  const events: Harness['events'] = { created: 0, retries: [], finals: [] };
+  const events: Harness['events'] = { created: 0, retries: [], finals: [], slotsFreed: 0 };
   const hooks: UpgradeEvents = {
     onTaskCreated: () => {
       events.created++;
     },
     onRetry: (reason) => {
       events.retries.push(reason);
+    },
+    onSlotFreed: (id) => {
+      expect(id).toBe(rolloutId);
+      events.slotsFreed++;
     },
     onFinal: (_rollout, record, durationMs) => {
       events.finals.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
@@ -296,6 +305,7 @@ describe('processUpgrade: a Collector that upgrades', () => {
     });
     expect(await h.results.counts(h.rolloutId)).toEqual({ succeeded: 1 });
     expect(h.events.finals).toEqual([{ state: 'succeeded', durationMs: (done.finishedAt as number) - t0 }]);
+    expect(h.events.slotsFreed).toBe(1);
 
     // A job that runs again after the end does nothing.
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
@@ -430,6 +440,7 @@ describe('processUpgrade: final outcomes other than success', () => {
     expect(r.message).toMatch(/^collector\.type\.invalid: /);
     expect(await h.slots.count(h.rolloutId)).toBe(0);
     expect(h.events.finals.map((f) => f.state)).toEqual(['rejected']);
+    expect(h.events.slotsFreed).toBe(1);
     expect(h.events.retries).toEqual([]);
     // Running the job again sends nothing.
     expect(await h.step(C.hosted)).toEqual({ kind: 'done' });
@@ -473,6 +484,7 @@ describe('processUpgrade: Collectors that are not alive', () => {
     });
     expect(await h.slots.count(h.rolloutId)).toBe(0);
     expect(h.events.retries).toEqual(['collector_not_alive']);
+    expect(h.events.slotsFreed).toBe(1);
 
     // Woken early: it waits out the rest of the backoff without a request.
     h.t.clock.advance(MINUTE);
@@ -549,6 +561,7 @@ describe('processUpgrade: creates of unknown outcome', () => {
     expect((await h.t.stats()).requests.byEndpoint.create).toBe(1); // the test's own
     // Reconciling keeps the slot: the task may still be running.
     expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
+    expect(h.events.slotsFreed).toBe(0);
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect((await h.record(C.web1)).state).toBe('reconciling');
   });

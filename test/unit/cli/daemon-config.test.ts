@@ -82,6 +82,7 @@ describe('loadDaemonConfig: defaults', () => {
       timeScale: 1,
       stalledIntervalMs: 30_000,
       dataDir: '.data',
+      apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
     });
   });
 });
@@ -99,6 +100,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
     timeScale: 10,
     stalledInterval: '1m',
     dataDir: '/var/lib/file',
+    apiBudget: { requestsPerSecond: 2, maxConcurrent: 3 },
   };
   const env = {
     REDIS_URL: 'redis://env:6379',
@@ -112,6 +114,8 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
     FLEET_UPGRADE_TIME_SCALE: '60',
     FLEET_UPGRADE_STALLED_INTERVAL: '45s',
     FLEET_UPGRADE_DATA_DIR: '/tmp/env-data',
+    FLEET_UPGRADE_API_REQUESTS_PER_SECOND: '3.5',
+    FLEET_UPGRADE_API_MAX_CONCURRENT: '6',
   };
 
   it('takes the file over the defaults', () => {
@@ -129,6 +133,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
       timeScale: 10,
       stalledIntervalMs: 60_000,
       dataDir: '/var/lib/file',
+      apiBudget: { requestsPerSecond: 2, maxConcurrent: 3 },
     });
   });
 
@@ -146,6 +151,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
       timeScale: 60,
       stalledIntervalMs: 45_000,
       dataDir: '/tmp/env-data',
+      apiBudget: { requestsPerSecond: 3.5, maxConcurrent: 6 },
     });
   });
 
@@ -242,6 +248,10 @@ describe('loadDaemonConfig: errors name the variable', () => {
     ['FLEET_UPGRADE_STALLED_INTERVAL', '-3s'],
     ['LOG_LEVEL', 'loud'],
     ['FLEET_UPGRADE_LISTEN', 'localhost'],
+    ['FLEET_UPGRADE_API_REQUESTS_PER_SECOND', '0'],
+    ['FLEET_UPGRADE_API_REQUESTS_PER_SECOND', 'lots'],
+    ['FLEET_UPGRADE_API_MAX_CONCURRENT', '1.5'],
+    ['FLEET_UPGRADE_API_MAX_CONCURRENT', '1001'],
   ])('%s=%s', (name, value) => {
     const err = configError(() => load({ [name]: value }));
     expect(err.code).toBe('FLEET_ERR_CONFIG');
