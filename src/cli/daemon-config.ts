@@ -156,14 +156,19 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
         ? '--listen'
         : env.FLEET_UPGRADE_LISTEN
           ? 'FLEET_UPGRADE_LISTEN'
-          : (configFile ?? 'default'),
+          : `${configFile ?? 'default'}: listen`,
     ),
     policyDir: flags.policies ?? env.FLEET_UPGRADE_POLICIES ?? file.policies ?? DEFAULT_POLICY_DIR,
     policyFiles: flags.policy ?? [],
     logLevel,
     workerConcurrency:
       flags.concurrency ??
-      envNumber(env, 'FLEET_UPGRADE_CONCURRENCY', issues, (n) => Number.isInteger(n) && n >= 1) ??
+      envNumber(
+        env,
+        'FLEET_UPGRADE_CONCURRENCY',
+        issues,
+        (n) => Number.isInteger(n) && n >= 1 && n <= 1000,
+      ) ??
       file.workerConcurrency ??
       20,
     scanIntervalMs:

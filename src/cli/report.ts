@@ -21,15 +21,18 @@ export const REPORT_COLUMNS = [
   'message',
 ] as const;
 
-export function csvCell(value: unknown): string {
+const TIME_COLUMNS: ReadonlySet<string> = new Set(['discoveredAt', 'requestTime', 'finishedAt']);
+
+/** One CSV cell; times (epoch ms) as ISO 8601. */
+export function csvCell(value: unknown, column?: string): string {
   if (value === undefined || value === null) return '';
-  const text =
-    typeof value === 'number' && String(value).length === 13 ? new Date(value).toISOString() : String(value);
+  const isTime = typeof value === 'number' && column !== undefined && TIME_COLUMNS.has(column);
+  const text = isTime ? new Date(value).toISOString() : String(value);
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function toCsvRow(r: CollectorResult): string {
-  return REPORT_COLUMNS.map((c) => csvCell(r[c])).join(',');
+  return REPORT_COLUMNS.map((c) => csvCell(r[c], c)).join(',');
 }
 
 export function reportCommand(): Command {

@@ -53,11 +53,17 @@ export function startSchedulerLoop(options: SchedulerLoopOptions): SchedulerLoop
 
   let busy = false;
   let kicked = false;
+  let dueAt = Number.POSITIVE_INFINITY;
+  /** Sets the next round `delay` ms from now, but never later than one already set. */
   function schedule(delay = options.intervalMs): void {
     if (stopped) return;
+    const at = Date.now() + delay;
+    if (timer && dueAt <= at) return;
     if (timer) clearTimeout(timer);
+    dueAt = at;
     timer = setTimeout(() => {
       timer = undefined;
+      dueAt = Number.POSITIVE_INFINITY;
       busy = true;
       kicked = false;
       running = round().finally(() => {

@@ -24,6 +24,7 @@ import {
   type CollectorResult,
   type CollectorState,
   type ResultStore,
+  SLOT_STATES,
 } from './result-store.js';
 import type { RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
 import { observeVersions, scanUpgradable } from './scan-upgradable.js';
@@ -221,19 +222,22 @@ export class Scheduler {
     const window = Math.max(free * 4, 100) - 1;
     const candidates = (await redis.zrange(keys.waiting(rollout.id), '0', String(window))).map(Number);
     const records = await results.getMany(rollout.id, candidates);
+    // Ids left in the waiting set by a crash after their admission are dropped from it here:
+    // only Collectors read as queued may take a slot.
+    const stale = candidates.filter((id) => records.get(id)?.state !== 'queued');
+    if (stale.length) await redis.zrem(keys.waiting(rollout.id), ...stale.map(String));
     const open = candidates.filter((id) => {
       const r = records.get(id);
-      return r && isWindowOpen(policy.windows, now, r.timeZone);
+      return r?.state === 'queued' && isWindowOpen(policy.windows, now, r.timeZone);
     });
     const got = await slots.acquire(rollout.id, open.slice(0, free), rollout.maxInFlight);
     const admitted: number[] = [];
     for (const id of got) {
       const r = records.get(id) as CollectorResult;
-      if (
-        r.state !== 'queued' ||
-        !(await results.put(rollout.id, { ...r, state: 'admitted', admittedAt: now }, 'queued'))
-      ) {
-        if (r.state !== 'admitted') await slots.release(rollout.id, id);
+      if (!(await results.put(rollout.id, { ...r, state: 'admitted', admittedAt: now }, 'queued'))) {
+        // It moved on since we read it; give the slot back only if it holds none by right.
+        const fresh = await results.get(rollout.id, id);
+        if (!fresh || !SLOT_STATES.includes(fresh.state)) await slots.release(rollout.id, id);
         await redis.zrem(keys.waiting(rollout.id), String(id));
         continue;
       }

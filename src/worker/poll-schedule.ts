@@ -49,9 +49,12 @@ export function nextPollDelay(input: NextPollInput): number {
   if (sorted.length >= MIN_SAMPLES)
     firstAt = Math.max(settings.initialMs, Math.min(quantile(sorted, 0.1), settings.maxMs * 4));
   let delay: number;
-  if (elapsedMs < firstAt) delay = firstAt - elapsedMs;
-  else delay = Math.min(settings.maxMs, Math.max(floor, LATENESS * elapsedMs));
-  const spread = settings.jitter * (input.random() * 2 - 1);
+  let spread = settings.jitter * (input.random() * 2 - 1);
+  if (elapsedMs < firstAt) {
+    delay = firstAt - elapsedMs;
+    // A learned first read is never pulled before the quickest tenth had finished.
+    if (firstAt > settings.initialMs) spread = Math.abs(spread);
+  } else delay = Math.min(settings.maxMs, Math.max(floor, LATENESS * elapsedMs));
   delay *= 1 + spread;
   // Read once more just after the deadline, so that a task the service finished is not called timed out.
   const untilDeadline = deadlineMs - elapsedMs;

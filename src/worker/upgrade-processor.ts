@@ -48,6 +48,9 @@ export interface ProcessorDeps {
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
+/** The service fails a task not succeeded this long after its request (interface section 8). */
+export const SERVICE_TIMEOUT_MS = 30 * 60_000;
+
 /** A create found unanswered for less than this (clock ms) is retried; older ones are reconciled. */
 export const AMBIGUITY_WINDOW_MS = 5_000;
 const done: Step = { kind: 'done' };
@@ -127,7 +130,8 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
           message: '',
           createdBy: PROCESS_NAME,
         };
-        await save(pending, 'creating');
+        // If a step that found 'creating' too old moved it to 'reconciling' meanwhile, the id settles it.
+        if (!(await save(pending, 'creating'))) await save(pending, 'reconciling');
         deps.events?.onTaskCreated?.(rollout.id);
         log.info({ taskId: result.taskId, from: current.from, to: current.to }, 'task created');
         return { kind: 'delay', ms: nextPoll(0) };
@@ -199,6 +203,9 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
     case 'not_alive':
     case 'rejected':
     case 'skipped':
+      // A process may have died between writing the outcome and giving the slot back.
+      await slots.release(rollout.id, record.id);
+      return done;
     case 'reconciling':
       return done;
     case 'queued':
@@ -208,6 +215,8 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
         record.nextAttemptAt !== undefined &&
         now < record.nextAttemptAt
       ) {
+        // As above: the slot may still be held if a process died right after the backoff began.
+        await slots.release(rollout.id, record.id);
         return { kind: 'delay', ms: record.nextAttemptAt - now };
       }
       const got = await slots.acquire(rollout.id, [record.id], rollout.maxInFlight);
@@ -288,7 +297,8 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
         taskElapsed,
       );
     if (task.state === 'failed') {
-      const timedOut = /time(d)?[ -]?out/i.test(task.message);
+      // The service's own time-out, not any failure whose message says "timed out" (a download, say).
+      const timedOut = elapsed >= SERVICE_TIMEOUT_MS * 0.9 && /time(d)?[ -]?out/i.test(task.message);
       return finish(
         { ...base, state: timedOut ? 'timed_out' : 'failed', message: task.message, finishedAt: now },
         current.state,

@@ -144,7 +144,7 @@ describe('Scheduler admission', () => {
     expect((await s.slots.members(s.rollout.id)).sort()).toEqual([21, 22]);
   });
 
-  // BUG (src/rollout/scheduler.ts, admit(): `if (r.state !== 'admitted') await slots.release(...)`):
+  // Regression test (fixed) (src/rollout/scheduler.ts, admit(): `if (r.state !== 'admitted') await slots.release(...)`):
   // a crash after enqueueUpgrades and before the ZREM leaves an admitted Collector in the waiting
   // set. Its worker moves it on (pending), and the next admission finds it among the candidates:
   // acquire() hands back the slot it already holds, the CAS from 'queued' fails, and since the
@@ -152,7 +152,7 @@ describe('Scheduler admission', () => {
   // The rollout then admits one more than maxInFlight. Suggested: acquire slots only for records
   // read as 'queued', and on a failed CAS release only when the record (read again) is in no
   // slot state (SLOT_STATES); drop the id from the waiting set either way.
-  it.fails('a Collector left in the waiting set by a crash keeps its slot once its task runs', async () => {
+  it('a Collector left in the waiting set by a crash keeps its slot once its task runs', async () => {
     const s = await setup({ maxInFlight: 2 });
     await s.seed(31, 'pending', { taskId: '10000001', attempts: 1 });
     await s.addWaiting(31); // the crash: admitted and enqueued, not yet removed from the waiting set
@@ -165,7 +165,7 @@ describe('Scheduler admission', () => {
   });
 
   // Same bug, its consequence: three Collectors that may have an unfinished task with maxInFlight 2.
-  it.fails('never has more unfinished Collectors than maxInFlight after that crash', async () => {
+  it('never has more unfinished Collectors than maxInFlight after that crash', async () => {
     const s = await setup({ maxInFlight: 2 });
     await s.seed(41, 'pending', { taskId: '10000002', attempts: 1 });
     await s.addWaiting(41);

@@ -380,11 +380,11 @@ describe('processUpgrade: final outcomes other than success', () => {
     expect(await h.record(C.failing)).toMatchObject({ state: 'failed', message: simTask?.message });
   });
 
-  // BUG (src/worker/upgrade-processor.ts, poll(): `/time(d)?[ -]?out/i.test(task.message)`): any
+  // Regression test (fixed) (src/worker/upgrade-processor.ts, poll(): `/time(d)?[ -]?out/i.test(task.message)`): any
   // failure whose message mentions a time-out (a download that timed out after 2 minutes) is
   // recorded as timed_out. The service's time-out is the task not finishing within 30 minutes of
   // its request; a task that failed 2 minutes in is `failed`, whatever its message says.
-  it.fails('a quick failure whose message mentions a time-out is failed, not timed_out', async () => {
+  it('a quick failure whose message mentions a time-out is failed, not timed_out', async () => {
     const message = 'Upgrade failed: the download of the installer timed out (connection to the CDN).';
     const h = await harness({ fleet: fleetWith(C.failing, { failureMessage: message }) });
     await h.seed(C.failing);
@@ -673,12 +673,12 @@ describe('processUpgrade: service faults are retried, never a Collector’s fail
 });
 
 describe('processUpgrade: crash leftovers', () => {
-  // BUG (src/worker/upgrade-processor.ts, `finish` and the final-state case of the switch): the
+  // Regression test (fixed) (src/worker/upgrade-processor.ts, `finish` and the final-state case of the switch): the
   // outcome is written, then the slot released, in two steps. A process killed between them leaves
   // a final record that still holds an in-flight slot; the stalled job runs again, finds a final
   // state and returns `done` without releasing it, and nothing else ever does: the rollout's
   // effective maxInFlight shrinks by one for good with every such crash.
-  it.fails('a final record still holding a slot gets it back on the next step', async () => {
+  it('a final record still holding a slot gets it back on the next step', async () => {
     const h = await harness();
     await h.seed(C.web1, 'succeeded', { taskId: '1', finishedAt: h.t.clock.now() });
     await h.slots.acquire(h.rolloutId, [C.web1], 10);
@@ -686,10 +686,10 @@ describe('processUpgrade: crash leftovers', () => {
     expect(await h.slots.count(h.rolloutId)).toBe(0);
   });
 
-  // BUG (same cause, the collector.not.alive branch of `create`): killed between writing
+  // Regression test (fixed) (same cause, the collector.not.alive branch of `create`): killed between writing
   // waiting_alive and releasing the slot, the Collector keeps its slot for the whole backoff
   // (10 minutes by default), and the step that finds it early re-delays without releasing it.
-  it.fails('a waiting_alive record still holding a slot gives it back while it waits', async () => {
+  it('a waiting_alive record still holding a slot gives it back while it waits', async () => {
     const h = await harness();
     const now = h.t.clock.now();
     await h.seed(C.offline, 'waiting_alive', {

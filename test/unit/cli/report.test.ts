@@ -85,8 +85,14 @@ describe('csvCell', () => {
     expect(csvCell(value)).toBe(expected);
   });
 
-  it('writes epoch-ms times as ISO 8601', () => {
-    expect(csvCell(T)).toBe('2025-01-06T09:00:00.000Z');
+  it('writes epoch-ms times as ISO 8601 in the time columns', () => {
+    expect(csvCell(T, 'requestTime')).toBe('2025-01-06T09:00:00.000Z');
+    expect(csvCell(T, 'finishedAt')).toBe('2025-01-06T09:00:00.000Z');
+  });
+
+  it('leaves other 13-digit numbers as they are (a task id, say)', () => {
+    expect(csvCell(T, 'taskId')).toBe(String(T));
+    expect(csvCell(T)).toBe(String(T));
   });
 });
 
