@@ -141,8 +141,12 @@ export const Policy = z.strictObject({
     .prefault({}),
   /** Status reads of a running task. Default `{ initial: 60s, max: 5m, jitter: 0.2 }`. */
   poll: Poll.prefault({}),
-  /** Local deadline of a task whose status never turns final. Default 35m (the service's 30m plus 5m). */
-  taskTimeout: durationField().default(ms('35m')),
+  /**
+   * Local deadline of a task whose status never turns final. Default 35m (the service's 30m plus
+   * 5m). At least 30m: the service keeps a task unfinished up to 30 minutes, and its in-flight
+   * slot must be held until then for maxInFlight to hold.
+   */
+  taskTimeout: durationField({ min: ms('30m') }).default(ms('35m')),
   /** API budget of this policy's requests. Default `{ requestsPerSecond: 4, maxConcurrent: 10 }`. */
   api: ApiBudget.prefault({}),
   /** Collectors per page when listing the upgradable ones, 1..1000. Default 1000. */

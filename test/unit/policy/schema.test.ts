@@ -242,8 +242,8 @@ describe('Policy validation names file, line, column, field and reason', () => {
     ['jitter', yaml('name: a', 'poll:', '  jitter: 2'), 'p.yaml:3:3: poll.jitter: must be between 0 and 1'],
     [
       'taskTimeout',
-      yaml('name: a', 'taskTimeout: 0s'),
-      'p.yaml:2:1: taskTimeout: must be longer than 0, got 0s',
+      yaml('name: a', 'taskTimeout: 20m'),
+      'p.yaml:2:1: taskTimeout: must be at least 30m, got 20m',
     ],
     [
       'rps',
