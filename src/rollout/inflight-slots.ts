@@ -1,11 +1,13 @@
 /**
- * The global in-flight limit of a rollout: a Redis set of the Collectors that may have an
+ * The global in-flight limit of a policy: a Redis set of the Collectors that may have an
  * unfinished task. A slot is taken atomically (Lua) before a task is created and given back when
  * the task's outcome is final or the Collector waits to come alive, so that every process
- * together never has more than `maxInFlight` unfinished tasks.
+ * together never has more than `maxInFlight` unfinished tasks. The set belongs to the policy, not
+ * to one rollout: while a superseded rollout's last upgrades finish, the new one shares the limit.
  */
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.js';
+import { policyOf } from './rollout-store.js';
 
 // KEYS: the set. ARGV: limit, ids... Returns the ids that got a slot (members already in keep theirs).
 const ACQUIRE = `
@@ -39,19 +41,23 @@ export class InflightSlots {
   /** Gives slots to as many of `ids` as the limit allows, in order; returns those that hold one. */
   async acquire(rolloutId: string, ids: readonly number[], limit: number): Promise<number[]> {
     if (ids.length === 0) return [];
-    const got = await this.redis.fuAcquireSlots(this.keys.inflight(rolloutId), limit, ...ids.map(String));
+    const got = await this.redis.fuAcquireSlots(
+      this.keys.inflight(policyOf(rolloutId)),
+      limit,
+      ...ids.map(String),
+    );
     return got.map(Number);
   }
 
   async release(rolloutId: string, id: number): Promise<void> {
-    await this.redis.srem(this.keys.inflight(rolloutId), String(id));
+    await this.redis.srem(this.keys.inflight(policyOf(rolloutId)), String(id));
   }
 
   async count(rolloutId: string): Promise<number> {
-    return this.redis.scard(this.keys.inflight(rolloutId));
+    return this.redis.scard(this.keys.inflight(policyOf(rolloutId)));
   }
 
   async members(rolloutId: string): Promise<number[]> {
-    return (await this.redis.smembers(this.keys.inflight(rolloutId))).map(Number);
+    return (await this.redis.smembers(this.keys.inflight(policyOf(rolloutId)))).map(Number);
   }
 }

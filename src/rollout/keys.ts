@@ -17,8 +17,8 @@ export interface Keys {
   counts(rolloutId: string): string;
   /** ZSET of Collector ids in state queued, scored by discovery order: the admission order. */
   waiting(rolloutId: string): string;
-  /** SET of Collector ids that hold an in-flight slot. */
-  inflight(rolloutId: string): string;
+  /** SET of Collector ids that hold an in-flight slot of a policy (shared by its rollouts). */
+  inflight(policy: string): string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
   /** STRING: the token of the scheduler that leads. */

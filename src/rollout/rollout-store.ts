@@ -50,6 +50,12 @@ export function rolloutId(policy: string, build: string): string {
   return `${policy}@${build}`;
 }
 
+/** The policy of a rollout id (policy names hold no `@`). */
+export function policyOf(rolloutId: string): string {
+  const at = rolloutId.indexOf('@');
+  return at < 0 ? rolloutId : rolloutId.slice(0, at);
+}
+
 const MAX_DURATIONS = 500;
 
 function parse(raw: Record<string, string>): RolloutRecord | undefined {

@@ -9,6 +9,7 @@
  * lazily: `advance(now)` replays every due event in order before anything is read or changed.
  */
 import { createRandom, type Random } from '../lib/random.js';
+import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
 import { EventQueue } from './event-queue.js';
 import { generateFleet } from './generate-fleet.js';
 import type { FleetFile, Outcome } from './schema.js';
@@ -47,8 +48,7 @@ const FAILURE_REASONS = [
 ];
 
 export class FleetModel {
-  readonly builds: readonly string[];
-  readonly latest: string;
+  private readonly buildList: string[];
   readonly counters: ModelCounters = {
     tasksCreated: 0,
     tasksByOutcome: { succeeded: 0, failed: 0, timedOut: 0 },
@@ -68,8 +68,7 @@ export class FleetModel {
     private readonly fleet: FleetFile,
     start: number,
   ) {
-    this.builds = fleet.builds;
-    this.latest = fleet.builds[fleet.builds.length - 1] as string;
+    this.buildList = [...fleet.builds];
     for (const [i, b] of fleet.builds.entries()) this.buildIndex.set(b, i);
     this.rng = createRandom(fleet.seed);
     const explicit = fleet.collectors;
@@ -159,6 +158,24 @@ export class FleetModel {
       else page.push(c);
     }
     return page;
+  }
+
+  /** Builds, oldest to newest. */
+  get builds(): readonly string[] {
+    return this.buildList;
+  }
+
+  get latest(): string {
+    return this.buildList[this.buildList.length - 1] as string;
+  }
+
+  /** Publishes a new latest build (a release during a rollout); it must be newer than the latest. */
+  addBuild(version: string): void {
+    if (!isBuildVersion(version)) throw new RangeError(`not a build version: ${JSON.stringify(version)}`);
+    if (compareBuildVersions(version, this.latest) <= 0)
+      throw new RangeError(`${version} is not newer than the latest build ${this.latest}`);
+    this.buildIndex.set(version, this.buildList.length);
+    this.buildList.push(version);
   }
 
   get size(): number {

@@ -1,7 +1,8 @@
 /**
  * /_sim/...: the simulator's own window for tests, demos and benchmarks. No authentication,
  * answered to loopback callers only. GET stats, GET collectors (optionally `?ids=1,2`),
- * GET collectors/:id, PATCH collectors/:id with `{alive?, outcome?}`.
+ * GET collectors/:id, PATCH collectors/:id with `{alive?, outcome?}`, GET builds, and POST builds
+ * with `{version}` to release a new latest build while running.
  */
 import { z } from 'zod';
 import type { FleetModel } from './fleet-model.js';
@@ -58,6 +59,22 @@ export function introspect(
   stats: () => unknown,
 ): Answer {
   if (path === '/_sim/stats') return method === 'GET' ? json(200, stats()) : simError(405, 'use GET');
+  if (path === '/_sim/builds') {
+    if (method === 'GET') return json(200, { builds: model.builds, latest: model.latest });
+    if (method !== 'POST') return simError(405, 'use GET or POST');
+    let version: unknown;
+    try {
+      version = (JSON.parse(bodyText) as { version?: unknown }).version;
+    } catch {
+      return simError(400, 'body must be JSON: {"version": "<major>.<minor>-<build>"}');
+    }
+    try {
+      model.addBuild(String(version));
+    } catch (err) {
+      return simError(400, (err as Error).message);
+    }
+    return json(201, { builds: model.builds, latest: model.latest });
+  }
   if (path === '/_sim/collectors') {
     if (method !== 'GET') return simError(405, 'use GET');
     const ids = query.get('ids');

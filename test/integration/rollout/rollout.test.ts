@@ -253,3 +253,46 @@ describe('waves and the failure gate', () => {
     expect((await harness.simStats()).tasksCreated).toBeLessThanOrEqual(20);
   }, 90_000);
 });
+
+describe('a newer latest build', () => {
+  it('starts a new rollout; the old one is superseded, its unstarted Collectors skipped, none upgraded twice per rollout', async () => {
+    const collectors = Array.from({ length: 30 }, (_, i) => ({
+      id: i + 1,
+      version: '19.400-5',
+      outcome: 'succeed' as const,
+      upgradeSeconds: 120,
+    }));
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: { builds: BUILDS, users: USERS, collectors, behaviour: { incrementalAbove: 0 } },
+      policy: { name: 'follow', target: 'latest', maxInFlight: 5, poll: { initial: '30s', max: '1m' } },
+    });
+    await harness.startRun();
+    await harness.waitFor((s) => (s.rollouts[0]?.counts.succeeded ?? 0) >= 8, 30_000);
+    const released = await fetch(`${harness.sim.url}/_sim/builds`, {
+      method: 'POST',
+      body: JSON.stringify({ version: '19.480-1' }),
+    });
+    expect(released.status).toBe(201);
+    const status = await harness.waitFor(
+      (s) => s.rollouts.some((r) => r.id === 'follow@19.480-1' && r.phase === 'converged'),
+      60_000,
+    );
+    const old = status.rollouts.find((r) => r.id === `follow@${LATEST}`);
+    const fresh = status.rollouts.find((r) => r.id === 'follow@19.480-1');
+    expect(old?.phase).toBe('superseded');
+    expect(old?.counts.skipped ?? 0).toBeGreaterThan(0);
+    expect(old?.counts.queued ?? 0).toBe(0);
+    expect(fresh?.counts).toEqual({ succeeded: 30 });
+    const sim = await harness.simCollectors();
+    expect(sim.every((c) => c.version === '19.480-1')).toBe(true);
+    // The two rollouts of the policy share its limit while the old one's last upgrades finish.
+    expect((await harness.simStats()).maxConcurrentTasks).toBeLessThanOrEqual(5);
+    for (const c of sim) {
+      expect(c.tasks.filter((t) => t.toVersion === LATEST).length, `collector ${c.id}`).toBeLessThanOrEqual(
+        1,
+      );
+      expect(c.tasks.filter((t) => t.toVersion === '19.480-1').length, `collector ${c.id}`).toBe(1);
+    }
+  }, 90_000);
+});
