@@ -12,8 +12,10 @@ export function ensureDeps() {
   const lock = join(root, 'package-lock.json');
   const stale = !existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs;
   if (stale) {
-    process.stderr.write('fleet-upgrade: installing dependencies (npm ci)\n');
-    run('npm', ['ci', '--no-audit', '--no-fund']);
+    // npm install, not npm ci: npm 11 writes a lock without other platforms' optional packages
+    // and then refuses it in `npm ci` (npm/cli#8805); npm install keeps the locked versions.
+    process.stderr.write('fleet-upgrade: installing dependencies (npm install)\n');
+    run('npm', ['install', '--no-audit', '--no-fund']);
   }
 }
 
