@@ -94,6 +94,19 @@ describe('bodies the simulator never sends (stub server)', () => {
     expect(stub.requests).toHaveLength(2);
   });
 
+  it.each([
+    [403, 'forbidden', 'permission'],
+    [405, 'method.unsupported', 'invalid_request'],
+    [415, 'contenttype.invalid', 'invalid_request'],
+  ])('classifies %i %s as %s, without retrying', async (status, code, kind) => {
+    const stub = await startStubServer((_req, res) =>
+      reply(res, status, { status, id: 'ABCDE-FGHIJ-KLMNO', code, message: 'no' }),
+    );
+    const { client } = createTestClient(stub.baseUrl, { retry });
+    await expect(client.listTargets()).rejects.toMatchObject({ kind, status, vendorCode: code, attempts: 1 });
+    expect(stub.requests).toHaveLength(1);
+  });
+
   it('retries an empty 502 and then succeeds', async () => {
     const stub = await startStubServer((_req, res, n) => {
       if (n === 1) {

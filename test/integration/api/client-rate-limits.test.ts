@@ -1,20 +1,24 @@
 /**
  * One client process against a rate-limited simulator (accelerated clock): with the request
- * budget it never meets a 429, whether the rate or the concurrency limit binds; without limits
- * of its own, the simulator's 429s are retried and slow the budget down (AIMD).
+ * budget it never meets a 429, whether the rate or the concurrency limit binds (the simulator
+ * runs in its own process for these, see separate-simulator.ts); with a budget above the
+ * service's limit, the simulator's 429s are retried and slow the budget down (AIMD).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRequestBudget } from '../../../src/api/memory-request-budget.js';
 import { createRedisRequestBudget } from '../../../src/api/redis-request-budget.js';
 import { createScaledClock } from '../../../src/lib/clock.js';
 import { closeTestClients, createTestClient } from '../../support/api-client.js';
+import { stopLineChildren } from '../../support/line-child.js';
 import { useTestRedis } from '../../support/redis.js';
+import { startSeparateSimulator } from '../../support/separate-simulator.js';
 import { startTestSimulator, stopTestSimulators, testFleet } from '../../support/simulator.js';
 
 const ctx = useTestRedis();
 afterEach(async () => {
   await closeTestClients();
   await stopTestSimulators();
+  await stopLineChildren();
 });
 
 const SCALE = 20;
@@ -25,11 +29,11 @@ async function hammer(client: { listTargets(): Promise<unknown> }, calls: number
 
 describe('client under the service limits', () => {
   it('stays under a binding concurrency limit with the Redis budget (no 429)', async () => {
-    const t = await startTestSimulator(
+    const t = await startSeparateSimulator(
       testFleet({
         faults: { rateLimit: { perSecond: 20, concurrent: 2 }, latencyMs: { min: 500, max: 1500 } },
       }),
-      { timeScale: SCALE },
+      SCALE,
     );
     const budget = createRedisRequestBudget({
       redis: ctx.redis,
@@ -39,7 +43,7 @@ describe('client under the service limits', () => {
       concurrent: 2,
       timeScale: SCALE,
     });
-    const { client, attempts } = createTestClient(t.sim.baseUrl, { budget, clock: createScaledClock(SCALE) });
+    const { client, attempts } = createTestClient(t.baseUrl, { budget, clock: createScaledClock(SCALE) });
     await hammer(client, 12);
     const stats = await t.stats();
     expect(stats.rateLimited).toBe(0);
@@ -48,16 +52,23 @@ describe('client under the service limits', () => {
   });
 
   it('stays under the rate limit with the memory budget (no 429)', async () => {
-    const t = await startTestSimulator(
+    // As in shared-budget-processes.test.ts: 250 ms windows, padded by 15%.
+    const scale = 4;
+    const t = await startSeparateSimulator(
       testFleet({ faults: { rateLimit: { perSecond: 4, concurrent: 10 } } }),
-      {
-        timeScale: SCALE,
-      },
+      scale,
     );
-    const budget = createMemoryRequestBudget({ perSecond: 4, concurrent: 10, timeScale: SCALE });
-    const { client } = createTestClient(t.sim.baseUrl, { budget, clock: createScaledClock(SCALE) });
-    await hammer(client, 16);
-    expect((await t.stats()).rateLimited).toBe(0);
+    const budget = createMemoryRequestBudget({
+      perSecond: 4,
+      concurrent: 10,
+      timeScale: scale,
+      marginRatio: 0.15,
+    });
+    const { client } = createTestClient(t.baseUrl, { budget, clock: createScaledClock(scale) });
+    await hammer(client, 12);
+    const stats = await t.stats();
+    expect(stats.rateLimited).toBe(0);
+    expect(stats.requests.total).toBe(12);
   });
 
   it('retries 429s and halves the shared rate when the budget allows more than the service', async () => {

@@ -30,13 +30,13 @@ function budgets(n: number, limits: Omit<RedisRequestBudgetOptions, 'redis' | 'a
 
 describe('redis request budget', () => {
   it('lets no more than N requests from all instances into any padded window', async () => {
-    const limits = { perSecond: 4, concurrent: 0, timeScale: 20 };
-    const window = budgetWindowMs(resolveBudgetLimits(limits)); // 57.5 ms real
+    const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
+    const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real
     const all = budgets(3, limits);
     const grants: number[] = [];
     await Promise.all(
       all.flatMap((b) =>
-        Array.from({ length: 12 }, async () => {
+        Array.from({ length: 8 }, async () => {
           const lease = await b.acquire();
           grants.push(Date.now());
           await lease.release();
@@ -44,13 +44,15 @@ describe('redis request budget', () => {
       ),
     );
     grants.sort((a, b) => a - b);
-    expect(grants).toHaveLength(36);
-    // Decision times come from the Redis clock; the local stamp follows it by under a millisecond
-    // or two, so allow that much.
+    expect(grants).toHaveLength(24);
+    // Slots are decided on the Redis clock; these local stamps follow by a reply's latency, which a
+    // busy machine stretches by tens of ms, so the exact bound is proven by the unit tests of the
+    // same algorithm on a manual clock. Here: three instances share one log (unshared, or with a
+    // fixed window, five grants would land ~0 ms apart), and together they run near the limit.
     for (let i = 0; i + 4 < grants.length; i++)
-      expect((grants[i + 4] as number) - (grants[i] as number)).toBeGreaterThanOrEqual(window - 3);
+      expect((grants[i + 4] as number) - (grants[i] as number)).toBeGreaterThanOrEqual(0.75 * window);
     const seconds = ((grants.at(-1) as number) - (grants[0] as number)) / 1000;
-    expect((grants.length - 4) / seconds).toBeGreaterThan(0.8 * 4 * 20);
+    expect((grants.length - 4) / seconds).toBeGreaterThan(0.7 * 4 * 5);
   });
 
   it('holds concurrent leases across instances to the limit', async () => {
@@ -86,14 +88,13 @@ describe('redis request budget', () => {
   });
 
   it('shares the AIMD factor and a Retry-After pause between instances', async () => {
-    const [a, b] = budgets(2, { perSecond: 4, concurrent: 0, timeScale: 20 }) as [
-      RequestBudget,
-      RequestBudget,
-    ];
+    // Recovery all but off, so that the factor read below is the decreased one, however slow the machine.
+    const limits = { perSecond: 4, concurrent: 0, timeScale: 20, recoveryPerWindow: 1e-6 };
+    const [a, b] = budgets(2, limits) as [RequestBudget, RequestBudget];
     expect(await b.factor()).toBe(1);
     await a.rateLimited(4000); // 4 s of service time = 200 ms real
     await a.rateLimited(); // the same burst: no second decrease
-    expect(await b.factor()).toBeCloseTo(0.5, 2);
+    expect(await b.factor()).toBeCloseTo(0.5, 3);
     const t0 = Date.now();
     await (await b.acquire()).release();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
