@@ -189,7 +189,10 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
         retryAfterMs = parseRetryAfter(answer.headers['retry-after'], deps.clock.now());
         if (kind === 'rate_limited') {
           rateLimitedCount++;
-          await deps.budget.rateLimited(retryAfterMs);
+          // Advisory: a budget that cannot record the 429 (Redis away) must not fail the call.
+          await deps.budget.rateLimited(retryAfterMs).catch((err: Error) => {
+            logger.warn({ err: err.message }, 'request budget could not record a 429');
+          });
         }
         attemptEvent(answer.status, kind);
         error = new ApiError(kind, `${spec.method} ${spec.path} ${describeAnswer(answer.status, info)}`, {

@@ -3,6 +3,7 @@ import type { ApiAttemptEvent, ApiOperationEvent } from '../../../src/api/api-ho
 import { createCollectorUpgradeClient } from '../../../src/api/collector-upgrade-client.js';
 import { type HttpAnswer, type HttpRequest, TransportError } from '../../../src/api/http-transport.js';
 import { createMemoryRequestBudget } from '../../../src/api/memory-request-budget.js';
+import type { RequestBudget } from '../../../src/api/request-budget.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { createInstantClock } from '../../support/instant-clock.js';
 
@@ -26,7 +27,7 @@ const refused = () => {
 
 const SECRET = 'k3y-secret-value';
 
-function setup(steps: Step[], over: { baseUrl?: string } = {}) {
+function setup(steps: Step[], over: { baseUrl?: string; budget?: RequestBudget } = {}) {
   const requests: HttpRequest[] = [];
   const attempts: ApiAttemptEvent[] = [];
   const operations: ApiOperationEvent[] = [];
@@ -40,7 +41,7 @@ function setup(steps: Step[], over: { baseUrl?: string } = {}) {
     },
     clock,
     logger: log.logger,
-    budget: createMemoryRequestBudget({ perSecond: 0, concurrent: 0 }),
+    budget: over.budget ?? createMemoryRequestBudget({ perSecond: 0, concurrent: 0 }),
     hooks: { onAttempt: (e) => attempts.push(e), onOperation: (e) => operations.push(e) },
     retry: { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000, maxTotalMs: 60_000 },
     random: () => 0.5,
@@ -326,5 +327,19 @@ describe('secrets', () => {
     ]);
     expect(everything).not.toContain(SECRET);
     expect(everything).not.toContain(Buffer.from(`suABC:${SECRET}`).toString('base64'));
+  });
+});
+
+describe('request budget', () => {
+  it('retries a 429 even when the budget cannot record it', async () => {
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 0 });
+    budget.rateLimited = async () => {
+      throw new Error('redis down');
+    };
+    const t = setup([() => json(429, { errors: [{ code: 'rate.limit.exceeded' }] }), () => targets], {
+      budget,
+    });
+    expect(await t.client.listTargets()).toHaveLength(1);
+    expect(t.log.text()).toContain('request budget could not record a 429');
   });
 });
