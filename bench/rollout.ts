@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rehearsalConfig } from '../src/cli/daemon-config.js';
 import { startDaemon } from '../src/cli/start-daemon.js';
 import { watchRollouts } from '../src/cli/watch-rollouts.js';
 import { createLogger } from '../src/lib/logger.js';
@@ -51,22 +52,16 @@ const daemon = await startDaemon({
   role: 'run',
   logger,
   policies: () => [policy],
-  config: {
+  config: rehearsalConfig({
     redisUrl: redis.url,
     keyPrefix: `bench-${randomBytes(4).toString('hex')}:`,
-    listen: { host: '127.0.0.1', port: 0 },
-    policyDir: '',
-    policyFiles: [],
-    logLevel: 'error',
-    workerConcurrency: 20,
-    scanIntervalMs: 300_000,
-    tickMs: 500,
-    timeScale,
-    stalledIntervalMs: 30_000,
     dataDir: dir,
-    apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+    timeScale,
+    logLevel: 'error',
+    tickMs: 500,
+    stalledIntervalMs: 30_000,
     api: { baseUrl: sim.baseUrl, accessId: 'bench', accessKey: 'bench-secret' },
-  },
+  }),
 });
 const wallStart = Date.now();
 await watchRollouts({ daemon, policies: () => [policy], intervalMs: 500 });

@@ -221,3 +221,25 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
   if (issues.length > 0) throw new ConfigError(issues.map(formatIssue).join('\n'), issues);
   return config;
 }
+
+/**
+ * Settings of an in-process orchestrator for rehearsals against the simulator (the demo, the
+ * benchmarks, the tests): loopback on any free port, no policy folder, the given Redis and API.
+ */
+export function rehearsalConfig(
+  base: Pick<DaemonConfig, 'redisUrl' | 'keyPrefix' | 'dataDir' | 'timeScale' | 'api'> &
+    Partial<DaemonConfig>,
+): DaemonConfig {
+  return {
+    listen: { host: '127.0.0.1', port: 0 },
+    policyDir: '',
+    policyFiles: [],
+    logLevel: 'warn',
+    workerConcurrency: 20,
+    scanIntervalMs: 300_000,
+    tickMs: 250,
+    stalledIntervalMs: 5000,
+    apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+    ...base,
+  };
+}

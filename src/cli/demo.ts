@@ -16,6 +16,7 @@ import { loadPolicies } from '../policy/load-policies.js';
 import type { RolloutStatus } from '../rollout/read-fleet-status.js';
 import { FleetFile } from '../simulator/schema.js';
 import { startSimulator } from '../simulator/start-simulator.js';
+import { rehearsalConfig } from './daemon-config.js';
 import { EXIT } from './exit-codes.js';
 import { countsByMetricState, formatRolloutTable, progressBar } from './format-status.js';
 import { startDaemon } from './start-daemon.js';
@@ -73,22 +74,14 @@ export function demoCommand(): Command {
         role: 'run',
         logger,
         policies: () => [policy],
-        config: {
+        config: rehearsalConfig({
           redisUrl: redis.url,
           keyPrefix: `demo-${randomBytes(4).toString('hex')}:`,
-          listen: { host: '127.0.0.1', port: 0 },
-          policyDir: '',
-          policyFiles: [flags.policy],
-          logLevel: 'warn',
-          workerConcurrency: 20,
-          scanIntervalMs: 300_000,
-          tickMs: 250,
-          timeScale: flags.timeScale,
-          stalledIntervalMs: 5000,
-          apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
           dataDir: dir,
+          timeScale: flags.timeScale,
+          policyFiles: [flags.policy],
           api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
-        },
+        }),
       });
       out(`Metrics: ${daemon.http?.url}/metrics\n`);
       const started = Date.now();

@@ -1,13 +1,8 @@
 /** Text renderings of rollouts for `status`, `run --once` and `status --watch`. */
-import { METRIC_STATES, metricState } from '../metrics/create-metrics.js';
+import { countsByMetricState } from '../metrics/create-metrics.js';
 import type { RolloutStatus } from '../rollout/read-fleet-status.js';
 
-export function countsByMetricState(counts: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = Object.fromEntries(METRIC_STATES.map((s) => [s, 0]));
-  for (const [state, n] of Object.entries(counts))
-    out[metricState(state)] = (out[metricState(state)] ?? 0) + n;
-  return out;
-}
+export { countsByMetricState };
 
 export function progressBar(done: number, total: number, width = 20): string {
   const share = total === 0 ? 1 : done / total;

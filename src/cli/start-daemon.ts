@@ -14,6 +14,7 @@ import { type Clock, createScaledClock, systemClock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
 import { ensureRedis } from '../lib/redis-server.js';
+import { withTimeout } from '../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../metrics/create-metrics.js';
 import type { Policy } from '../policy/schema.js';
 import { InflightSlots } from '../rollout/inflight-slots.js';
@@ -33,20 +34,12 @@ import { privateRedisUrlFile } from './open-state.js';
 const SHUTDOWN_STEP_MS = 5000;
 
 /** PING with a time limit: ioredis would otherwise queue the command until Redis is back. */
-export async function pingWithin(redis: Redis, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      redis.ping().then((pong) => pong === 'PONG'),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms);
-      }),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
+export function pingWithin(redis: Redis, ms: number): Promise<boolean> {
+  const pong = redis.ping().then(
+    (answer) => answer === 'PONG',
+    () => false,
+  );
+  return withTimeout(pong, ms, () => false);
 }
 
 export interface DaemonOptions {
@@ -80,17 +73,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // Each step gets a few seconds: with Redis gone, closing a queue or a worker would wait forever.
   const stop = async () => {
     for (const c of cleanups.reverse()) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        c().catch((err: Error) => logger.warn({ err: err.message }, 'shutdown step failed')),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            logger.warn('shutdown step timed out');
-            resolve();
-          }, SHUTDOWN_STEP_MS);
-        }),
-      ]);
-      if (timer) clearTimeout(timer);
+      const step = c().then(
+        () => 'done',
+        (err: Error) => logger.warn({ err: err.message }, 'shutdown step failed'),
+      );
+      if ((await withTimeout(step, SHUTDOWN_STEP_MS, () => 'timeout')) === 'timeout')
+        logger.warn('shutdown step timed out');
     }
   };
   try {

@@ -7,22 +7,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 const READY_CHECK_MS = 3000;
 
 /** A readiness check's answer, or why there is none: it must not hang the probe. */
-async function withinTime(check: Promise<string | undefined>, ms: number): Promise<string | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      check.catch((e: Error) => e.message),
-      new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve(`no answer within ${ms} ms`), ms);
-      }),
-    ]);
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
+function withinTime(check: Promise<string | undefined>, ms: number): Promise<string | undefined> {
+  return withTimeout(
+    check.catch((e: Error) => e.message),
+    ms,
+    () => `no answer within ${ms} ms`,
+  );
 }
 
 export interface ReadinessCheck {

@@ -17,6 +17,7 @@ import { delimiter, join } from 'node:path';
 import { FleetError } from './errors.js';
 import { type Logger, redactUrl } from './logger.js';
 import { pingRedis } from './redis.js';
+import { stopChild } from './stop-child.js';
 
 export type RedisSource = 'env' | 'local' | 'container' | 'apt';
 
@@ -190,21 +191,6 @@ async function waitForRedis(url: string, child: ChildProcess, limitMs: number): 
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const forced = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), 5000);
-  });
-  if ((await Promise.race([exited, forced])) === 'timeout') {
-    child.kill('SIGKILL');
-    await exited;
-  }
-  if (timer) clearTimeout(timer);
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiHooks } from '../api/index.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 /** States as the dashboard shows them (internal states map onto these, see metricState). */
 export const METRIC_STATES = [
@@ -27,6 +28,13 @@ export function metricState(state: string): MetricState {
   if (state === 'admitted') return 'queued';
   if (state === 'creating' || state === 'reconciling') return 'pending';
   return (METRIC_STATES as readonly string[]).includes(state) ? (state as MetricState) : 'pending';
+}
+
+/** Counts per internal state, summed per dashboard state (every dashboard state present). */
+export function countsByMetricState(counts: Record<string, number>): Record<MetricState, number> {
+  const out = Object.fromEntries(METRIC_STATES.map((m) => [m, 0])) as Record<MetricState, number>;
+  for (const [state, n] of Object.entries(counts)) out[metricState(state)] += n;
+  return out;
 }
 
 export interface FleetSnapshot {
@@ -158,20 +166,11 @@ export function createMetrics(
         help: 'Whether Redis answered a PING within a second at this scrape (1) or not (0).',
         registers: [registry],
         async collect() {
-          let up = false;
-          let timer: NodeJS.Timeout | undefined;
-          try {
-            up = await Promise.race([
-              ping(),
-              new Promise<boolean>((resolve) => {
-                timer = setTimeout(() => resolve(false), 1000);
-              }),
-            ]);
-          } catch {
-            up = false;
-          } finally {
-            if (timer) clearTimeout(timer);
-          }
+          const up = await withTimeout(
+            ping().catch(() => false),
+            1000,
+            () => false,
+          );
           this.set(up ? 1 : 0);
         },
       });
@@ -204,11 +203,7 @@ export function createMetrics(
           const s = await read();
           this.reset();
           for (const r of s.rollouts) {
-            const byState = Object.fromEntries(METRIC_STATES.map((m) => [m, 0])) as Record<
-              MetricState,
-              number
-            >;
-            for (const [state, n] of Object.entries(r.counts)) byState[metricState(state)] += n;
+            const byState = countsByMetricState(r.counts);
             for (const m of METRIC_STATES) this.labels(r.id, m).set(byState[m]);
           }
         },

@@ -6,12 +6,14 @@
  * `startPrometheus()` runs a private server on a loopback port with its storage in a temp dir;
  * `promQuery()` evaluates an instant query through the HTTP API.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findExecutable, freeLoopbackPort } from '../../src/lib/redis-server.js';
+import { stopChild } from '../../src/lib/stop-child.js';
 
 export interface PrometheusTools {
   prometheus: string;
@@ -172,22 +174,6 @@ async function waitReady(url: string, child: ChildProcess, limitMs: number): Pro
   return false;
 }
 
-/** SIGTERM, then SIGKILL after 5 s. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const forced = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), 5000);
-  });
-  if ((await Promise.race([exited, forced])) === 'timeout') {
-    child.kill('SIGKILL');
-    await exited;
-  }
-  if (timer) clearTimeout(timer);
-}
-
 export interface PromSeries {
   metric: Record<string, string>;
   value: [number, string];
@@ -229,3 +215,5 @@ export async function promApi<T>(baseUrl: string, path: string): Promise<T> {
   if (body.status !== 'success') throw new Error(`${path}: ${body.error ?? res.status}`);
   return body.data;
 }
+
+export { stopChild };

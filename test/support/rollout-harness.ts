@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { DaemonConfig } from '../../src/cli/daemon-config.js';
+import { type DaemonConfig, rehearsalConfig } from '../../src/cli/daemon-config.js';
 import { type Daemon, startDaemon } from '../../src/cli/start-daemon.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
@@ -124,23 +124,18 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     policyFile,
     env,
     async startRun(overrides = {}) {
-      const config: DaemonConfig = {
+      const config: DaemonConfig = rehearsalConfig({
         redisUrl,
         keyPrefix: prefix,
-        listen: { host: '127.0.0.1', port: 0 },
+        dataDir: join(dir, 'data'),
+        timeScale: options.timeScale,
         policyDir: dir,
         policyFiles: [policyFile],
-        logLevel: 'warn',
-        workerConcurrency: 20,
-        scanIntervalMs: 300_000,
         tickMs,
-        timeScale: options.timeScale,
         stalledIntervalMs: 1000,
-        apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
-        dataDir: join(dir, 'data'),
         api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
         ...overrides,
-      };
+      });
       const policies = loadPolicies({ files: [policyFile] }).map((l) => l.policy);
       const daemon = await startDaemon({
         config,
