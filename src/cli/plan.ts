@@ -4,9 +4,15 @@
  * build to which. Creates nothing and needs no Redis.
  */
 import { Command } from 'commander';
-import { type Collector, createCollectorUpgradeClient, createMemoryRequestBudget } from '../api/index.js';
+import {
+  type Collector,
+  createCollectorUpgradeClient,
+  createMemoryRequestBudget,
+  createRedisRequestBudget,
+} from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
+import { closeRedis, createRedis } from '../lib/redis.js';
 import { loadPolicies } from '../policy/load-policies.js';
 import { planMove } from '../policy/plan-move.js';
 import { compileSelection } from '../policy/select-collectors.js';
@@ -41,15 +47,22 @@ export function planCommand(): Command {
         level: config.logLevel === 'info' ? 'warn' : config.logLevel,
         name: 'plan',
       });
-      const client = createCollectorUpgradeClient({
-        config: config.api,
-        logger,
-        budget: createMemoryRequestBudget({
-          perSecond: policy.api.requestsPerSecond,
-          concurrent: policy.api.maxConcurrent,
-          timeScale: config.timeScale,
-        }),
-      });
+      const limits = {
+        perSecond: policy.api.requestsPerSecond,
+        concurrent: policy.api.maxConcurrent,
+        timeScale: config.timeScale,
+      };
+      // With the daemon's Redis at hand, plan spends the budget it shares with the daemon.
+      const redis = config.redisUrl ? createRedis(config.redisUrl, { name: 'plan', logger }) : undefined;
+      const budget = redis
+        ? createRedisRequestBudget({
+            redis,
+            accessId: config.api.accessId,
+            keyPrefix: `${config.keyPrefix}{fleet-upgrade}:`,
+            ...limits,
+          })
+        : createMemoryRequestBudget(limits);
+      const client = createCollectorUpgradeClient({ config: config.api, logger, budget });
       try {
         const targets = await client.listTargets();
         const build = resolveTarget(policy.target, targets);
@@ -94,6 +107,7 @@ export function planCommand(): Command {
         );
       } finally {
         await client.close();
+        if (redis) await closeRedis(redis);
       }
     });
 }

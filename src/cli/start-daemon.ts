@@ -117,6 +117,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       perSecond,
       concurrent,
       timeScale: config.timeScale,
+      // At a high time scale a window is a few real ms: pad it more against scheduling lag.
+      ...(config.timeScale > 1 ? { marginRatio: 0.15 } : {}),
     });
     metrics.setApiBudget(perSecond * config.timeScale, concurrent);
     metrics.watchRedis(() => pingWithin(redis, 1000));
