@@ -126,7 +126,8 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
           ...sending,
           state: 'pending',
           taskId: result.taskId,
-          requestTime: now,
+          // After the call: a create may have waited for the API budget first.
+          requestTime: clock.now(),
           message: '',
           createdBy: PROCESS_NAME,
         };
@@ -274,6 +275,9 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
       return { kind: 'delay', ms: nextPoll(elapsed) };
     }
     const reads = current.statusReads + 1;
+    // The read may have waited for the API budget: judge the task by when its status was seen.
+    const seenAt = clock.now();
+    const seen = seenAt - requestTime;
     if (answer.kind === 'not_found') {
       return finish(
         {
@@ -281,7 +285,7 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
           statusReads: reads,
           state: 'failed',
           message: `task ${current.taskId} not found: ${answer.message}`,
-          finishedAt: now,
+          finishedAt: seenAt,
         },
         current.state,
       );
@@ -289,28 +293,23 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
     const task = answer.task;
     // Durations are measured on our clock: the service's requestTime is on its own.
     const base: CollectorResult = { ...current, statusReads: reads, lastStatus: task.status, requestTime };
-    const taskElapsed = elapsed;
     if (task.state === 'succeeded')
-      return finish(
-        { ...base, state: 'succeeded', message: '', finishedAt: now },
-        current.state,
-        taskElapsed,
-      );
+      return finish({ ...base, state: 'succeeded', message: '', finishedAt: seenAt }, current.state, seen);
     if (task.state === 'failed') {
       // The service's own time-out, not any failure whose message says "timed out" (a download, say).
-      const timedOut = elapsed >= SERVICE_TIMEOUT_MS * 0.9 && /time(d)?[ -]?out/i.test(task.message);
+      const timedOut = seen >= SERVICE_TIMEOUT_MS * 0.9 && /time(d)?[ -]?out/i.test(task.message);
       return finish(
-        { ...base, state: timedOut ? 'timed_out' : 'failed', message: task.message, finishedAt: now },
+        { ...base, state: timedOut ? 'timed_out' : 'failed', message: task.message, finishedAt: seenAt },
         current.state,
-        taskElapsed,
+        seen,
       );
     }
-    if (elapsed >= settings.taskTimeoutMs) {
+    if (seen >= settings.taskTimeoutMs) {
       const message = `no final status ${Math.round(settings.taskTimeoutMs / 60_000)} minutes after the request (last status ${task.status})`;
-      return finish({ ...base, state: 'timed_out', message, finishedAt: now }, current.state);
+      return finish({ ...base, state: 'timed_out', message, finishedAt: seenAt }, current.state);
     }
     const state: CollectorState = task.state === 'progressing' ? 'progressing' : 'pending';
     if (!(await save({ ...base, state }, current.state))) return done;
-    return { kind: 'delay', ms: nextPoll(elapsed) };
+    return { kind: 'delay', ms: nextPoll(seen) };
   }
 }
