@@ -319,15 +319,22 @@ export class Scheduler {
 
   /** A newer rollout of the policy took over: Collectors not started yet are skipped. */
   private async supersede(oldId: string, now: number) {
-    const { results, rollouts, redis, keys } = this.deps;
+    const { results, rollouts, redis, keys, slots } = this.deps;
     await rollouts.setPhase(oldId, 'superseded', now);
     for await (const r of results.all(oldId)) {
-      if (r.state === 'queued' || r.state === 'waiting_alive') {
-        await results.put(
+      // Upgrades under way finish in their jobs. Nothing would resolve a task of unknown id of a
+      // rollout that no longer runs: the new rollout finds the Collector once that task ends.
+      if (r.state === 'queued' || r.state === 'waiting_alive' || r.state === 'reconciling') {
+        const message =
+          r.state === 'reconciling'
+            ? 'superseded by a newer rollout while its task of unknown id was unresolved'
+            : 'superseded by a newer rollout';
+        const written = await results.put(
           oldId,
-          { ...r, state: 'skipped', message: 'superseded by a newer rollout', finishedAt: now },
+          { ...r, state: 'skipped', message, finishedAt: now },
           r.state,
         );
+        if (written && r.state === 'reconciling') await slots.release(oldId, r.id);
       }
     }
     await redis.del(keys.waiting(oldId));
