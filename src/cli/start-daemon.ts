@@ -134,6 +134,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const rollouts = new RolloutStore(redis, keys);
     const slots = new InflightSlots(redis, keys);
     const queue = createUpgradeQueue(bullConnection, keys.bullPrefix);
+    // Without a listener BullMQ prints a queue's connection errors raw to stderr.
+    queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     cleanups.push(() => queue.close());
 
     // Workers tell the leader at once when a slot frees, so admission does not wait for a tick.

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   policy: Record<string, unknown>;
   timeScale: number;
   tickMs?: number;
+  /** Redis of this rollout (default: the test run's). */
+  redisUrl?: string;
 }
 
 export interface Harness {
@@ -83,7 +85,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const sim = await startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
   const keys = createKeys(prefix);
-  const redisUrl = testRedisUrl();
+  const redisUrl = options.redisUrl ?? testRedisUrl();
   const redis = createRedis(redisUrl, { name: 'harness' });
   const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-rollout-'));
   const policyFile = join(dir, `${String(options.policy.name)}.yaml`);
