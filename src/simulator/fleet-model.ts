@@ -10,8 +10,8 @@
  */
 import { createRandom, type Random } from '../lib/random.js';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
+import { buildCollectors } from './build-collectors.js';
 import { EventQueue } from './event-queue.js';
-import { generateFleet } from './generate-fleet.js';
 import type { FleetFile, Outcome } from './schema.js';
 import { type SimCollector, type SimTask, TaskStatus } from './types.js';
 
@@ -71,42 +71,10 @@ export class FleetModel {
     this.buildList = [...fleet.builds];
     for (const [i, b] of fleet.builds.entries()) this.buildIndex.set(b, i);
     this.rng = createRandom(fleet.seed);
-    const explicit = fleet.collectors;
-    const taken = new Set(explicit.map((c) => c.id));
-    const generated = fleet.generate
-      ? generateFleet({ ...fleet.generate, builds: fleet.builds, takenIds: taken })
-      : [];
-    const hb = fleet.behaviour.heartbeatSeconds * 1000;
-    this.collectors = [...explicit, ...generated]
-      .map((c): SimCollector => {
-        const host = c.hostName ?? (c.type === 'Hosted' ? '' : `host-${c.id}`);
-        return {
-          id: c.id,
-          name: c.name ?? (host || `collector-${c.id}`),
-          hostName: host,
-          timeZone: c.timeZone ?? 'Etc/UTC',
-          ephemeral: c.ephemeral,
-          sourceSyncMode: c.sourceSyncMode,
-          type: c.type,
-          version: c.version ?? this.latest,
-          osVersion: c.osVersion ?? (c.type === 'Hosted' ? '' : '5.15.0-105-generic'),
-          osName: c.osName ?? (c.type === 'Hosted' ? '' : 'Linux'),
-          osArch: c.osArch ?? (c.type === 'Hosted' ? '' : 'amd64'),
-          alive: c.alive,
-          // Offline before we started: gone for between 31 minutes and three days.
-          offlineSince: start - 31 * 60_000 - this.rng.int(0, 3 * 86_400_000),
-          heartbeatPhase: this.rng.int(0, hb - 1),
-          outcome: c.outcome,
-          upgradeSeconds: c.upgradeSeconds,
-          failureMessage: c.failureMessage,
-          flap: c.flap,
-          tasks: [],
-        };
-      })
-      .sort((a, b) => a.id - b.id);
+    this.collectors = buildCollectors(fleet, start, this.rng);
     for (const c of this.collectors) this.byId.set(c.id, c);
     const flapRatio = fleet.faults.flapRatio;
-    explicit.forEach((c) => {
+    fleet.collectors.forEach((c) => {
       if (!c.alive && c.offlineForSeconds !== undefined) {
         const sim = this.byId.get(c.id) as SimCollector;
         this.events.push({

@@ -1,0 +1,46 @@
+/**
+ * The simulator's Collectors at start: the fleet file's explicit ones and the generated ones,
+ * with the defaults of a record filled in, in ascending id order (the listing's stable order).
+ */
+import type { Random } from '../lib/random.js';
+import { generateFleet } from './generate-fleet.js';
+import type { FleetFile } from './schema.js';
+import type { SimCollector } from './types.js';
+
+export function buildCollectors(fleet: FleetFile, start: number, rng: Random): SimCollector[] {
+  const explicit = fleet.collectors;
+  const taken = new Set(explicit.map((c) => c.id));
+  const generated = fleet.generate
+    ? generateFleet({ ...fleet.generate, builds: fleet.builds, takenIds: taken })
+    : [];
+  const latest = fleet.builds[fleet.builds.length - 1] as string;
+  const heartbeatMs = fleet.behaviour.heartbeatSeconds * 1000;
+  return [...explicit, ...generated]
+    .map((c): SimCollector => {
+      const hosted = c.type === 'Hosted';
+      const host = c.hostName ?? (hosted ? '' : `host-${c.id}`);
+      return {
+        id: c.id,
+        name: c.name ?? (host || `collector-${c.id}`),
+        hostName: host,
+        timeZone: c.timeZone ?? 'Etc/UTC',
+        ephemeral: c.ephemeral,
+        sourceSyncMode: c.sourceSyncMode,
+        type: c.type,
+        version: c.version ?? latest,
+        osVersion: c.osVersion ?? (hosted ? '' : '5.15.0-105-generic'),
+        osName: c.osName ?? (hosted ? '' : 'Linux'),
+        osArch: c.osArch ?? (hosted ? '' : 'amd64'),
+        alive: c.alive,
+        // Offline before we started: gone for between 31 minutes and three days.
+        offlineSince: start - 31 * 60_000 - rng.int(0, 3 * 86_400_000),
+        heartbeatPhase: rng.int(0, heartbeatMs - 1),
+        outcome: c.outcome,
+        upgradeSeconds: c.upgradeSeconds,
+        failureMessage: c.failureMessage,
+        flap: c.flap,
+        tasks: [],
+      };
+    })
+    .sort((a, b) => a.id - b.id);
+}
