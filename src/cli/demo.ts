@@ -41,8 +41,8 @@ export function demoCommand(): Command {
     .description(
       'Rehearse a whole rollout on this machine: private Redis, the simulator, the orchestrator; then a summary.',
     )
-    .option('--fleet <file>', 'fleet of the simulator', 'config/fleets/demo.yaml')
-    .option('--policy <file>', 'rollout policy', 'config/policies/demo.yaml')
+    .option('--fleet <file>', 'fleet of the simulator', 'config/demo/fleet.yaml')
+    .option('--policy <file>', 'rollout policy', 'config/demo/policy.yaml')
     .option(
       '--time-scale <k>',
       'how much faster than the wall clock the rehearsal runs',

@@ -54,7 +54,7 @@ describe('docker-compose.yml', () => {
   it('serves the demo fleet from the simulator, and the daemon uses its demo user', () => {
     const simulator = service('simulator');
     const fleetFile = flagValue(simulator.command, '--fleet') as string;
-    expect(fleetFile).toBe('config/fleets/demo.yaml');
+    expect(fleetFile).toBe('config/demo/fleet.yaml');
     const fleet = loadSourceFile(fleetFile, FleetFile);
     const env = service('daemon').environment;
     expect(fleet.users).toContainEqual(
