@@ -6,28 +6,33 @@
  *
  * A tick is cheap (Redis only) unless a scan is due: scans page through the service's listing
  * (discovery; and reconciliation of Collectors whose task id we lost).
+ *
+ * Admission lives in admit-queued.ts, the resolution of tasks of unknown id in
+ * reconcile-unknown-tasks.ts; this module decides when they run.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { BuildTarget, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { isWindowOpen } from '../policy/is-window-open.js';
 import { LATEST, type Policy } from '../policy/schema.js';
-import { waveLimits } from '../policy/wave-limits.js';
 import type { UpgradeJobData } from '../worker/upgrade-processor.js';
-import { enqueueUpgrades, ensureJobs } from '../worker/upgrade-queue.js';
+import { ensureJobs } from '../worker/upgrade-queue.js';
+import { admitQueued } from './admit-queued.js';
 import type { InflightSlots } from './inflight-slots.js';
 import type { Keys } from './keys.js';
+import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
 import {
   ACTIVE_STATES,
   type CollectorResult,
   type CollectorState,
   type ResultStore,
-  SLOT_STATES,
 } from './result-store.js';
 import type { RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
-import { observeVersions, scanUpgradable } from './scan-upgradable.js';
+import { scanUpgradable } from './scan-upgradable.js';
+import { IN_PROGRESS, sumStates } from './sum-states.js';
+
+export { sumStates } from './sum-states.js';
 
 export interface SchedulerDeps {
   api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
@@ -59,15 +64,6 @@ export function settingsOf(policy: Policy): RolloutSettings {
 export function resolveTarget(target: string, builds: readonly BuildTarget[]): string | undefined {
   if (target === LATEST) return builds.find((b) => b.latest)?.version ?? builds[builds.length - 1]?.version;
   return builds.some((b) => b.version === target) ? target : undefined;
-}
-
-const IN_PROGRESS: readonly CollectorState[] = ACTIVE_STATES.filter((s) => s !== 'queued');
-
-export function sumStates(
-  counts: Partial<Record<CollectorState, number>>,
-  states: readonly CollectorState[],
-): number {
-  return states.reduce((n, s) => n + (counts[s] ?? 0), 0);
 }
 
 export class Scheduler {
@@ -149,7 +145,7 @@ export class Scheduler {
       addedByScan = scan.added.length;
       this.lastScan.set(rollout.id, now);
       await rollouts.noteScan(rollout.id, now);
-      if (reconciling > 0) await this.reconcile(rollout, policy, scan.listed, targets, now);
+      if (reconciling > 0) await reconcileUnknownTasks(this.deps, rollout, policy, scan.listed, targets, now);
       if (scan.added.length)
         log.info({ added: scan.added.length, listed: scan.listed.size }, 'scan found Collectors');
       counts = await this.deps.results.counts(rollout.id);
@@ -160,7 +156,7 @@ export class Scheduler {
     const fresh = (await rollouts.get(rollout.id)) as RolloutRecord;
     if (fresh.phase === 'running' || fresh.phase === 'converged') {
       const halted = await this.checkGate(fresh, policy, counts, now);
-      if (!halted) await this.admit(fresh, policy, counts, now);
+      if (!halted) await admitQueued(this.deps, fresh, policy, counts, now);
     }
     await this.repairJobs(fresh, counts);
     counts = await this.deps.results.counts(rollout.id);
@@ -194,61 +190,6 @@ export class Scheduler {
     return true;
   }
 
-  /** Admits queued Collectors while slots, the current wave and the windows allow. */
-  private async admit(
-    rollout: RolloutRecord,
-    policy: Policy,
-    counts: Partial<Record<CollectorState, number>>,
-    now: number,
-  ) {
-    const { redis, keys, slots, results, queue } = this.deps;
-    const total = sumStates(counts, [
-      ...ACTIVE_STATES,
-      'succeeded',
-      'failed',
-      'timed_out',
-      'not_alive',
-      'rejected',
-    ]);
-    const queued = counts.queued ?? 0;
-    if (queued === 0) return;
-    const started = total - queued;
-    const limits = waveLimits(policy.waves, total);
-    // At a wave's boundary, the next wave waits until every Collector of the earlier ones is done.
-    const atBoundary = limits.includes(started) && sumStates(counts, IN_PROGRESS) > 0;
-    const cap = atBoundary ? started : (limits.find((l) => l > started) ?? total);
-    const free = Math.min(rollout.maxInFlight - (await slots.count(rollout.id)), cap - started);
-    if (free <= 0) return;
-    const window = Math.max(free * 4, 100) - 1;
-    const candidates = (await redis.zrange(keys.waiting(rollout.id), '0', String(window))).map(Number);
-    const records = await results.getMany(rollout.id, candidates);
-    // Ids left in the waiting set by a crash after their admission are dropped from it here:
-    // only Collectors read as queued may take a slot.
-    const stale = candidates.filter((id) => records.get(id)?.state !== 'queued');
-    if (stale.length) await redis.zrem(keys.waiting(rollout.id), ...stale.map(String));
-    const open = candidates.filter((id) => {
-      const r = records.get(id);
-      return r?.state === 'queued' && isWindowOpen(policy.windows, now, r.timeZone);
-    });
-    const got = await slots.acquire(rollout.id, open.slice(0, free), rollout.maxInFlight);
-    const admitted: number[] = [];
-    for (const id of got) {
-      const r = records.get(id) as CollectorResult;
-      if (!(await results.put(rollout.id, { ...r, state: 'admitted', admittedAt: now }, 'queued'))) {
-        // It moved on since we read it; give the slot back only if it holds none by right.
-        const fresh = await results.get(rollout.id, id);
-        if (!fresh || !SLOT_STATES.includes(fresh.state)) await slots.release(rollout.id, id);
-        await redis.zrem(keys.waiting(rollout.id), String(id));
-        continue;
-      }
-      admitted.push(id);
-    }
-    if (admitted.length === 0) return;
-    await enqueueUpgrades(queue, rollout.id, admitted);
-    await redis.zrem(keys.waiting(rollout.id), ...admitted.map(String));
-    this.deps.logger.debug({ rollout: rollout.id, admitted: admitted.length }, 'admitted');
-  }
-
   /** Every Collector in progress has a live job (after a crash between admission and enqueue, say). */
   private async repairJobs(rollout: RolloutRecord, counts: Partial<Record<CollectorState, number>>) {
     const { results, queue, slots } = this.deps;
@@ -267,54 +208,6 @@ export class Scheduler {
       return now !== undefined && now.state !== 'reconciling' && IN_PROGRESS.includes(now.state);
     });
     if (repaired > 0) this.deps.logger.warn({ rollout: rollout.id, repaired }, 'jobs re-enqueued');
-  }
-
-  /**
-   * Resolves Collectors for which the service holds (or held) a task whose id we lost:
-   * offered for the build again → no task is running and the build was not reached: queue again;
-   * on the build (seen through another build's listing) → succeeded; neither → still upgrading,
-   * until the local deadline passes.
-   */
-  private async reconcile(
-    rollout: RolloutRecord,
-    policy: Policy,
-    listed: Set<number>,
-    targets: readonly BuildTarget[],
-    now: number,
-  ) {
-    const { results, slots, redis, keys } = this.deps;
-    const open: CollectorResult[] = [];
-    for await (const r of results.all(rollout.id)) if (r.state === 'reconciling') open.push(r);
-    const unresolved = new Set(open.filter((r) => !listed.has(r.id)).map((r) => r.id));
-    const other = targets.find((t) => t.version !== rollout.build)?.version;
-    const versions =
-      other && unresolved.size
-        ? await observeVersions(this.deps.api, other, unresolved, policy.pageSize)
-        : new Map();
-    for (const r of open) {
-      let next: CollectorResult | undefined;
-      if (listed.has(r.id)) {
-        next = {
-          ...r,
-          state: 'queued',
-          message: 'an earlier task of unknown id ended without reaching the build',
-        };
-      } else if (versions.get(r.id) === rollout.build) {
-        next = { ...r, state: 'succeeded', message: '', finishedAt: now };
-      } else if (now - (r.reconcilingSince ?? now) > rollout.settings.taskTimeoutMs) {
-        next = {
-          ...r,
-          state: 'timed_out',
-          message: 'the task of unknown id did not end in time',
-          finishedAt: now,
-        };
-      }
-      if (!next || !(await results.put(rollout.id, next, 'reconciling'))) continue;
-      await slots.release(rollout.id, r.id);
-      if (next.state === 'queued') await redis.zadd(keys.waiting(rollout.id), 'NX', -now, String(r.id));
-      else this.deps.onFinal?.(rollout.id, next);
-      this.deps.logger.info({ rollout: rollout.id, collector: r.id, state: next.state }, 'reconciled');
-    }
   }
 
   /** A newer rollout of the policy took over: Collectors not started yet are skipped. */
