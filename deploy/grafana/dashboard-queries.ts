@@ -57,8 +57,11 @@ export const Q = {
   inflight: `max by (rollout) (fleet_upgrade_inflight{${R}})`,
   inflightLimit: `max by (rollout) (fleet_upgrade_inflight_limit{${R}})`,
   apiRequestsByCode: 'sum by (code) (rate(fleet_upgrade_api_requests_total[$__rate_interval]))',
-  /** The vendor allows 4 requests/s per access ID (api-facts.md). */
-  vendorLimit: 'vector(4)',
+  /**
+   * The API budget every process keeps to (the vendor allows 4 requests/s per access ID,
+   * api-facts.md), in real time: in a rehearsal at time scale K the line is at 4·K.
+   */
+  vendorLimit: 'max(fleet_upgrade_api_budget_requests_per_second)',
   rateLimited: 'sum(rate(fleet_upgrade_api_rate_limited_total[$__rate_interval]))',
   retriesByReason: 'sum by (reason) (rate(fleet_upgrade_retries_total[$__rate_interval]))',
   apiLatencyP90: `histogram_quantile(0.9, sum by (le, endpoint) (rate(fleet_upgrade_api_request_duration_seconds_bucket[$__rate_interval])))`,

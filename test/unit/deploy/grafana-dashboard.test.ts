@@ -150,10 +150,10 @@ describe('Grafana dashboard', () => {
     expect(checked).toBeGreaterThan(10);
   });
 
-  it('draws the vendor limit of 4 requests per second next to the API requests', () => {
+  it('draws the API budget (the vendor limit, times the time scale in rehearsals) next to the API requests', () => {
     const q = dashboardQueries(readCommittedDashboard()).filter(
       (x) => x.panel === 'API requests by status code',
     );
-    expect(q.map((x) => x.expr)).toContain('vector(4)');
+    expect(q.map((x) => x.expr)).toContain('max(fleet_upgrade_api_budget_requests_per_second)');
   });
 });
