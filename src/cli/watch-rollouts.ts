@@ -4,10 +4,9 @@
  */
 import type { Policy } from '../policy/schema.js';
 import { type RolloutStatus, readFleetStatus } from '../rollout/read-fleet-status.js';
-import { ACTIVE_STATES, FINAL_STATES } from '../rollout/result-store.js';
+import { FINAL_STATES } from '../rollout/result-store.js';
+import { IN_PROGRESS } from '../rollout/sum-states.js';
 import type { Daemon } from './start-daemon.js';
-
-const UNDER_WAY = ACTIVE_STATES.filter((s) => s !== 'queued');
 
 /** Rollouts of `policies` that have not finished; `current` maps a policy to its rollout id. */
 export function unfinished(
@@ -21,7 +20,7 @@ export function unfinished(
     const id = current.get(p.name);
     const r = rollouts.find((x) => x.id === id);
     if (!r) waiting.push(p.name);
-    else if (r.phase === 'halted' ? UNDER_WAY.some((s) => (r.counts[s] ?? 0) > 0) : r.phase !== 'converged')
+    else if (r.phase === 'halted' ? IN_PROGRESS.some((s) => (r.counts[s] ?? 0) > 0) : r.phase !== 'converged')
       waiting.push(r.id);
   }
   return waiting;

@@ -1,5 +1,6 @@
 /** `fleet-upgrade worker`: workers only, for scale-out on more hosts (no scheduler, no HTTP). */
 import { Command } from 'commander';
+import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
 import { EXIT } from './exit-codes.js';
@@ -26,7 +27,9 @@ export function workerCommand(): Command {
     });
     const logger = createLogger({ level: config.logLevel, name: 'worker' });
     if (!config.redisUrl) {
-      throw new Error('a worker shares the Redis of its `run` process: set REDIS_URL');
+      throw new ConfigError('REDIS_URL is not set: a worker shares the Redis of its `run` process', [
+        { file: 'environment', field: 'REDIS_URL', reason: 'is not set' },
+      ]);
     }
     const daemon = await startDaemon({ config, role: 'worker', logger });
     logger.info({ concurrency: config.workerConcurrency }, 'worker started');

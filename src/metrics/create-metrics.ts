@@ -8,6 +8,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiHooks } from '../api/index.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { ROLLOUT_PHASES } from '../rollout/rollout-store.js';
 
 /** States as the dashboard shows them (internal states map onto these, see metricState). */
 export const METRIC_STATES = [
@@ -67,8 +68,6 @@ export interface Metrics {
   /** The API budget in real requests per second (limit × time scale), for the dashboard's limit line. */
   setApiBudget(requestsPerSecond: number, concurrent: number): void;
 }
-
-export const PHASES = ['running', 'converged', 'halted', 'superseded'] as const;
 
 export function createMetrics(
   options: { role: 'run' | 'worker' | 'simulate' | 'test' } = { role: 'test' },
@@ -260,7 +259,8 @@ export function createMetrics(
         async collect() {
           const s = await read();
           this.reset();
-          for (const r of s.rollouts) for (const p of PHASES) this.labels(r.id, p).set(r.phase === p ? 1 : 0);
+          for (const r of s.rollouts)
+            for (const p of ROLLOUT_PHASES) this.labels(r.id, p).set(r.phase === p ? 1 : 0);
         },
       });
     },

@@ -200,13 +200,13 @@ export class Scheduler {
         if (r.state === 'waiting_alive' || r.state === 'admitted') ids.add(r.id);
     }
     const records = await results.getMany(rollout.id, [...ids]);
-    const need = [...records.values()]
-      .filter((r) => r.state !== 'reconciling' && IN_PROGRESS.includes(r.state))
-      .map((r) => r.id);
-    const repaired = await ensureJobs(queue, rollout.id, need, async (id) => {
-      const now = await results.get(rollout.id, id);
-      return now !== undefined && now.state !== 'reconciling' && IN_PROGRESS.includes(now.state);
-    });
+    // Every state in progress but reconciling is driven by a job (reconciling is the scheduler's).
+    const needsJob = (r: CollectorResult | undefined) =>
+      r !== undefined && r.state !== 'reconciling' && IN_PROGRESS.includes(r.state);
+    const need = [...records.values()].filter(needsJob).map((r) => r.id);
+    const repaired = await ensureJobs(queue, rollout.id, need, async (id) =>
+      needsJob(await results.get(rollout.id, id)),
+    );
     if (repaired > 0) this.deps.logger.warn({ rollout: rollout.id, repaired }, 'jobs re-enqueued');
   }
 
