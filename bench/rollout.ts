@@ -4,12 +4,14 @@
  * (the sum of the task durations divided by maxInFlight, or the longest task if longer).
  *
  * Run: npm run bench -- rollout [--collectors 1000] [--in-flight 50] [--time-scale 30] [--stuck 0]
- * Needs Redis: REDIS_URL, or a redis-server on PATH (started privately).
+ * Needs Redis: REDIS_URL, a redis-server on PATH (started privately), a container runtime, or root
+ * with apt-get (see scripts/provision-redis.mjs).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { rehearsalConfig } from '../src/cli/daemon-config.js';
 import { startDaemon } from '../src/cli/start-daemon.js';
 import { watchRollouts } from '../src/cli/watch-rollouts.js';
@@ -29,9 +31,7 @@ const timeScale = arg('time-scale', 30);
 const stuckRatio = arg('stuck', 0);
 const logger = createLogger({ level: 'error', name: 'bench' });
 const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-bench-'));
-const redis = process.env.REDIS_URL
-  ? { url: process.env.REDIS_URL, stop: async () => undefined }
-  : await ensureRedis({ logger, dataDir: join(dir, 'redis') });
+const redis = await provisionRedis({ ensureRedis, logger, dataDir: join(dir, 'redis') });
 const sim = await startSimulator({
   timeScale,
   fleet: {

@@ -1,6 +1,7 @@
 /**
  * `fleet-upgrade demo` (what `npm run demo` runs): a whole rollout rehearsed on this machine.
- * Starts Redis (REDIS_URL, or a private redis-server), the simulator with the demo fleet at an
+ * Starts Redis (REDIS_URL, or a private redis-server from PATH, as `run` does; `npm run demo` first
+ * provides one of these when the machine has neither), the simulator with the demo fleet at an
  * accelerated clock, and the orchestrator on the demo policy until it converges; shows progress
  * on the terminal and ends with a summary checked against the simulator's own truth.
  */
@@ -59,10 +60,8 @@ export function demoCommand(): Command {
       if (!policy || !user) throw new Error(`${flags.policy} holds no policy or ${flags.fleet} no user`);
       const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-demo-'));
       const out = (line: string) => process.stdout.write(`${line}\n`);
-      const redis = process.env.REDIS_URL
-        ? { url: process.env.REDIS_URL, source: 'env', stop: async () => undefined }
-        : await ensureRedis({ logger, dataDir: join(dir, 'redis') });
-      out(`Redis: ${redis.source === 'env' ? 'REDIS_URL' : `a private redis-server (${redis.source})`}`);
+      const redis = await ensureRedis({ logger, dataDir: join(dir, 'redis') });
+      out(`Redis: ${redis.source === 'env' ? 'REDIS_URL' : `a private redis-server (${redis.url})`}`);
       const sim = await startSimulator({ fleet, timeScale: flags.timeScale });
       out(
         `Simulator: ${sim.baseUrl}, ${sim.model.size} Collectors, builds up to ${sim.model.latest}, clock x${flags.timeScale}`,

@@ -1,25 +1,25 @@
 /**
- * Finds or provisions the Redis that the tests, the demo and `run` need, in this order:
+ * Finds the Redis that `run` (and `demo`) need, in this order:
  *   1. REDIS_URL, when set (it must answer PING; no fallback hides a wrong URL);
  *   2. a private `redis-server` from PATH on a free loopback port, in a temp dir or `dataDir`;
- *   3. a `redis` container through testcontainers, when a container runtime answers a cheap probe;
- *   4. when running as root with apt-get: `apt-get install redis-server`, then as in 2;
- *   5. otherwise one error sentence saying how to get Redis.
+ *   3. otherwise one error sentence saying how to get Redis.
+ * Nothing else: the product never installs packages nor starts containers. The tests, the demo
+ * script and the benchmarks add those two as further fallbacks, outside src/
+ * (scripts/provision-redis.mjs), and then call this.
  * The private server dies with this process (exit hook) or on `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { FleetError } from './errors.js';
 import { type Logger, redactUrl } from './logger.js';
 import { pingRedis } from './redis.js';
 import { stopChild } from './stop-child.js';
 
-export type RedisSource = 'env' | 'local' | 'container' | 'apt';
+export type RedisSource = 'env' | 'local';
 
 export interface EnsuredRedis {
   url: string;
@@ -36,9 +36,7 @@ export interface EnsureRedisOptions {
   appendOnly?: boolean;
   /** Environment to read REDIS_URL and PATH from (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** May install redis-server with apt-get when root (default true). */
-  allowInstall?: boolean;
-  /** Replaceable steps, for tests of the fallback order. */
+  /** Replaceable steps, for tests of the order. */
   deps?: Partial<EnsureRedisDeps>;
 }
 
@@ -46,10 +44,6 @@ export interface EnsureRedisDeps {
   ping(url: string): Promise<string | undefined>;
   findExecutable(name: string, env: NodeJS.ProcessEnv): string | undefined;
   startLocal(binary: string, options: LocalRedisOptions): Promise<Omit<EnsuredRedis, 'source'>>;
-  probeContainerRuntime(env: NodeJS.ProcessEnv): Promise<boolean>;
-  startContainer(options: { appendOnly: boolean }): Promise<Omit<EnsuredRedis, 'source'>>;
-  isRoot(): boolean;
-  aptInstall(logger: Logger): Promise<void>;
 }
 
 export interface LocalRedisOptions {
@@ -66,11 +60,6 @@ export async function ensureRedis(options: EnsureRedisOptions): Promise<EnsuredR
   const { logger } = options;
   const env = options.env ?? process.env;
   const deps: EnsureRedisDeps = { ...defaultDeps, ...options.deps };
-  const local: LocalRedisOptions = {
-    logger,
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    appendOnly: options.appendOnly ?? false,
-  };
 
   const fromEnv = env.REDIS_URL?.trim();
   if (fromEnv) {
@@ -86,21 +75,13 @@ export async function ensureRedis(options: EnsureRedisOptions): Promise<EnsuredR
   }
 
   const binary = deps.findExecutable('redis-server', env);
-  if (binary) return { ...(await deps.startLocal(binary, local)), source: 'local' };
-
-  if (await deps.probeContainerRuntime(env)) {
-    logger.info('starting redis in a container (testcontainers)');
-    return { ...(await deps.startContainer({ appendOnly: local.appendOnly ?? false })), source: 'container' };
-  }
-
-  if ((options.allowInstall ?? true) && deps.isRoot() && deps.findExecutable('apt-get', env)) {
-    logger.warn('no redis found: installing redis-server with apt-get');
-    await deps.aptInstall(logger);
-    const installed = deps.findExecutable('redis-server', env) ?? firstExisting(['/usr/bin/redis-server']);
-    if (installed) return { ...(await deps.startLocal(installed, local)), source: 'apt' };
-  }
-
-  throw new FleetError('FLEET_ERR_REDIS_UNAVAILABLE', NO_REDIS_MESSAGE);
+  if (!binary) throw new FleetError('FLEET_ERR_REDIS_UNAVAILABLE', NO_REDIS_MESSAGE);
+  const local: LocalRedisOptions = {
+    logger,
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    appendOnly: options.appendOnly ?? false,
+  };
+  return { ...(await deps.startLocal(binary, local)), source: 'local' };
 }
 
 export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -115,10 +96,6 @@ export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.en
     }
   }
   return undefined;
-}
-
-function firstExisting(paths: readonly string[]): string | undefined {
-  return paths.find((p) => existsSync(p));
 }
 
 /** A free TCP port on the loopback interface (the OS picks it). */
@@ -193,106 +170,8 @@ async function waitForRedis(url: string, child: ChildProcess, limitMs: number): 
   return false;
 }
 
-/**
- * Whether a Docker-compatible engine answers `GET /_ping` within a second, at DOCKER_HOST or a
- * usual socket. Cheap on purpose: testcontainers itself takes long to give up.
- */
-export async function probeContainerRuntime(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
-  const host = env.DOCKER_HOST;
-  if (host) {
-    if (host.startsWith('unix://')) return pingDocker({ socketPath: host.slice('unix://'.length) });
-    if (host.startsWith('tcp://')) {
-      const u = new URL(`http://${host.slice('tcp://'.length)}`);
-      return pingDocker({ host: u.hostname, port: Number(u.port || 2375) });
-    }
-    return false;
-  }
-  const home = homedir();
-  const runtime = env.XDG_RUNTIME_DIR;
-  const sockets = [
-    '/var/run/docker.sock',
-    join(home, '.docker/run/docker.sock'),
-    join(home, '.docker/desktop/docker.sock'),
-    ...(runtime ? [join(runtime, 'docker.sock'), join(runtime, 'podman/podman.sock')] : []),
-    '/run/podman/podman.sock',
-  ];
-  for (const socketPath of sockets) {
-    if (existsSync(socketPath) && (await pingDocker({ socketPath }))) return true;
-  }
-  return false;
-}
-
-function pingDocker(target: { socketPath: string } | { host: string; port: number }): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ ...target, path: '/_ping', method: 'GET', timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-    req.end();
-  });
-}
-
-async function startContainer(options: { appendOnly: boolean }): Promise<Omit<EnsuredRedis, 'source'>> {
-  const { GenericContainer } = await import('testcontainers');
-  let builder = new GenericContainer('redis:7-alpine').withExposedPorts(6379);
-  if (options.appendOnly) builder = builder.withCommand(['redis-server', '--appendonly', 'yes']);
-  const container = await builder.start();
-  return {
-    url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
-    stop: async () => {
-      await container.stop();
-    },
-  };
-}
-
-async function aptInstall(logger: Logger): Promise<void> {
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  await runCommand('apt-get', ['update'], env, 300_000, logger);
-  await runCommand(
-    'apt-get',
-    ['install', '-y', '--no-install-recommends', 'redis-server'],
-    env,
-    600_000,
-    logger,
-  );
-}
-
-function runCommand(
-  cmd: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  timeoutMs: number,
-  logger: Logger,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    logger.info({ cmd: [cmd, ...args].join(' ') }, 'running');
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs });
-    let stderr = '';
-    child.stderr?.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString()).slice(-2000);
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else
-        reject(
-          new FleetError(
-            'FLEET_ERR_REDIS_UNAVAILABLE',
-            `${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}. ${NO_REDIS_MESSAGE}`,
-          ),
-        );
-    });
-  });
-}
-
 const defaultDeps: EnsureRedisDeps = {
   ping: (url) => pingRedis(url, 2000),
   findExecutable,
   startLocal: startLocalRedis,
-  probeContainerRuntime,
-  startContainer,
-  isRoot: () => process.getuid?.() === 0,
-  aptInstall,
 };

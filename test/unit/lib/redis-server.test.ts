@@ -1,39 +1,41 @@
+/**
+ * The product's order (what `run` and `demo` do): REDIS_URL, else a private redis-server from PATH,
+ * else one sentence saying how to get Redis. Nothing is installed and no container is started; the
+ * tests', demo script's and benchmarks' fallbacks are in test/unit/scripts/provision-redis.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/lib/logger.js';
-import { type EnsureRedisDeps, ensureRedis, NO_REDIS_MESSAGE } from '../../../src/lib/redis-server.js';
+import {
+  type EnsureRedisDeps,
+  ensureRedis,
+  type LocalRedisOptions,
+  NO_REDIS_MESSAGE,
+} from '../../../src/lib/redis-server.js';
 
 const logger = createLogger({ level: 'silent' });
 
 /** Fake steps that record what ensureRedis tried, in order. */
 function fakeDeps(over: Partial<EnsureRedisDeps> & { executables?: string[] } = {}) {
   const calls: string[] = [];
+  const started: LocalRedisOptions[] = [];
   const executables = new Set(over.executables ?? []);
   const deps: EnsureRedisDeps = {
     ping: async (url) => {
       calls.push(`ping ${url}`);
       return undefined;
     },
-    findExecutable: (name) => (executables.has(name) ? `/bin/${name}` : undefined),
-    startLocal: async (binary) => {
+    findExecutable: (name) => {
+      calls.push(`find ${name}`);
+      return executables.has(name) ? `/bin/${name}` : undefined;
+    },
+    startLocal: async (binary, options) => {
       calls.push(`local ${binary}`);
+      started.push(options);
       return { url: 'redis://127.0.0.1:1', stop: async () => {} };
-    },
-    probeContainerRuntime: async () => {
-      calls.push('probe');
-      return false;
-    },
-    startContainer: async () => {
-      calls.push('container');
-      return { url: 'redis://127.0.0.1:2', stop: async () => {} };
-    },
-    isRoot: () => false,
-    aptInstall: async () => {
-      calls.push('apt');
-      executables.add('redis-server');
     },
     ...over,
   };
-  return { deps, calls };
+  return { deps, calls, started };
 }
 
 describe('ensureRedis', () => {
@@ -45,46 +47,32 @@ describe('ensureRedis', () => {
   });
 
   it('refuses a REDIS_URL that does not answer, naming it without its password', async () => {
-    const { deps } = fakeDeps({ ping: async () => 'connect ECONNREFUSED' });
+    const { deps, calls } = fakeDeps({
+      ping: async () => 'connect ECONNREFUSED',
+      executables: ['redis-server'],
+    });
     const env = { REDIS_URL: 'redis://user:hunter2@h:6379' };
     const err = await ensureRedis({ logger, env, deps }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('REDIS_URL (redis://user:***@h:6379) does not answer PING');
     expect((err as Error).message).not.toContain('hunter2');
+    expect(calls).toEqual([]); // no fallback hides a wrong URL
   });
 
-  it('prefers a redis-server on PATH over a container', async () => {
-    const { deps, calls } = fakeDeps({ executables: ['redis-server'] });
-    const r = await ensureRedis({ logger, env: {}, deps });
-    expect(r.source).toBe('local');
-    expect(calls).toEqual(['local /bin/redis-server']);
+  it('starts a private redis-server from PATH, with dataDir and appendOnly', async () => {
+    const { deps, calls, started } = fakeDeps({ executables: ['redis-server'] });
+    const r = await ensureRedis({ logger, env: {}, deps, dataDir: '/data/redis', appendOnly: true });
+    expect(r).toMatchObject({ url: 'redis://127.0.0.1:1', source: 'local' });
+    expect(calls).toEqual(['find redis-server', 'local /bin/redis-server']);
+    expect(started).toEqual([{ logger, dataDir: '/data/redis', appendOnly: true }]);
   });
 
-  it('falls back to a container when a runtime answers', async () => {
-    const { deps, calls } = fakeDeps({
-      probeContainerRuntime: async () => true,
-    });
-    const r = await ensureRedis({ logger, env: {}, deps });
-    expect(r.source).toBe('container');
-    expect(calls).toEqual(['container']);
-  });
-
-  it('installs with apt-get when root and nothing else works', async () => {
-    const { deps, calls } = fakeDeps({ executables: ['apt-get'], isRoot: () => true });
-    const r = await ensureRedis({ logger, env: {}, deps });
-    expect(r.source).toBe('apt');
-    expect(calls).toEqual(['probe', 'apt', 'local /bin/redis-server']);
-  });
-
-  it('does not install when not root, and says how to get Redis', async () => {
-    const { deps, calls } = fakeDeps({ executables: ['apt-get'] });
-    await expect(ensureRedis({ logger, env: {}, deps })).rejects.toThrow(NO_REDIS_MESSAGE);
-    expect(calls).toEqual(['probe']);
-  });
-
-  it('does not install when installing is not allowed', async () => {
-    const { deps, calls } = fakeDeps({ executables: ['apt-get'], isRoot: () => true });
-    await expect(ensureRedis({ logger, env: {}, deps, allowInstall: false })).rejects.toThrow(/REDIS_URL/);
-    expect(calls).toEqual(['probe']);
+  it('otherwise says in one sentence how to get Redis, and tries nothing else', async () => {
+    const { deps, calls } = fakeDeps({ executables: ['apt-get', 'docker'] });
+    const err = await ensureRedis({ logger, env: {}, deps }).catch((e: Error & { code?: string }) => e);
+    expect(err).toMatchObject({ code: 'FLEET_ERR_REDIS_UNAVAILABLE', message: NO_REDIS_MESSAGE });
+    expect(calls).toEqual(['find redis-server']);
+    expect(NO_REDIS_MESSAGE).toMatch(/install redis-server .* or set REDIS_URL/);
+    expect(NO_REDIS_MESSAGE.replaceAll('e.g.', '').match(/[.!?](\s|$)/g)).toHaveLength(1);
   });
 });
