@@ -3,13 +3,14 @@
  * Three keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
  * factor after 429s, Retry-After pause) and `leases` (sorted set of concurrency leases by expiry,
  * so that a process killed mid-request frees its lease after `leaseMs`). Each step is one Lua
- * script using the Redis server's clock, so hosts with skewed clocks still agree.
+ * script (lua/budget-*.lua) using the Redis server's clock, so hosts with skewed clocks still agree.
  * The algorithm is the one in request-budget.ts; keep the two in step.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { FleetError } from '../lib/errors.js';
 import type { Redis } from '../lib/redis.js';
+import { defineScripts } from '../lib/redis-scripts.js';
 import {
   type BudgetLease,
   type BudgetLimits,
@@ -19,76 +20,6 @@ import {
   resolveBudgetLimits,
   slotsPerWindow,
 } from './request-budget.js';
-
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
-/** Current AIMD factor from the hash in KEYS[aimd]; needs `now`, `window`, `recovery`. */
-const FACTOR = `local s = redis.call('HMGET', aimdKey, 'factor', 'at', 'pausedUntil', 'lastDecrease')
-local factor = 1
-if s[1] then factor = math.min(1, tonumber(s[1]) + recovery * math.max(0, now - tonumber(s[2])) / window) end
-local pausedUntil = tonumber(s[3] or 0)
-local lastDecrease = tonumber(s[4] or -1e15)`;
-
-/** KEYS: rate, aimd. ARGV: slots, window, recovery, token. Returns 0 (slot taken) or ms to wait. */
-const TAKE_SLOT = `${NOW}
-local aimdKey = KEYS[2]
-local slots = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local recovery = tonumber(ARGV[3])
-${FACTOR}
-local span = window / factor
-local earliest = math.max(now, pausedUntil)
-local nth = redis.call('ZREVRANGE', KEYS[1], slots - 1, slots - 1, 'WITHSCORES')
-if nth[2] then earliest = math.max(earliest, tonumber(nth[2]) + span) end
-if earliest > now then return math.max(1, math.ceil(earliest - now)) end
-redis.call('ZADD', KEYS[1], now, ARGV[4])
-redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(2 * slots) - 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil(span) + 60000)
-return 0`;
-
-/** KEYS: rate. ARGV: token. Moves the token's slot to now (never earlier). */
-const MARK_SENT = `${NOW}
-local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if old and tonumber(old) < now then redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1]) end
-return 1`;
-
-/** KEYS: aimd. ARGV: window, recovery, decrease, minFactor, retryAfterRealMs. Returns the factor (string). */
-const RATE_LIMITED = `${NOW}
-local aimdKey = KEYS[1]
-local window = tonumber(ARGV[1])
-local recovery = tonumber(ARGV[2])
-local decrease = tonumber(ARGV[3])
-local minFactor = tonumber(ARGV[4])
-local retryAfter = tonumber(ARGV[5])
-${FACTOR}
-if retryAfter > 0 then
-  redis.call('HSET', aimdKey, 'pausedUntil', math.max(pausedUntil, now + retryAfter))
-end
-if now - lastDecrease >= window / factor then
-  factor = math.max(minFactor, factor * decrease)
-  redis.call('HSET', aimdKey, 'factor', tostring(factor), 'at', now, 'lastDecrease', now)
-end
-redis.call('PEXPIRE', aimdKey, math.ceil(window / minFactor / recovery) + 60000)
-return tostring(factor)`;
-
-/** KEYS: aimd. ARGV: window, recovery. Returns the factor (string). */
-const READ_FACTOR = `${NOW}
-local aimdKey = KEYS[1]
-local window = tonumber(ARGV[1])
-local recovery = tonumber(ARGV[2])
-${FACTOR}
-return tostring(factor)`;
-
-/** KEYS: leases. ARGV: limit, leaseMs, token. Returns 1 (leased) or 0. */
-const TAKE_LEASE = `${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-  return 1
-end
-return 0`;
 
 type BudgetRedis = Redis & {
   fleetBudgetTakeSlot(
@@ -113,15 +44,14 @@ type BudgetRedis = Redis & {
 };
 
 function withScripts(redis: Redis): BudgetRedis {
-  const r = redis as BudgetRedis;
-  if (typeof r.fleetBudgetTakeSlot !== 'function') {
-    redis.defineCommand('fleetBudgetTakeSlot', { numberOfKeys: 2, lua: TAKE_SLOT });
-    redis.defineCommand('fleetBudgetMarkSent', { numberOfKeys: 1, lua: MARK_SENT });
-    redis.defineCommand('fleetBudgetRateLimited', { numberOfKeys: 1, lua: RATE_LIMITED });
-    redis.defineCommand('fleetBudgetFactor', { numberOfKeys: 1, lua: READ_FACTOR });
-    redis.defineCommand('fleetBudgetTakeLease', { numberOfKeys: 1, lua: TAKE_LEASE });
-  }
-  return r;
+  defineScripts(redis, [
+    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot', keys: 2 },
+    { command: 'fleetBudgetMarkSent', module: 'api', name: 'budget-mark-sent', keys: 1 },
+    { command: 'fleetBudgetRateLimited', module: 'api', name: 'budget-rate-limited', keys: 1 },
+    { command: 'fleetBudgetFactor', module: 'api', name: 'budget-factor', keys: 1 },
+    { command: 'fleetBudgetTakeLease', module: 'api', name: 'budget-take-lease', keys: 1 },
+  ]);
+  return redis as BudgetRedis;
 }
 
 export interface RedisRequestBudgetOptions extends Partial<BudgetLimits> {

@@ -33,7 +33,7 @@ function progressLine(r: RolloutStatus): string {
   const c = countsByMetricState(r.counts);
   return (
     `${r.id} ${progressBar(r.done, r.total, 30)} ${r.done}/${r.total}  in flight ${r.inflight}/${r.maxInFlight}  ` +
-    `ok ${c.succeeded} failed ${c.failed} timed out ${c.timed_out} not alive ${c.not_alive} waiting ${c.waiting_alive}`
+    `ok ${c.succeeded} failed ${c.failed} timed out ${c.timed_out} not alive ${c.not_alive} retrying ${c.waiting_retry}`
   );
 }
 

@@ -1,5 +1,5 @@
 /** Text renderings of rollouts for `status`, `run --once` and `status --watch`. */
-import { countsByMetricState } from '../metrics/create-metrics.js';
+import { countsByMetricState, METRIC_STATES } from '../rollout/collector-state.js';
 import type { RolloutStatus } from '../rollout/read-fleet-status.js';
 
 export { countsByMetricState };
@@ -10,18 +10,8 @@ export function progressBar(done: number, total: number, width = 20): string {
   return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${(share * 100).toFixed(0).padStart(3)}%`;
 }
 
-const COLUMNS = [
-  'succeeded',
-  'failed',
-  'timed_out',
-  'not_alive',
-  'rejected',
-  'skipped',
-  'queued',
-  'waiting_alive',
-  'pending',
-  'progressing',
-] as const;
+/** One column per state as metrics show them (collector-state.ts), in that order. */
+const COLUMNS = METRIC_STATES;
 
 export function formatRolloutTable(rollouts: readonly RolloutStatus[]): string {
   if (rollouts.length === 0) return 'no rollouts';
@@ -30,7 +20,7 @@ export function formatRolloutTable(rollouts: readonly RolloutStatus[]): string {
     const c = countsByMetricState(r.counts);
     return [
       r.id,
-      r.phase,
+      r.phaseText,
       `${progressBar(r.done, r.total)} ${r.done}/${r.total}`,
       `${r.inflight}/${r.maxInFlight}`,
       ...COLUMNS.map((k) => String(c[k] ?? 0)),
@@ -42,6 +32,8 @@ export function formatRolloutTable(rollouts: readonly RolloutStatus[]): string {
       .map((cell, i) => cell.padEnd(widths[i] as number))
       .join('  ')
       .trimEnd();
-  const notes = rollouts.filter((r) => r.haltReason).map((r) => `${r.id} halted: ${r.haltReason}`);
+  const notes = rollouts
+    .filter((r) => r.phase === 'halted' && r.haltReason)
+    .map((r) => `${r.id} halted: ${r.haltReason}`);
   return [line(header), ...rows.map(line), ...notes].join('\n');
 }

@@ -1,25 +1,21 @@
 /**
- * Read access to the orchestrator's state in Redis for `status` and `report`: REDIS_URL, or the
- * private Redis that a `run` on this machine started (its URL is left in the data folder).
+ * Read access to the orchestrator's state in Redis for `status`, `report` and `resume`: REDIS_URL,
+ * or the private Redis that a `run` on this machine started (its URL is left in the data folder).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Clock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
-import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
-import { InflightSlots } from '../rollout/inflight-slots.js';
-import { createKeys, type Keys } from '../rollout/keys.js';
-import { ResultStore } from '../rollout/result-store.js';
-import { RolloutStore } from '../rollout/rollout-store.js';
+import { closeRedis, createRedis } from '../lib/redis.js';
+import { readSharedClock } from '../lib/shared-clock.js';
+import { createState, type FleetState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
 
 export const PRIVATE_REDIS_URL_FILE = 'redis-url';
 
-export interface StateAccess {
-  redis: Redis;
-  keys: Keys;
-  rollouts: RolloutStore;
-  results: ResultStore;
-  slots: InflightSlots;
+export interface StateAccess extends FleetState {
+  /** The deployment's clock (a rehearsal's scaled one), for the times a command writes. */
+  clock: Clock;
   close(): Promise<void>;
 }
 
@@ -44,13 +40,6 @@ export async function openState(config: DaemonConfig): Promise<StateAccess> {
     redis.disconnect();
     throw new FleetError('FLEET_ERR_NO_REDIS', `Redis does not answer: ${(err as Error).message}`);
   }
-  const keys = createKeys(config.keyPrefix);
-  return {
-    redis,
-    keys,
-    rollouts: new RolloutStore(redis, keys),
-    results: new ResultStore(redis, keys),
-    slots: new InflightSlots(redis, keys),
-    close: () => closeRedis(redis),
-  };
+  const state = createState(redis, config.keyPrefix);
+  return { ...state, clock: await readSharedClock(redis, state.keys.clock), close: () => closeRedis(redis) };
 }

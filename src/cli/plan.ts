@@ -4,19 +4,16 @@
  * build to which. Creates nothing and needs no Redis.
  */
 import { Command } from 'commander';
-import {
-  type Collector,
-  createCollectorUpgradeClient,
-  createMemoryRequestBudget,
-  createRedisRequestBudget,
-} from '../api/index.js';
+import type { Collector } from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { closeRedis, createRedis } from '../lib/redis.js';
 import { loadPolicies } from '../policy/load-policies.js';
 import { planMove } from '../policy/plan-move.js';
 import { compileSelection } from '../policy/select-collectors.js';
+import { createKeys } from '../rollout/keys.js';
 import { resolveTarget } from '../rollout/scheduler.js';
+import { createApi } from './create-api.js';
 import { loadDaemonConfig } from './daemon-config.js';
 
 export interface PlanRow {
@@ -47,22 +44,16 @@ export function planCommand(): Command {
         level: config.logLevel === 'info' ? 'warn' : config.logLevel,
         name: 'plan',
       });
-      const limits = {
-        perSecond: policy.api.requestsPerSecond,
-        concurrent: policy.api.maxConcurrent,
-        timeScale: config.timeScale,
-      };
       // With the daemon's Redis at hand, plan spends the budget it shares with the daemon.
       const redis = config.redisUrl ? createRedis(config.redisUrl, { name: 'plan', logger }) : undefined;
-      const budget = redis
-        ? createRedisRequestBudget({
-            redis,
-            accessId: config.api.accessId,
-            keyPrefix: `${config.keyPrefix}{fleet-upgrade}:`,
-            ...limits,
-          })
-        : createMemoryRequestBudget(limits);
-      const client = createCollectorUpgradeClient({ config: config.api, logger, budget });
+      const { client } = createApi({
+        api: config.api,
+        config,
+        ...(redis ? { redis } : {}),
+        keys: createKeys(config.keyPrefix),
+        policies: [{ ...policy, enabled: true }],
+        logger,
+      });
       try {
         const targets = await client.listTargets();
         const build = resolveTarget(policy.target, targets);

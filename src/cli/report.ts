@@ -1,7 +1,7 @@
 /** `fleet-upgrade report [ROLLOUT]`: every Collector of a rollout with its outcome, as JSON or CSV. */
 import { Command, Option } from 'commander';
 import { FleetError } from '../lib/errors.js';
-import type { CollectorResult } from '../rollout/result-store.js';
+import type { CollectorRecord } from '../rollout/collector-state.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { openState } from './open-state.js';
 
@@ -14,6 +14,7 @@ export const REPORT_COLUMNS = [
   'state',
   'taskId',
   'attempts',
+  'admissions',
   'statusReads',
   'discoveredAt',
   'requestTime',
@@ -31,7 +32,7 @@ export function csvCell(value: unknown, column?: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function toCsvRow(r: CollectorResult): string {
+export function toCsvRow(r: CollectorRecord): string {
   return REPORT_COLUMNS.map((c) => csvCell(r[c], c)).join(',');
 }
 
@@ -56,8 +57,8 @@ export function reportCommand(): Command {
             rolloutArg ? `no rollout '${rolloutArg}' (known: ${known})` : 'no rollouts yet',
           );
         }
-        const records: CollectorResult[] = [];
-        for await (const r of state.results.all(rollout.id)) records.push(r);
+        const records: CollectorRecord[] = [];
+        for await (const r of state.store.all(rollout.id)) records.push(r);
         records.sort((a, b) => a.id - b.id);
         if (flags.format === 'csv') {
           process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);

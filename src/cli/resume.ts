@@ -3,7 +3,6 @@
  * From then on the gate judges only the outcomes that come after the resume.
  */
 import { Command } from 'commander';
-import { systemClock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { openState } from './open-state.js';
@@ -21,8 +20,12 @@ export function resumeCommand(): Command {
         if (!rollout) throw new FleetError('FLEET_ERR_USAGE', `no rollout '${id}'`);
         if (rollout.phase !== 'halted')
           throw new FleetError('FLEET_ERR_USAGE', `rollout ${id} is ${rollout.phase}, not halted`);
-        const counts = (await state.results.counts(id)) as Record<string, number>;
-        await state.rollouts.resume(id, counts, systemClock.now());
+        const counts = await state.store.counts(id);
+        if (!(await state.rollouts.resume(id, counts, state.clock.now())))
+          throw new FleetError(
+            'FLEET_ERR_USAGE',
+            `rollout ${id} could not be resumed: it is no longer halted`,
+          );
         process.stdout.write(`resumed ${id} (was halted: ${rollout.haltReason ?? 'no reason recorded'})\n`);
       } finally {
         await state.close();

@@ -1,35 +1,32 @@
 /**
- * Assembles a fleet-upgrade process from its settings: Redis (the configured one, or a private
- * redis-server with append-only persistence), the API client with the budget shared in Redis,
- * the BullMQ queue and workers, and for `run` also the scheduler loop and the HTTP endpoints.
- * Everything is passed in explicitly; `stop()` closes it all in order.
+ * The composition root of `run` and `worker`: it only wires pieces that small functions build
+ * (connect-redis.ts, create-state.ts, create-api.ts, the shared clock, the queue, the worker, the
+ * scheduler loop, the HTTP endpoints) and `stop()` closes them in reverse order, each within a
+ * few seconds.
  */
-
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Worker } from 'bullmq';
-import { createCollectorUpgradeClient, createRedisRequestBudget } from '../api/index.js';
 import { type ReadinessCheck, type RunningHttpServer, startHttpServer } from '../http/start-http-server.js';
-import { type Clock, createScaledClock, systemClock } from '../lib/clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
-import { ensureRedis } from '../lib/redis-server.js';
+import { openSharedClock } from '../lib/shared-clock.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../metrics/create-metrics.js';
 import type { Policy } from '../policy/schema.js';
-import { InflightSlots } from '../rollout/inflight-slots.js';
-import { createKeys, type Keys } from '../rollout/keys.js';
+import { createUpgradeQueue, type UpgradeQueue } from '../queue/upgrade-job.js';
+import type { CollectorStore } from '../rollout/collector-store.js';
+import type { Keys } from '../rollout/keys.js';
 import { LeaderLock } from '../rollout/leader-lock.js';
 import { readFleetStatus } from '../rollout/read-fleet-status.js';
-import { ResultStore } from '../rollout/result-store.js';
-import { RolloutStore } from '../rollout/rollout-store.js';
+import type { RolloutStore } from '../rollout/rollout-store.js';
 import { Scheduler } from '../rollout/scheduler.js';
 import { type SchedulerLoop, startSchedulerLoop } from '../rollout/scheduler-loop.js';
 import { startUpgradeWorker } from '../worker/start-upgrade-worker.js';
 import type { UpgradeEvents } from '../worker/upgrade-processor.js';
-import { createUpgradeQueue } from '../worker/upgrade-queue.js';
+import { connectRedis } from './connect-redis.js';
+import { createApi } from './create-api.js';
+import { createState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
-import { privateRedisUrlFile } from './open-state.js';
 
 const SHUTDOWN_STEP_MS = 5000;
 
@@ -58,17 +55,16 @@ export interface Daemon {
   clock: Clock;
   metrics: Metrics;
   rollouts: RolloutStore;
-  results: ResultStore;
-  slots: InflightSlots;
+  store: CollectorStore;
+  queue: UpgradeQueue;
   http?: RunningHttpServer;
   loop?: SchedulerLoop;
   stop(): Promise<void>;
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const { config, logger } = options;
-  const api = config.api;
-  if (!api) throw new Error('the API settings are required to start workers');
+  const { config, logger, role } = options;
+  if (!config.api) throw new Error('the API settings are required to start workers');
   const cleanups: (() => Promise<unknown>)[] = [];
   // Each step gets a few seconds: with Redis gone, closing a queue or a worker would wait forever.
   const stop = async () => {
@@ -82,159 +78,128 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
   };
   try {
-    let redisUrl = config.redisUrl;
-    if (!redisUrl) {
-      const ensured = await ensureRedis({ logger, dataDir: join(config.dataDir, 'redis'), appendOnly: true });
-      redisUrl = ensured.url;
-      cleanups.push(() => ensured.stop());
-      // `status` and `report` on this machine find the private Redis through this file.
-      const urlFile = privateRedisUrlFile(config);
-      mkdirSync(config.dataDir, { recursive: true });
-      writeFileSync(urlFile, `${ensured.url}\n`);
-      cleanups.push(async () => rmSync(urlFile, { force: true }));
-      logger.info(
-        { source: ensured.source, dataDir: join(config.dataDir, 'redis') },
-        'REDIS_URL is not set: started a private Redis',
-      );
-    }
-    const redis = createRedis(redisUrl, { logger, name: options.role });
-    cleanups.push(() => closeRedis(redis));
-    await redis.ping();
-    const bullConnection = createRedis(redisUrl, { logger, name: `${options.role}-bullmq`, forBullmq: true });
-    cleanups.push(() => closeRedis(bullConnection));
-
-    const keys = createKeys(config.keyPrefix);
-    const clock = config.timeScale === 1 ? systemClock : createScaledClock(config.timeScale);
-    const metrics = createMetrics({ role: options.role });
-    // The process's budget: its setting, lowered by the enabled policies' `api` (run only).
-    const limits = (options.policies?.() ?? []).filter((p) => p.enabled).map((p) => p.api);
-    const perSecond = Math.min(config.apiBudget.requestsPerSecond, ...limits.map((l) => l.requestsPerSecond));
-    const concurrent = Math.min(config.apiBudget.maxConcurrent, ...limits.map((l) => l.maxConcurrent));
-    const budget = createRedisRequestBudget({
+    const conn = await connectRedis(config, logger, role);
+    cleanups.push(() => conn.close());
+    const state = createState(conn.redis, config.keyPrefix, logger);
+    const { keys, redis, store, rollouts } = state;
+    const clock = await openSharedClock(redis, keys.clock, config.timeScale);
+    const metrics = createMetrics({ role });
+    const policies = options.policies ?? (() => []);
+    const api = createApi({
+      api: config.api,
+      config,
       redis,
-      accessId: api.accessId,
-      keyPrefix: `${config.keyPrefix}{fleet-upgrade}:`,
-      perSecond,
-      concurrent,
-      timeScale: config.timeScale,
-      // At a high time scale a window is a few real ms: pad it more against scheduling lag.
-      ...(config.timeScale > 1 ? { marginRatio: 0.15 } : {}),
-    });
-    metrics.setApiBudget(perSecond * config.timeScale, concurrent);
-    metrics.watchRedis(() => pingWithin(redis, 1000));
-    const client = createCollectorUpgradeClient({
-      config: api,
-      budget,
+      keys,
+      policies: policies(),
       clock,
       logger,
       hooks: metrics.apiHooks,
     });
-    cleanups.push(() => client.close());
-    const results = new ResultStore(redis, keys);
-    const rollouts = new RolloutStore(redis, keys);
-    const slots = new InflightSlots(redis, keys);
-    const queue = createUpgradeQueue(bullConnection, keys.bullPrefix);
+    cleanups.push(() => api.client.close());
+    metrics.setApiBudget(api.perSecond * config.timeScale, api.concurrent);
+    metrics.watchRedis(() => pingWithin(redis, 1000));
+    const queue = createUpgradeQueue(conn.bullConnection, keys.bullPrefix);
     // Without a listener BullMQ prints a queue's connection errors raw to stderr.
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     cleanups.push(() => queue.close());
 
-    // Workers tell the leader at once when a slot frees, so admission does not wait for a tick.
-    const slotChannel = `${keys.rollouts}:slot-freed`;
     const events: UpgradeEvents = {
-      onSlotFreed: (rollout) => {
-        redis.publish(slotChannel, rollout).catch(() => undefined);
-      },
       onTaskCreated: (rollout) => metrics.tasksCreated.labels(rollout).inc(),
       onRetry: (reason) => metrics.retries.labels(reason).inc(),
-      onFinal: (rollout, record, durationMs) => {
+      onOutcome: (rollout, record, durationMs) => {
         metrics.results.labels(rollout, record.state).inc();
         if (durationMs !== undefined) metrics.upgradeDuration.labels(record.state).observe(durationMs / 1000);
       },
     };
     const worker: Worker = startUpgradeWorker({
-      connection: bullConnection,
+      connection: conn.bullConnection,
       prefix: keys.bullPrefix,
       concurrency: config.workerConcurrency,
       timeScale: config.timeScale,
       stalledIntervalMs: config.stalledIntervalMs,
-      deps: { api: client, results, rollouts, slots, clock, logger, events },
+      deps: { api: api.client, store, clock, logger, events },
     });
     cleanups.push(() => worker.close());
+    const processId = `${role}:${process.pid}`;
     await redis.hset(
       keys.processes,
-      `${options.role}:${process.pid}`,
-      JSON.stringify({ role: options.role, pid: process.pid, since: Date.now() }),
+      processId,
+      JSON.stringify({ role, pid: process.pid, since: Date.now() }),
     );
-    cleanups.push(() => redis.hdel(keys.processes, `${options.role}:${process.pid}`));
+    cleanups.push(() => redis.hdel(keys.processes, processId));
 
-    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, results, slots, stop };
+    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, stop };
     let status: (() => Promise<unknown>) | undefined;
-    if (options.role === 'run') {
-      const policies = options.policies ?? (() => []);
+    if (role === 'run') {
       const scheduler = new Scheduler({
-        api: client,
-        redis,
-        keys,
-        results,
+        api: api.client,
+        store,
         rollouts,
-        slots,
         queue,
         clock,
         logger,
         scanIntervalMs: config.scanIntervalMs,
-        onFinal: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
+        onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
       });
       const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
       const loop = startSchedulerLoop({ scheduler, lock, policies, intervalMs: config.tickMs, logger });
       cleanups.push(() => loop.stop());
       daemon.loop = loop;
-      const subscriber = createRedis(redisUrl, { logger, name: `${options.role}-events` });
+      // A Collector that gives its slot back is published (lua/apply-moves.lua): admit at once.
+      const subscriber = createRedis(conn.url, { logger, name: `${role}-events` });
       cleanups.push(() => closeRedis(subscriber));
-      await subscriber.subscribe(slotChannel);
+      await subscriber.subscribe(keys.slotFreedChannel);
       subscriber.on('message', () => loop.kick());
-      const snapshot = () => readFleetStatus({ rollouts, results, slots, queue });
+      const snapshot = () => readFleetStatus({ redis, keys, rollouts, queue });
       metrics.exportFleet(snapshot);
       status = snapshot;
     }
-    let apiCheck: { at: number; problem: string | undefined } | undefined;
-    const readiness: ReadinessCheck[] = [
-      {
-        name: 'redis',
-        check: async () =>
-          (await pingWithin(redis, 1000)) ? undefined : 'Redis does not answer PING within 1 s',
-      },
-      {
-        name: 'api',
-        // Credentials are checked at most once a minute: the check spends API budget.
-        check: async () => {
-          if (apiCheck && Date.now() - apiCheck.at < 60_000) return apiCheck.problem;
-          let problem: string | undefined;
-          try {
-            await client.listTargets();
-          } catch (err) {
-            problem = (err as Error).message;
-          }
-          apiCheck = { at: Date.now(), problem };
-          return problem;
-        },
-      },
-    ];
-    if (options.policyProblems)
-      readiness.push({ name: 'policies', check: async () => options.policyProblems?.() });
     const http = await startHttpServer({
       host: config.listen.host,
       port: config.listen.port,
       registry: metrics.registry,
       logger,
       status,
-      readiness,
+      readiness: readinessChecks(redis, api.client, options.policyProblems),
     });
     daemon.http = http;
     cleanups.push(() => http.close());
-    logger.info({ url: http.url, role: options.role }, 'http listening');
+    logger.info({ url: http.url, role }, 'http listening');
     return daemon;
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+function readinessChecks(
+  redis: Redis,
+  client: { listTargets(): Promise<unknown> },
+  policyProblems?: () => string | undefined,
+): ReadinessCheck[] {
+  let apiCheck: { at: number; problem: string | undefined } | undefined;
+  const checks: ReadinessCheck[] = [
+    {
+      name: 'redis',
+      check: async () =>
+        (await pingWithin(redis, 1000)) ? undefined : 'Redis does not answer PING within 1 s',
+    },
+    {
+      name: 'api',
+      // Credentials are checked at most once a minute: the check spends API budget.
+      check: async () => {
+        if (apiCheck && Date.now() - apiCheck.at < 60_000) return apiCheck.problem;
+        let problem: string | undefined;
+        try {
+          await client.listTargets();
+        } catch (err) {
+          problem = (err as Error).message;
+        }
+        apiCheck = { at: Date.now(), problem };
+        return problem;
+      },
+    },
+  ];
+  if (policyProblems) checks.push({ name: 'policies', check: async () => policyProblems() });
+  return checks;
 }

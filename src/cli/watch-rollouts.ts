@@ -3,9 +3,8 @@
  * with nothing under way), reporting progress on the way. Used by `run --once` and the demo.
  */
 import type { Policy } from '../policy/schema.js';
+import { SETTLED_STATES, SLOT_STATES, sumStates } from '../rollout/collector-state.js';
 import { type RolloutStatus, readFleetStatus } from '../rollout/read-fleet-status.js';
-import { FINAL_STATES } from '../rollout/result-store.js';
-import { IN_PROGRESS } from '../rollout/sum-states.js';
 import type { Daemon } from './start-daemon.js';
 
 /** Rollouts of `policies` that have not finished; `current` maps a policy to its rollout id. */
@@ -20,7 +19,8 @@ export function unfinished(
     const id = current.get(p.name);
     const r = rollouts.find((x) => x.id === id);
     if (!r) waiting.push(p.name);
-    else if (r.phase === 'halted' ? IN_PROGRESS.some((s) => (r.counts[s] ?? 0) > 0) : r.phase !== 'converged')
+    // A halted rollout is done once the tasks it had under way have ended: it admits nothing more.
+    else if (r.phase === 'halted' ? sumStates(r.counts, SLOT_STATES) > 0 : r.phase !== 'converged')
       waiting.push(r.id);
   }
   return waiting;
@@ -29,12 +29,12 @@ export function unfinished(
 /** Every selected Collector of these rollouts succeeded. */
 export function allSucceeded(rollouts: readonly RolloutStatus[]): boolean {
   return rollouts.every(
-    (r) => r.phase !== 'halted' && FINAL_STATES.every((s) => s === 'succeeded' || !r.counts[s]),
+    (r) => r.phase !== 'halted' && SETTLED_STATES.every((s) => s === 'succeeded' || !r.counts[s]),
   );
 }
 
 export interface WatchOptions {
-  daemon: Pick<Daemon, 'rollouts' | 'results' | 'slots'>;
+  daemon: Pick<Daemon, 'redis' | 'keys' | 'rollouts'>;
   policies: () => readonly Policy[];
   /** Real ms between two looks. */
   intervalMs: number;
@@ -51,11 +51,7 @@ export async function watchRollouts(options: WatchOptions): Promise<RolloutStatu
     if (options.stopped?.()) return undefined;
     await new Promise((r) => setTimeout(r, options.intervalMs));
     const status = await readFleetStatus(daemon);
-    const current = new Map<string, string>();
-    for (const p of options.policies()) {
-      const id = await daemon.rollouts.currentOf(p.name);
-      if (id) current.set(p.name, id);
-    }
+    const current = await daemon.rollouts.currentIds();
     const ours = status.rollouts.filter((r) => [...current.values()].includes(r.id));
     options.onProgress?.(ours);
     if (unfinished(status.rollouts, options.policies(), current).length === 0) return ours;

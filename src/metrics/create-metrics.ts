@@ -8,35 +8,15 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiHooks } from '../api/index.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import { ROLLOUT_PHASES } from '../rollout/rollout-store.js';
+import {
+  countsByMetricState,
+  METRIC_STATES,
+  type MetricState,
+  metricState,
+} from '../rollout/collector-state.js';
+import { ROLLOUT_PHASES } from '../rollout/rollout-phase.js';
 
-/** States as the dashboard shows them (internal states map onto these, see metricState). */
-export const METRIC_STATES = [
-  'queued',
-  'waiting_alive',
-  'pending',
-  'progressing',
-  'succeeded',
-  'failed',
-  'timed_out',
-  'not_alive',
-  'rejected',
-  'skipped',
-] as const;
-export type MetricState = (typeof METRIC_STATES)[number];
-
-export function metricState(state: string): MetricState {
-  if (state === 'admitted') return 'queued';
-  if (state === 'creating' || state === 'reconciling') return 'pending';
-  return (METRIC_STATES as readonly string[]).includes(state) ? (state as MetricState) : 'pending';
-}
-
-/** Counts per internal state, summed per dashboard state (every dashboard state present). */
-export function countsByMetricState(counts: Record<string, number>): Record<MetricState, number> {
-  const out = Object.fromEntries(METRIC_STATES.map((m) => [m, 0])) as Record<MetricState, number>;
-  for (const [state, n] of Object.entries(counts)) out[metricState(state)] += n;
-  return out;
-}
+export { countsByMetricState, METRIC_STATES, type MetricState, metricState };
 
 export interface FleetSnapshot {
   rollouts: {
@@ -90,17 +70,17 @@ export function createMetrics(
   });
   const results = new Counter({
     name: 'fleet_upgrade_results_total',
-    help: 'Collectors that reached a final outcome, per rollout and outcome.',
+    help: 'Collectors that reached an outcome (final, or not_alive), per rollout and outcome.',
     labelNames: ['rollout', 'outcome'],
     registers: [registry],
   });
   const retries = new Counter({
     name: 'fleet_upgrade_retries_total',
-    help: 'Retries, by reason: collector_not_alive, rate_limited, server_error, network.',
+    help: 'Retries, by reason: collector_not_alive, rate_limited, server_error, network, error.',
     labelNames: ['reason'],
     registers: [registry],
   });
-  for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network'])
+  for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network', 'error'])
     retries.labels(reason).inc(0);
   const upgradeDuration = new Histogram({
     name: 'fleet_upgrade_upgrade_duration_seconds',

@@ -69,6 +69,25 @@ export const NotAliveRetry = z.strictObject({
   attempts: wholeNumber(1, 1000).default(5),
   /** Wait between two of those attempts. Default 10m. */
   backoff: durationField().default(ms('10m')),
+  /**
+   * A Collector that ended `not_alive` is upgraded when a later scan lists it alive, until this
+   * long after the rollout began. Default none: as long as the rollout runs.
+   */
+  until: durationField().optional(),
+});
+
+export const ErrorRetry = z.strictObject({
+  /** Create answers that are errors other than the vendor's codes (401, 403, other 4xx, unreadable) before the Collector ends `error`. Default 3. */
+  attempts: wholeNumber(1, 100).default(3),
+  /** Wait after the first of them; it doubles with each (at most 30m). Default 1m. */
+  backoff: durationField().default(ms('1m')),
+});
+
+export const TransientRetry = z.strictObject({
+  /** Create answers that are transient errors (5xx, 429, network, after the client's own retries) before the Collector ends `error`. Default 20. */
+  attempts: wholeNumber(1, 1000).default(20),
+  /** Wait after the first of them; it doubles with each (at most 30m). Default 30s. */
+  backoff: durationField().default(ms('30s')),
 });
 
 export const Poll = z
@@ -137,6 +156,10 @@ export const Policy = z.strictObject({
     .strictObject({
       /** Retries of a Collector that is not running. Default `{ attempts: 5, backoff: 10m }`. */
       notAlive: NotAliveRetry.prefault({}),
+      /** Retries after create answers that are errors. Default `{ attempts: 3, backoff: 1m }`. */
+      errors: ErrorRetry.prefault({}),
+      /** Retries after transient create errors. Default `{ attempts: 20, backoff: 30s }`. */
+      transient: TransientRetry.prefault({}),
     })
     .prefault({}),
   /** Status reads of a running task. Default `{ initial: 60s, max: 5m, jitter: 0.2 }`. */

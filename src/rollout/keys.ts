@@ -1,30 +1,47 @@
 /**
- * Every Redis key the orchestrator writes, in one place. All keys share one hash tag (`{...}`)
- * so that the Lua scripts that touch several of them work on Redis Cluster too, and so that a
- * test can give every run its own prefix.
+ * Every Redis key and channel the orchestrator uses, in one place. All keys share one hash tag
+ * (`{...}`) so that the Lua scripts that touch several of them work on Redis Cluster too, and so
+ * that a test can give every run its own prefix.
  */
 export interface Keys {
   /** Prefix of BullMQ's own keys (passed as BullMQ's `prefix` option). */
   readonly bullPrefix: string;
+  /**
+   * Prefix of the API request budget's keys. Under it the budget's keys carry a tag of their own
+   * (src/api/redis-request-budget.ts), which Redis Cluster ignores: it hashes the first tag, so
+   * they share the slot of every other key (harmless: each budget script touches only its keys).
+   */
+  readonly apiBudget: string;
   /** ZSET of rollout ids, scored by start time. */
   readonly rollouts: string;
+  /** HASH policy name → id of its current rollout. */
+  readonly policies: string;
+  /** SET of rollouts that are no longer current but hold tasks of unknown id the scheduler resolves. */
+  readonly followed: string;
+  /** HASH of one rollout: phase, settings, counters (rollout-store.ts). */
   rollout(rolloutId: string): string;
-  /** STRING: the id of a policy's current rollout. */
-  policyRollout(policy: string): string;
-  /** HASH collectorId → JSON CollectorResult. */
+  /** HASH collectorId → JSON CollectorRecord. */
   results(rolloutId: string): string;
   /** HASH state → number of Collectors in it. */
   counts(rolloutId: string): string;
-  /** ZSET of Collector ids in state queued, scored by discovery order: the admission order. */
-  waiting(rolloutId: string): string;
-  /** SET of Collector ids that hold an in-flight slot of a policy (shared by its rollouts). */
-  inflight(policy: string): string;
+  /** ZSET of Collectors in `queued`, scored by their place in the admission order. */
+  queued(rolloutId: string): string;
+  /** ZSET of Collectors in `waiting_retry`, scored by the clock time of their next attempt. */
+  retries(rolloutId: string): string;
+  /** ZSET of Collectors in `reconciling`, scored by the clock time they went there. */
+  reconciling(rolloutId: string): string;
+  /** SET of `<rollout>#<collector>` holding an in-flight slot of a policy (shared by its rollouts). */
+  slots(policy: string): string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
   /** STRING: the token of the scheduler that leads. */
   readonly leader: string;
   /** HASH of processes that run workers: id → JSON heartbeat. */
   readonly processes: string;
+  /** STRING: the deployment's clock (time scale and origin) that every process shares. */
+  readonly clock: string;
+  /** Channel: a rollout id is published on it when one of its Collectors gives a slot back. */
+  readonly slotFreedChannel: string;
 }
 
 /**
@@ -35,15 +52,21 @@ export function createKeys(prefix = ''): Keys {
   const base = `${prefix}{fleet-upgrade}`;
   return {
     bullPrefix: `${base}:bull`,
+    apiBudget: `${base}:`,
     rollouts: `${base}:rollouts`,
+    policies: `${base}:policies`,
+    followed: `${base}:followed`,
     rollout: (id) => `${base}:rollout:${id}`,
-    policyRollout: (policy) => `${base}:policy:${policy}:rollout`,
     results: (id) => `${base}:results:${id}`,
     counts: (id) => `${base}:counts:${id}`,
-    waiting: (id) => `${base}:waiting:${id}`,
-    inflight: (id) => `${base}:inflight:${id}`,
+    queued: (id) => `${base}:queued:${id}`,
+    retries: (id) => `${base}:retries:${id}`,
+    reconciling: (id) => `${base}:reconciling:${id}`,
+    slots: (policy) => `${base}:slots:${policy}`,
     durations: (id) => `${base}:durations:${id}`,
     leader: `${base}:leader`,
     processes: `${base}:processes`,
+    clock: `${base}:clock`,
+    slotFreedChannel: `${base}:slot-freed`,
   };
 }

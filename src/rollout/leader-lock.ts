@@ -5,9 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+import { defineScripts } from '../lib/redis-scripts.js';
 
 type Scripted = Redis & {
   fuRenewLock(key: string, token: string, ttl: number): Promise<number>;
@@ -25,10 +23,10 @@ export class LeaderLock {
     /** Real milliseconds the lock lives without renewal. */
     readonly ttlMs: number,
   ) {
-    if (!('fuRenewLock' in redis)) {
-      redis.defineCommand('fuRenewLock', { numberOfKeys: 1, lua: RENEW });
-      redis.defineCommand('fuReleaseLock', { numberOfKeys: 1, lua: RELEASE });
-    }
+    defineScripts(redis, [
+      { command: 'fuRenewLock', module: 'rollout', name: 'renew-lock', keys: 1 },
+      { command: 'fuReleaseLock', module: 'rollout', name: 'release-lock', keys: 1 },
+    ]);
     this.redis = redis as Scripted;
   }
 

@@ -1,17 +1,23 @@
 /**
  * A snapshot of every rollout for `status`, `/status` and the metrics: phase, counts per state,
- * in-flight slots, progress, and the upgrade queue's job counts.
+ * the rollout's own in-flight count (its Collectors in slot states, not its policy's), progress,
+ * and the upgrade queue's job counts.
  */
 import type { Queue } from 'bullmq';
-import type { InflightSlots } from './inflight-slots.js';
-import { FINAL_STATES, type ResultStore } from './result-store.js';
-import type { RolloutRecord, RolloutStore } from './rollout-store.js';
+import type { Redis } from 'ioredis';
+import { SETTLED_STATES, SLOT_STATES, type StateCounts, sumStates } from './collector-state.js';
+import type { Keys } from './keys.js';
+import { describePhase } from './rollout-phase.js';
+import { parseCounts, type RolloutRecord, type RolloutStore, replies } from './rollout-store.js';
 
 export interface RolloutStatus extends RolloutRecord {
-  counts: Record<string, number>;
+  counts: StateCounts;
+  /** The phase as a person reads it, e.g. `paused (policy disabled)`. */
+  phaseText: string;
+  /** This rollout's Collectors holding an in-flight slot. */
   inflight: number;
   total: number;
-  /** Collectors with a final outcome. */
+  /** Collectors with an outcome. */
   done: number;
 }
 
@@ -20,19 +26,29 @@ export interface FleetStatus {
   queue: Record<string, number>;
 }
 
+export function rolloutStatus(r: RolloutRecord, counts: StateCounts): RolloutStatus {
+  const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+  return {
+    ...r,
+    counts,
+    phaseText: describePhase(r.phase, r.pauseReason),
+    inflight: sumStates(counts, SLOT_STATES),
+    total,
+    done: sumStates(counts, SETTLED_STATES),
+  };
+}
+
 export async function readFleetStatus(deps: {
+  redis: Redis;
+  keys: Keys;
   rollouts: RolloutStore;
-  results: ResultStore;
-  slots: InflightSlots;
   queue?: Queue;
 }): Promise<FleetStatus> {
-  const out: RolloutStatus[] = [];
-  for (const r of await deps.rollouts.list()) {
-    const counts = (await deps.results.counts(r.id)) as Record<string, number>;
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    const done = FINAL_STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
-    out.push({ ...r, counts, inflight: await deps.slots.count(r.id), total, done });
-  }
+  const list = await deps.rollouts.list();
+  const pipe = deps.redis.pipeline();
+  for (const r of list) pipe.hgetall(deps.keys.counts(r.id));
+  const counts = list.length ? replies(await pipe.exec()) : [];
+  const rollouts = list.map((r, i) => rolloutStatus(r, parseCounts(counts[i] as Record<string, string>)));
   const queue = deps.queue
     ? ((await deps.queue.getJobCounts(
         'waiting',
@@ -43,5 +59,5 @@ export async function readFleetStatus(deps: {
         'prioritized',
       )) as Record<string, number>)
     : {};
-  return { rollouts: out, queue };
+  return { rollouts, queue };
 }

@@ -1,74 +1,105 @@
 /**
  * Resolution of Collectors in `reconciling`: the service holds (or held) a task for them whose id
- * we lost, so only the listings tell what became of it. Run after a scan of the rollout's build:
- * - offered for the build again → no task is running and the build was not reached: `queued`;
+ * we do not know, so only the listings tell what became of it:
+ * - offered again for the build, on a page requested after it went to reconciling: no task runs
+ *   and the build was not reached. When the service had shown that a task ran
+ *   (collector.in.upgrading, a task id it later did not know) → `failed`: a new attempt is the
+ *   operator's to ask for, never ours (no second task in one rollout). When no task was ever
+ *   shown (a create that went unanswered) → `waiting_retry`: the admitter tries again (in a
+ *   superseded rollout → `skipped`: the newer rollout takes the Collector);
  * - on the build (seen through another build's listing) → `succeeded`;
- * - neither → still upgrading, until the local deadline passes → `timed_out`.
- * A resolved Collector gives its in-flight slot back.
+ * - neither, past the local deadline of its task → `timed_out`.
+ * Each resolution is one atomic move that also gives the slot back.
  */
-import type { Redis } from 'ioredis';
-import type { BuildTarget, CollectorUpgradeClient } from '../api/index.js';
+import type { BuildTarget } from '../api/index.js';
 import type { Logger } from '../lib/logger.js';
-import type { Policy } from '../policy/schema.js';
-import type { InflightSlots } from './inflight-slots.js';
-import type { Keys } from './keys.js';
-import type { CollectorResult, ResultStore } from './result-store.js';
+import { type CollectorRecord, type Move, transition } from './collector-state.js';
 import type { RolloutRecord } from './rollout-store.js';
-import { observeVersions } from './scan-upgradable.js';
+import { observeVersions, type ScanDeps, timedPages } from './scan-upgradable.js';
 
-export interface ReconcileDeps {
-  api: Pick<CollectorUpgradeClient, 'collectorPages'>;
-  redis: Redis;
-  keys: Keys;
-  results: ResultStore;
-  slots: InflightSlots;
+export interface ReconcileDeps extends ScanDeps {
   logger: Logger;
-  onFinal?(rolloutId: string, record: CollectorResult): void;
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+}
+
+/** The local deadline of a task of unknown id: the task's timeout after its earliest possible start. */
+export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): number {
+  const start = r.requestTime ?? r.createSentAt ?? r.reconcilingSince ?? 0;
+  return Math.max(start + taskTimeoutMs, r.reconcilingSince ?? 0);
 }
 
 /**
- * Resolves the rollout's `reconciling` Collectors from `listed` (the ones the scan of the
- * rollout's build offered) and, for the others, from the listing of another of `targets`.
+ * Resolves the rollout's `reconciling` Collectors. `listed` is what a scan of the rollout's build
+ * just saw (id → clock time its page was requested); without it, the build's listing is read here.
  */
 export async function reconcileUnknownTasks(
   deps: ReconcileDeps,
   rollout: RolloutRecord,
-  policy: Policy,
-  listed: Set<number>,
-  targets: readonly BuildTarget[],
-  now: number,
-): Promise<void> {
-  const { results, slots, redis, keys } = deps;
-  const open: CollectorResult[] = [];
-  for await (const r of results.all(rollout.id)) if (r.state === 'reconciling') open.push(r);
-  const unresolved = new Set(open.filter((r) => !listed.has(r.id)).map((r) => r.id));
-  const other = targets.find((t) => t.version !== rollout.build)?.version;
+  options: { listed?: ReadonlyMap<number, number>; pageSize: number; targets: readonly BuildTarget[] },
+): Promise<number> {
+  const { store } = deps;
+  const ids = await store.indexed(rollout.id, 'reconciling');
+  if (ids.length === 0) return 0;
+  const open = [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'reconciling');
+  let listed = options.listed;
+  if (!listed) {
+    const wanted = new Set(open.map((r) => r.id));
+    const seen = new Map<number, number>();
+    for await (const { page, requestedAt } of timedPages(
+      deps.api,
+      deps.clock,
+      rollout.build,
+      options.pageSize,
+    ))
+      for (const c of page) if (wanted.has(c.id)) seen.set(c.id, requestedAt);
+    listed = seen;
+  }
+  const offered = (r: CollectorRecord) => {
+    const at = listed.get(r.id);
+    return at !== undefined && at > (r.reconcilingSince ?? 0);
+  };
+  const unresolved = new Set(open.filter((r) => !offered(r)).map((r) => r.id));
+  const other = options.targets.find((t) => t.version !== rollout.build)?.version;
   const versions =
     other && unresolved.size
-      ? await observeVersions(deps.api, other, unresolved, policy.pageSize)
+      ? await observeVersions(deps.api, other, unresolved, options.pageSize)
       : new Map();
+  const now = deps.clock.now();
+  const ctx = { now, settings: rollout.settings };
+  const moves: Move[] = [];
   for (const r of open) {
-    let next: CollectorResult | undefined;
-    if (listed.has(r.id)) {
-      next = {
-        ...r,
-        state: 'queued',
-        message: 'an earlier task of unknown id ended without reaching the build',
-      };
+    let t: ReturnType<typeof transition> | undefined;
+    if (offered(r) && !r.taskProven) {
+      const message = 'the listing offers it again: the unanswered create made no task that runs';
+      // A superseded rollout makes no new attempt: the newer one upgrades the Collector.
+      t = transition(
+        r,
+        rollout.phase === 'superseded' ? { type: 'supersede', message } : { type: 'no_task', message },
+        ctx,
+      );
+    } else if (offered(r)) {
+      t = transition(
+        r,
+        {
+          type: 'failed',
+          message: `${r.message ? `${r.message}; ` : ''}the listing offers it again for ${rollout.build}: its task of unknown id ended without reaching the build`,
+        },
+        ctx,
+      );
     } else if (versions.get(r.id) === rollout.build) {
-      next = { ...r, state: 'succeeded', message: '', finishedAt: now };
-    } else if (now - (r.reconcilingSince ?? now) > rollout.settings.taskTimeoutMs) {
-      next = {
-        ...r,
-        state: 'timed_out',
-        message: 'the task of unknown id did not end in time',
-        finishedAt: now,
-      };
+      t = transition(r, { type: 'succeeded' }, ctx);
+    } else if (now > reconcileDeadline(r, rollout.settings.taskTimeoutMs)) {
+      t = transition(r, { type: 'timed_out', message: 'the task of unknown id did not end in time' }, ctx);
     }
-    if (!next || !(await results.put(rollout.id, next, 'reconciling'))) continue;
-    await slots.release(rollout.id, r.id);
-    if (next.state === 'queued') await redis.zadd(keys.waiting(rollout.id), 'NX', -now, String(r.id));
-    else deps.onFinal?.(rollout.id, next);
-    deps.logger.info({ rollout: rollout.id, collector: r.id, state: next.state }, 'reconciled');
+    if (t?.ok) moves.push(t.move);
   }
+  const outcomes = await store.apply(rollout.id, moves);
+  let resolved = 0;
+  moves.forEach((m, i) => {
+    if (outcomes[i] !== 'written') return;
+    resolved++;
+    deps.onOutcome?.(rollout.id, m.next);
+    deps.logger.info({ rollout: rollout.id, collector: m.next.id, state: m.next.state }, 'reconciled');
+  });
+  return resolved;
 }

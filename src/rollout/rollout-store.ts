@@ -1,24 +1,24 @@
 /**
- * Rollouts in Redis. A rollout is a policy × target build; its id is `<policy>@<build>`.
- * Phases: running → converged (every selected Collector has a final outcome and the last scan
- * found nothing new) | halted (the policy's failure gate tripped: nothing new is admitted, the
- * upgrades under way finish) | superseded (a newer `latest` started another rollout of the policy).
- * A converged rollout runs again if a later scan finds new work (a Collector came back, say).
+ * Rollouts in Redis. A rollout is a policy × target build; its id is `<policy>@<build>`. Its
+ * phases are rollout-phase.ts's. A policy's current rollout is kept in one hash (policy → id), so
+ * that a scheduler tick reads every current rollout, its counts and its policy's slots in one
+ * round trip (`readCurrent`).
  */
 import type { Redis } from 'ioredis';
+import type { LifeSettings, StateCounts } from './collector-state.js';
 import type { Keys } from './keys.js';
+import { nextPhase, type RolloutEvent, type RolloutPhase } from './rollout-phase.js';
 
-export const ROLLOUT_PHASES = ['running', 'converged', 'halted', 'superseded'] as const;
-export type RolloutPhase = (typeof ROLLOUT_PHASES)[number];
+export { ROLLOUT_PHASES, type RolloutPhase } from './rollout-phase.js';
 
 /** What the workers need of a rollout's policy; stored with the rollout, so workers need no policy files. */
-export interface RolloutSettings {
+export interface RolloutSettings extends LifeSettings {
   pollInitialMs: number;
   pollMaxMs: number;
   pollJitter: number;
   taskTimeoutMs: number;
-  notAliveAttempts: number;
-  notAliveBackoffMs: number;
+  /** A not_alive Collector seen alive is upgraded only until this long after the rollout began (none: always). */
+  notAliveUntilMs?: number;
 }
 
 export interface RolloutRecord {
@@ -42,8 +42,19 @@ export interface RolloutRecord {
   lastScanAt?: number;
   /** Why the rollout halted. */
   haltReason?: string;
+  /** Why the rollout is paused (rollout-phase.ts PAUSE_REASONS). */
+  pauseReason?: string;
   /** Counts per state when an operator resumed a halted rollout: the gate judges what came after. */
   gateBaseline?: Record<string, number>;
+  /** Clock ms after a task's request of its first status read, learned by the scheduler. */
+  firstPollMs?: number;
+}
+
+export interface CurrentRollout {
+  rollout: RolloutRecord;
+  counts: StateCounts;
+  /** Slots of the rollout's policy held now, by all its rollouts. */
+  slotsHeld: number;
 }
 
 export function rolloutId(policy: string, build: string): string {
@@ -56,9 +67,7 @@ export function policyOf(rolloutId: string): string {
   return at < 0 ? rolloutId : rolloutId.slice(0, at);
 }
 
-const MAX_DURATIONS = 500;
-
-function parse(raw: Record<string, string>): RolloutRecord | undefined {
+export function parseRollout(raw: Record<string, string>): RolloutRecord | undefined {
   if (!raw.id || raw.startedAt === undefined) return undefined;
   const num = (k: string) => (raw[k] === undefined || raw[k] === '' ? undefined : Number(raw[k]));
   return {
@@ -77,9 +86,19 @@ function parse(raw: Record<string, string>): RolloutRecord | undefined {
     scans: num('scans') ?? 0,
     lastScanAt: num('lastScanAt'),
     haltReason: raw.haltReason || undefined,
+    pauseReason: raw.pauseReason || undefined,
     gateBaseline: raw.gateBaseline ? (JSON.parse(raw.gateBaseline) as Record<string, number>) : undefined,
+    firstPollMs: num('firstPollMs'),
   };
 }
+
+export function parseCounts(raw: Record<string, string>): StateCounts {
+  const out: Record<string, number> = {};
+  for (const [state, n] of Object.entries(raw)) if (Number(n) !== 0) out[state] = Number(n);
+  return out as StateCounts;
+}
+
+type PipelineReply = [Error | null, unknown][] | null;
 
 export class RolloutStore {
   constructor(
@@ -88,29 +107,82 @@ export class RolloutStore {
   ) {}
 
   async get(id: string): Promise<RolloutRecord | undefined> {
-    return parse(await this.redis.hgetall(this.keys.rollout(id)));
+    return parseRollout(await this.redis.hgetall(this.keys.rollout(id)));
   }
 
-  /** Every rollout, newest first. */
+  /** Every rollout, newest first (one round trip for the ids, one for the records). */
   async list(): Promise<RolloutRecord[]> {
     const ids = await this.redis.zrevrange(this.keys.rollouts, 0, -1);
-    const out: RolloutRecord[] = [];
-    for (const id of ids) {
-      const r = await this.get(id);
-      if (r) out.push(r);
-    }
-    return out;
+    if (ids.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const id of ids) pipe.hgetall(this.keys.rollout(id));
+    return replies(await pipe.exec())
+      .map((raw) => parseRollout(raw as Record<string, string>))
+      .filter((r): r is RolloutRecord => r !== undefined);
+  }
+
+  /** The ids of every policy's current rollout. */
+  async currentIds(): Promise<Map<string, string>> {
+    return new Map(Object.entries(await this.redis.hgetall(this.keys.policies)));
   }
 
   async currentOf(policy: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.policyRollout(policy))) ?? undefined;
+    return (await this.redis.hget(this.keys.policies, policy)) ?? undefined;
+  }
+
+  /** Every policy's current rollout with its counts and its policy's slots held. */
+  async readCurrent(): Promise<Map<string, CurrentRollout>> {
+    return (await this.readTick()).current;
   }
 
   /**
-   * The rollout of `policy` to `build`, started now if it does not exist. Returns the rollout
-   * and the id of the previous current rollout of the policy when this one replaced it.
+   * What a scheduler tick reads, in two round trips: every policy's current rollout, and the
+   * rollouts it still follows (superseded ones with tasks of unknown id), each with its counts.
    */
-  async ensure(
+  async readTick(): Promise<{ current: Map<string, CurrentRollout>; followed: CurrentRollout[] }> {
+    const [policies, followedIds] = replies(
+      await this.redis.pipeline().hgetall(this.keys.policies).smembers(this.keys.followed).exec(),
+    ) as [Record<string, string>, string[]];
+    const currentIds = Object.values(policies);
+    const read = await this.readMany([...currentIds, ...followedIds]);
+    const current = new Map<string, CurrentRollout>();
+    Object.keys(policies).forEach((policy, i) => {
+      const r = read[i];
+      if (r) current.set(policy, r);
+    });
+    const followed = read.slice(currentIds.length).filter((r): r is CurrentRollout => r !== undefined);
+    return { current, followed };
+  }
+
+  /** The rollouts `ids` with their counts and their policy's slots held, in one round trip. */
+  async readMany(ids: readonly string[]): Promise<(CurrentRollout | undefined)[]> {
+    if (ids.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const id of ids) {
+      pipe.hgetall(this.keys.rollout(id));
+      pipe.hgetall(this.keys.counts(id));
+      pipe.scard(this.keys.slots(policyOf(id)));
+    }
+    const values = replies(await pipe.exec());
+    return ids.map((_, i) => {
+      const rollout = parseRollout(values[3 * i] as Record<string, string>);
+      if (!rollout) return undefined;
+      const counts = parseCounts(values[3 * i + 1] as Record<string, string>);
+      return { rollout, counts, slotsHeld: Number(values[3 * i + 2]) };
+    });
+  }
+
+  /** Follows a rollout that is no longer current until its tasks of unknown id are resolved. */
+  async follow(id: string, following: boolean): Promise<void> {
+    if (following) await this.redis.sadd(this.keys.followed, id);
+    else await this.redis.srem(this.keys.followed, id);
+  }
+
+  /**
+   * Makes the rollout of `policy` to `build` the policy's current one, writing it whole in one
+   * MULTI when it does not exist yet. Returns it, and the id of the rollout it replaced.
+   */
+  async start(
     policy: string,
     target: string,
     build: string,
@@ -119,11 +191,10 @@ export class RolloutStore {
     now: number,
   ): Promise<{ rollout: RolloutRecord; replaced?: string }> {
     const id = rolloutId(policy, build);
-    // One MULTI writes a new rollout whole: a crash never leaves a rollout with only some fields.
     const exists = (await this.redis.hexists(this.keys.rollout(id), 'startedAt')) === 1;
+    const multi = this.redis.multi();
     if (!exists) {
-      await this.redis
-        .multi()
+      multi
         .hset(this.keys.rollout(id), {
           id,
           policy,
@@ -138,34 +209,57 @@ export class RolloutStore {
           createRequests: 0,
           scans: 0,
         })
-        .zadd(this.keys.rollouts, 'NX', now, id)
-        .exec();
-    } else {
-      await this.redis.hset(this.keys.rollout(id), {
-        maxInFlight,
-        target,
-        settings: JSON.stringify(settings),
-      });
+        .zadd(this.keys.rollouts, 'NX', now, id);
     }
-    const previous = await this.redis.getset(this.keys.policyRollout(policy), id);
-    const rollout = (await this.get(id)) as RolloutRecord;
+    multi
+      .hget(this.keys.policies, policy)
+      .hset(this.keys.policies, policy, id)
+      .hgetall(this.keys.rollout(id));
+    const values = replies(await multi.exec());
+    const previous = values[values.length - 3] as string | null;
+    const rollout = parseRollout(values[values.length - 1] as Record<string, string>) as RolloutRecord;
     return { rollout, replaced: previous && previous !== id ? previous : undefined };
   }
 
-  async setPhase(id: string, phase: RolloutPhase, now: number, reason = ''): Promise<void> {
-    const fields: Record<string, string | number> = { phase, updatedAt: now, haltReason: reason };
+  /** Takes the policy's edited limits and settings into its rollout. */
+  async update(id: string, fields: { maxInFlight: number; target: string; settings: RolloutSettings }) {
+    await this.redis.hset(this.keys.rollout(id), {
+      maxInFlight: fields.maxInFlight,
+      target: fields.target,
+      settings: JSON.stringify(fields.settings),
+    });
+  }
+
+  /**
+   * Moves the rollout by `event` when its phase allows it. Returns the new phase, or undefined
+   * (nothing written) when the event does not apply to `from`.
+   */
+  async move(
+    rollout: Pick<RolloutRecord, 'id' | 'phase'>,
+    event: RolloutEvent,
+    now: number,
+    reason = '',
+  ): Promise<RolloutPhase | undefined> {
+    const phase = nextPhase(rollout.phase, event);
+    if (!phase) return undefined;
+    const fields: Record<string, string | number> = { phase, updatedAt: now };
     if (phase === 'converged') fields.convergedAt = now;
-    await this.redis.hset(this.keys.rollout(id), fields);
+    if (phase === 'halted') fields.haltReason = reason;
+    if (phase === 'paused') fields.pauseReason = reason;
+    if (phase === 'running') {
+      fields.haltReason = '';
+      fields.pauseReason = '';
+    }
+    await this.redis.hset(this.keys.rollout(rollout.id), fields);
+    return phase;
   }
 
   /** An operator resumes a halted rollout: its failure gate counts only outcomes from now on. */
-  async resume(id: string, counts: Record<string, number>, now: number): Promise<void> {
-    await this.redis.hset(this.keys.rollout(id), {
-      phase: 'running',
-      haltReason: '',
-      updatedAt: now,
-      gateBaseline: JSON.stringify(counts),
-    });
+  async resume(id: string, counts: StateCounts, now: number): Promise<boolean> {
+    const rollout = await this.get(id);
+    if (!rollout || !nextPhase(rollout.phase, 'resume')) return false;
+    await this.redis.hset(this.keys.rollout(id), 'gateBaseline', JSON.stringify(counts));
+    return (await this.move(rollout, 'resume', now)) !== undefined;
   }
 
   async noteScan(id: string, now: number): Promise<void> {
@@ -176,19 +270,19 @@ export class RolloutStore {
       .exec();
   }
 
-  async countRequest(id: string, kind: 'statusReads' | 'createRequests'): Promise<void> {
-    await this.redis.hincrby(this.keys.rollout(id), kind, 1);
-  }
-
-  async recordDuration(id: string, ms: number): Promise<void> {
-    await this.redis
-      .multi()
-      .lpush(this.keys.durations(id), Math.round(ms))
-      .ltrim(this.keys.durations(id), 0, MAX_DURATIONS - 1)
-      .exec();
+  async setFirstPoll(id: string, ms: number): Promise<void> {
+    await this.redis.hset(this.keys.rollout(id), 'firstPollMs', Math.round(ms));
   }
 
   async durations(id: string): Promise<number[]> {
     return (await this.redis.lrange(this.keys.durations(id), 0, -1)).map(Number);
   }
+}
+
+/** The values of a pipeline's replies; the first error is thrown. */
+export function replies(result: PipelineReply): unknown[] {
+  return (result ?? []).map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
 }

@@ -1,78 +1,107 @@
 /**
- * Pages through the service's upgradable Collectors for a build and keeps those a policy selects
- * and would move (planMove: downgrades only when allowed). New ones are recorded as `queued` and
- * put in the admission order; ones already known are left alone (a failed Collector is listed
- * again, but gets no second task in the same rollout).
+ * A scan pages through the service's upgradable Collectors for a rollout's build and keeps those
+ * the policy selects and would move (planMove: downgrades only when allowed). Being listed means:
+ * not on the build, and no unfinished task. So, per Collector listed:
+ * - not known yet: recorded `queued` (discovery order is the admission order);
+ * - known `not_alive`, listed alive, while the rollout admits and before `retry.notAlive.until`:
+ *   back to `queued` (catch-up of a Collector that came back);
+ * - known `reconciling`, on a page read after it went there: evidence that its task of unknown
+ *   id ended without reaching the build (reconcile-unknown-tasks.ts records that);
+ * - anything else known is left alone: a final Collector gets no second task in one rollout.
  */
-
-import type { Redis } from 'ioredis';
 import type { Collector, CollectorUpgradeClient } from '../api/index.js';
+import type { Clock } from '../lib/clock.js';
 import { planMove } from '../policy/plan-move.js';
 import type { Policy } from '../policy/schema.js';
 import { compileSelection } from '../policy/select-collectors.js';
-import type { Keys } from './keys.js';
-import type { CollectorResult, ResultStore } from './result-store.js';
+import { type CollectorRecord, type Move, newRecord, transition } from './collector-state.js';
+import type { CollectorStore } from './collector-store.js';
+import { admits } from './rollout-phase.js';
+import type { RolloutRecord } from './rollout-store.js';
 
 export interface ScanResult {
-  /** Selected Collectors the listing offered (no unfinished task, not on the build). */
-  listed: Set<number>;
-  /** Of those, the ones seen for the first time. */
+  /** Selected Collectors the listing offered, with the clock time their page was requested. */
+  listed: Map<number, number>;
   added: number[];
+  /** not_alive Collectors seen alive and queued again. */
+  caughtUp: number[];
 }
 
-export function newRecord(c: Collector, to: string, now: number): CollectorResult {
-  return {
-    id: c.id,
-    name: c.name,
-    hostName: c.hostName ?? '',
-    timeZone: c.timeZone,
-    from: c.collectorVersion,
-    to,
-    state: 'queued',
-    attempts: 0,
-    statusReads: 0,
-    discoveredAt: now,
-  };
+export interface ScanDeps {
+  api: Pick<CollectorUpgradeClient, 'collectorPages'>;
+  store: CollectorStore;
+  clock: Clock;
+}
+
+/** Pages of a listing, each with the clock time at which it was requested. */
+export async function* timedPages(
+  api: ScanDeps['api'],
+  clock: Clock,
+  toVersion: string,
+  pageSize: number,
+): AsyncGenerator<{ page: Collector[]; requestedAt: number }> {
+  const pages = api.collectorPages({ toVersion, limit: pageSize })[Symbol.asyncIterator]();
+  for (;;) {
+    const requestedAt = clock.now();
+    const next = await pages.next();
+    if (next.done) return;
+    yield { page: next.value, requestedAt };
+  }
 }
 
 export async function scanUpgradable(
-  deps: {
-    api: Pick<CollectorUpgradeClient, 'collectorPages'>;
-    results: ResultStore;
-    redis: Redis;
-    keys: Keys;
-  },
-  rolloutId: string,
+  deps: ScanDeps,
+  rollout: RolloutRecord,
   policy: Policy,
-  build: string,
-  now: number,
   /** Policies that come first: a Collector they select is theirs, not this policy's. */
   earlier: readonly Policy[] = [],
 ): Promise<ScanResult> {
   const own = compileSelection(policy);
   const taken = earlier.map((p) => compileSelection(p));
   const matches = (c: Collector) => own(c) && !taken.some((t) => t(c));
-  const listed = new Set<number>();
-  const added: number[] = [];
-  let order = await deps.redis.zcard(deps.keys.waiting(rolloutId));
-  for await (const page of deps.api.collectorPages({ toVersion: build, limit: policy.pageSize })) {
-    const fresh: CollectorResult[] = [];
-    for (const c of page) {
-      if (c.collectorType !== 'Installable' || !matches(c)) continue;
-      if (planMove(policy, c.collectorVersion, build).kind === 'skip') continue;
-      listed.add(c.id);
-      fresh.push(newRecord(c, build, now));
+  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [] };
+  const until = rollout.settings.notAliveUntilMs;
+  for await (const { page, requestedAt } of timedPages(
+    deps.api,
+    deps.clock,
+    rollout.build,
+    policy.pageSize,
+  )) {
+    const selected = page.filter(
+      (c) =>
+        c.collectorType === 'Installable' &&
+        matches(c) &&
+        planMove(policy, c.collectorVersion, rollout.build).kind !== 'skip',
+    );
+    if (selected.length === 0) continue;
+    for (const c of selected) result.listed.set(c.id, requestedAt);
+    const known = await deps.store.getMany(
+      rollout.id,
+      selected.map((c) => c.id),
+    );
+    const now = deps.clock.now();
+    const fresh: CollectorRecord[] = [];
+    const moves: Move[] = [];
+    for (const c of selected) {
+      const r = known.get(c.id);
+      if (!r) fresh.push(newRecord(c, rollout.build, now));
+      else if (
+        r.state === 'not_alive' &&
+        c.alive &&
+        admits(rollout.phase) &&
+        (until === undefined || now < rollout.startedAt + until)
+      ) {
+        const t = transition(r, { type: 'seen_alive' }, { now, settings: rollout.settings });
+        if (t.ok) moves.push(t.move);
+      }
     }
-    const ids = await deps.results.addNew(rolloutId, fresh);
-    if (ids.length > 0) {
-      // Discovery order is the admission order; scores grow across scans.
-      const args: (string | number)[] = [];
-      for (const id of ids) args.push(order++, String(id));
-      await deps.redis.zadd(deps.keys.waiting(rolloutId), 'NX', ...args);
-      added.push(...ids);
-    }
+    result.added.push(...(await deps.store.discover(rollout.id, fresh)));
+    const outcomes = await deps.store.apply(rollout.id, moves);
+    moves.forEach((m, i) => {
+      if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);
+    });
   }
-  return { listed, added };
+  return result;
 }
 
 /**
@@ -81,7 +110,7 @@ export async function scanUpgradable(
  * Collector whose task id we lost reached the rollout's build.
  */
 export async function observeVersions(
-  api: Pick<CollectorUpgradeClient, 'collectorPages'>,
+  api: ScanDeps['api'],
   otherBuild: string,
   wanted: ReadonlySet<number>,
   pageSize: number,

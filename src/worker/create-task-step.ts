@@ -1,100 +1,102 @@
 /**
- * The create step: `admitted` (or a `creating` found within the ambiguity window) → `creating`,
- * written with the time it is sent, then the service's answer decides: `pending` with the task id,
- * `waiting_alive` (slot given back until the backoff ends) or `not_alive` after the last attempt,
- * `rejected`, or `reconciling` when a task may exist whose id we do not know. An error answer or a
- * request that never arrived puts the record back to `admitted` to try again after a backoff.
+ * The create step: `admitted` → `creating` (written with the time it is sent) → the service's
+ * answer, turned into an event of the Collector's state machine:
+ * - 202 with a task id → `created` (pending);
+ * - collector.not.alive → `not_alive` (waits for a retry, or ends not_alive);
+ * - collector.in.upgrading, a 202 whose id cannot be read, or no answer twice → `task_unknown`
+ *   (reconciling: the scheduler resolves it from the listings);
+ * - the other vendor codes → `rejected`;
+ * - any other error answer → `create_error`: transient (5xx, 429, network) or not (401, 403,
+ *   other 4xx, unreadable); each waits for a retry through the admitter with a growing
+ *   back-off, and ends the Collector `error` after the policy's bounded number of them.
  */
 import { hostname } from 'node:os';
-import { ApiError } from '../api/index.js';
-import type { CollectorResult, CollectorState } from '../rollout/result-store.js';
-import { done, type ProcessorDeps, type Step, type StepContext, transientReason } from './step-context.js';
+import { ApiError, type CreateTaskResult } from '../api/index.js';
+import { FleetError } from '../lib/errors.js';
+import { nextPollDelay } from '../rollout/poll-schedule.js';
+import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
-export async function createTaskStep(
-  ctx: StepContext,
-  from: CollectorState,
-  current: CollectorResult,
-  retryAmbiguous = true,
-): Promise<Step> {
-  const { deps, rollout, settings, log, now, save, finish, backoff, nextPoll } = ctx;
-  const { rollouts, slots, clock } = deps;
-  const sending: CollectorResult = {
-    ...current,
-    state: 'creating',
-    createSentAt: now,
-    attempts: current.attempts + 1,
-  };
-  if (!(await save(sending, from))) return done;
-  let result: Awaited<ReturnType<ProcessorDeps['api']['createTask']>>;
+/** Clock ms until the next status read of a task `elapsedMs` after its request. */
+export function pollDelay(ctx: StepContext, elapsedMs: number): number {
+  const { settings } = ctx;
+  return nextPollDelay({
+    elapsedMs,
+    firstReadMs: ctx.rollout.firstPollMs,
+    settings: { initialMs: settings.pollInitialMs, maxMs: settings.pollMaxMs, jitter: settings.pollJitter },
+    deadlineMs: settings.taskTimeoutMs,
+    random: ctx.deps.random ?? Math.random,
+  });
+}
+
+export async function createTaskStep(ctx: StepContext, resend: boolean): Promise<Step> {
+  const { deps, record, log } = ctx;
+  if (!(await ctx.apply({ type: resend ? 'resend' : 'send' }))) return done;
+  const counters = { createRequests: 1 };
+  let result: CreateTaskResult;
   try {
-    await rollouts.countRequest(rollout.id, 'createRequests');
-    result = await deps.api.createTask({ collectorId: current.id, toVersion: current.to });
+    result = await deps.api.createTask({ collectorId: record.id, toVersion: record.to });
   } catch (err) {
-    // The service answered an error, or never took the request: nothing was created.
-    if (!(err instanceof ApiError)) throw err;
-    await save({ ...current, state: 'admitted' }, 'creating');
-    const transient = ['rate_limited', 'server', 'network', 'timeout'].includes(err.kind);
-    if (transient) deps.events?.onRetry?.(transientReason(err));
-    else log.error({ kind: err.kind, status: err.status, err: err.message }, 'create failed; will try again');
-    return { kind: 'delay', ms: backoff(current.attempts) };
+    if (err instanceof ApiError) {
+      if (err.status !== undefined && err.status >= 200 && err.status < 300) {
+        // The service took the create but its answer cannot be read: a task runs whose id we lack.
+        await ctx.apply({ type: 'task_unknown', proven: true, message: err.message }, { counters });
+        return done;
+      }
+      const transient = TRANSIENT_KINDS.includes(err.kind);
+      if (!transient)
+        log.error({ kind: err.kind, status: err.status, err: err.message }, 'create answered with an error');
+      await ctx.apply(
+        { type: 'create_error', transient, message: err.message },
+        { counters, retryReason: retryReasonOf(err) },
+      );
+      return done;
+    }
+    if (err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET') {
+      // The request was never sent: nothing was created.
+      await ctx.apply(
+        { type: 'create_error', transient: true, message: err.message },
+        { retryReason: 'network' },
+      );
+      return done;
+    }
+    throw err;
   }
   switch (result.kind) {
     case 'created': {
-      const pending: CollectorResult = {
-        ...sending,
-        state: 'pending',
-        taskId: result.taskId,
+      const applied = await ctx.apply(
         // After the call: a create may have waited for the API budget first.
-        requestTime: clock.now(),
-        message: '',
-        createdBy: PROCESS_NAME,
-      };
-      // If a step that found 'creating' too old moved it to 'reconciling' meanwhile, the id settles it.
-      if (!(await save(pending, 'creating'))) await save(pending, 'reconciling');
-      deps.events?.onTaskCreated?.(rollout.id);
-      log.info({ taskId: result.taskId, from: current.from, to: current.to }, 'task created');
-      return { kind: 'delay', ms: nextPoll(0) };
-    }
-    case 'collector.not.alive': {
-      if (sending.attempts >= settings.notAliveAttempts) {
-        return finish(
-          { ...sending, state: 'not_alive', message: result.message, finishedAt: now },
-          'creating',
-        );
-      }
-      const nextAttemptAt = now + settings.notAliveBackoffMs;
-      if (
-        !(await save(
-          { ...sending, state: 'waiting_alive', nextAttemptAt, message: result.message },
-          'creating',
-        ))
-      )
-        return done;
-      await slots.release(rollout.id, current.id);
-      deps.events?.onSlotFreed?.(rollout.id);
-      deps.events?.onRetry?.('collector_not_alive');
-      return { kind: 'delay', ms: settings.notAliveBackoffMs };
-    }
-    case 'collector.in.upgrading':
-    case 'ambiguous':
-      // A task may exist whose id we do not know; the scheduler resolves it from the listings.
-      // Retried at once, the service tells: 202 (the first never took) or collector.in.upgrading.
-      if (result.kind === 'ambiguous' && retryAmbiguous)
-        return createTaskStep(ctx, 'creating', current, false);
-      await save(
-        { ...sending, state: 'reconciling', reconcilingSince: now, message: result.message },
-        'creating',
+        { type: 'created', taskId: result.taskId, requestTime: deps.clock.now(), createdBy: PROCESS_NAME },
+        { counters },
       );
-      log.warn({ kind: result.kind }, 'task of unknown id; reconciling');
+      if (!applied) return done;
+      log.info({ taskId: result.taskId, from: record.from, to: record.to }, 'task created');
+      return { kind: 'delay', ms: pollDelay(ctx, 0) };
+    }
+    case 'collector.not.alive':
+      await ctx.apply(
+        { type: 'not_alive', message: result.message },
+        { counters, retryReason: 'collector_not_alive' },
+      );
+      return done;
+    case 'ambiguous':
+      // Sent again at once, the service tells: 202 (the first never took) or collector.in.upgrading.
+      if (!resend) {
+        await ctx.count(counters);
+        return createTaskStep(ctx, true);
+      }
+      await ctx.apply({ type: 'task_unknown', proven: false, message: result.message }, { counters });
+      log.warn({ kind: result.kind }, 'create of unknown outcome; reconciling');
+      return done;
+    case 'collector.in.upgrading':
+      await ctx.apply({ type: 'task_unknown', proven: true, message: result.message }, { counters });
+      log.warn({ kind: result.kind }, 'a task of unknown id runs; reconciling');
       return done;
     case 'collector.invalid':
     case 'collector.type.invalid':
     case 'collector.version.invalid':
-      return finish(
-        { ...sending, state: 'rejected', message: `${result.kind}: ${result.message}`, finishedAt: now },
-        'creating',
-      );
+      await ctx.apply({ type: 'rejected', message: `${result.kind}: ${result.message}` }, { counters });
+      return done;
   }
 }

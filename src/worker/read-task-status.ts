@@ -1,79 +1,88 @@
 /**
- * The status-read step of a Collector in `pending` or `progressing`: reads its task and moves it
- * to `succeeded`, `failed` or `timed_out` (the service's own time-out, our local deadline, or no
- * status readable for long past it), or stays in `pending`/`progressing` until the next read.
- * Durations are measured on our clock, from the time the create was answered.
+ * The status-read step of a Collector in `pending` or `progressing`: reads its task and turns the
+ * answer into an event: `succeeded`, `failed`, `timed_out` (the service's own 30-minute time-out
+ * however late its answer is read, or our local deadline), `status` (unfinished: read again
+ * later), or `status_error` (a task id the service does not know, an answer that cannot be used:
+ * after a few in a row only the listings can tell, see collector-state.ts). Transient errors
+ * (5xx, 429, network) only delay the next read, until well past the deadline.
+ * Durations are measured on the deployment's shared clock, from the time the create was answered.
  */
-import { ApiError } from '../api/index.js';
-import type { CollectorResult, CollectorState } from '../rollout/result-store.js';
-import { done, type ProcessorDeps, type Step, type StepContext, transientReason } from './step-context.js';
+import { ApiError, type TaskStatusResult } from '../api/index.js';
+import { pollDelay } from './create-task-step.js';
+import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 /** The service fails a task not succeeded this long after its request (interface section 8). */
 export const SERVICE_TIMEOUT_MS = 30 * 60_000;
 
-export async function readTaskStatus(ctx: StepContext, current: CollectorResult): Promise<Step> {
-  const { deps, rollout, settings, log, now, save, finish, nextPoll } = ctx;
-  const { rollouts, clock } = deps;
-  const requestTime = current.requestTime ?? now;
-  const elapsed = now - requestTime;
-  if (!current.taskId) return done;
-  let answer: Awaited<ReturnType<ProcessorDeps['api']['getTask']>>;
+/** Whether a failed task is the service's own time-out: its message says so, and it is that old. */
+export function isServiceTimeout(message: string, sinceSentMs: number): boolean {
+  // Measured from when the create was sent (never later than the task's true request), so a
+  // time-out read late or early is still told apart from a quick failure that mentions a time-out.
+  return sinceSentMs >= SERVICE_TIMEOUT_MS * 0.98 && /time(d)?[ -]?out/i.test(message);
+}
+
+export async function readTaskStatus(ctx: StepContext): Promise<Step> {
+  const { deps, settings, record, log } = ctx;
+  const requestTime = record.requestTime ?? ctx.now;
+  if (!record.taskId) {
+    await ctx.apply({ type: 'status_error', notFound: true, message: 'no task id recorded' });
+    return { kind: 'delay', ms: pollDelay(ctx, ctx.now - requestTime) };
+  }
+  const counters = { statusReads: 1 };
+  let answer: TaskStatusResult;
   try {
-    await rollouts.countRequest(rollout.id, 'statusReads');
-    answer = await deps.api.getTask(current.taskId);
+    answer = await deps.api.getTask(record.taskId);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    if (['rate_limited', 'server', 'network', 'timeout'].includes(err.kind))
-      deps.events?.onRetry?.(transientReason(err));
-    else log.error({ kind: err.kind, err: err.message }, 'status read failed; will try again');
+    const elapsed = deps.clock.now() - requestTime;
     if (elapsed > settings.taskTimeoutMs + settings.pollMaxMs * 4) {
-      return finish(
-        {
-          ...current,
-          state: 'timed_out',
-          message: `no status could be read: ${err.message}`,
-          finishedAt: now,
-        },
-        current.state,
+      await ctx.apply(
+        { type: 'timed_out', message: `no status could be read: ${err.message}` },
+        { counters },
       );
+      return done;
     }
-    return { kind: 'delay', ms: nextPoll(elapsed) };
+    if (TRANSIENT_KINDS.includes(err.kind)) {
+      deps.events?.onRetry?.(retryReasonOf(err));
+      await ctx.count(counters);
+    } else {
+      log.error({ kind: err.kind, err: err.message }, 'status read answered with an error');
+      await ctx.apply({ type: 'status_error', notFound: false, message: err.message }, { counters });
+    }
+    return next(ctx, elapsed);
   }
-  const reads = current.statusReads + 1;
   // The read may have waited for the API budget: judge the task by when its status was seen.
-  const seenAt = clock.now();
-  const seen = seenAt - requestTime;
+  const seen = deps.clock.now() - requestTime;
   if (answer.kind === 'not_found') {
-    return finish(
-      {
-        ...current,
-        statusReads: reads,
-        state: 'failed',
-        message: `task ${current.taskId} not found: ${answer.message}`,
-        finishedAt: seenAt,
-      },
-      current.state,
+    await ctx.apply(
+      { type: 'status_error', notFound: true, message: `task ${record.taskId} not found: ${answer.message}` },
+      { counters },
     );
+    return next(ctx, seen);
   }
   const task = answer.task;
-  // Durations are measured on our clock: the service's requestTime is on its own.
-  const base: CollectorResult = { ...current, statusReads: reads, lastStatus: task.status, requestTime };
-  if (task.state === 'succeeded')
-    return finish({ ...base, state: 'succeeded', message: '', finishedAt: seenAt }, current.state, seen);
+  if (task.state === 'succeeded') {
+    await ctx.apply({ type: 'succeeded', status: task.status }, { counters, durationMs: seen });
+    return done;
+  }
   if (task.state === 'failed') {
-    // The service's own time-out, not any failure whose message says "timed out" (a download, say).
-    const timedOut = seen >= SERVICE_TIMEOUT_MS * 0.9 && /time(d)?[ -]?out/i.test(task.message);
-    return finish(
-      { ...base, state: timedOut ? 'timed_out' : 'failed', message: task.message, finishedAt: seenAt },
-      current.state,
-      seen,
-    );
+    const sinceSent = deps.clock.now() - (record.createSentAt ?? requestTime);
+    const type = isServiceTimeout(task.message, sinceSent) ? 'timed_out' : 'failed';
+    await ctx.apply({ type, message: task.message, status: task.status }, { counters, durationMs: seen });
+    return done;
   }
   if (seen >= settings.taskTimeoutMs) {
-    const message = `no final status ${Math.round(settings.taskTimeoutMs / 60_000)} minutes after the request (last status ${task.status})`;
-    return finish({ ...base, state: 'timed_out', message, finishedAt: seenAt }, current.state);
+    const minutes = Math.round(settings.taskTimeoutMs / 60_000);
+    const message = `no final status ${minutes} minutes after the request (last status ${task.status})`;
+    await ctx.apply({ type: 'timed_out', message, status: task.status }, { counters });
+    return done;
   }
-  const state: CollectorState = task.state === 'progressing' ? 'progressing' : 'pending';
-  if (!(await save({ ...base, state }, current.state))) return done;
-  return { kind: 'delay', ms: nextPoll(seen) };
+  if (!(await ctx.apply({ type: 'status', status: task.status }, { counters }))) return done;
+  return { kind: 'delay', ms: pollDelay(ctx, seen) };
+}
+
+/** After a read that changed nothing final: read again later while a job still drives it. */
+function next(ctx: StepContext, elapsedMs: number): Step {
+  const s = ctx.record.state;
+  return s === 'pending' || s === 'progressing' ? { kind: 'delay', ms: pollDelay(ctx, elapsedMs) } : done;
 }

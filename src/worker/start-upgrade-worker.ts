@@ -4,8 +4,8 @@
  * `concurrency` bounds requests under way, not upgrades followed.
  */
 import { type ConnectionOptions, DelayedError, type Job, Worker } from 'bullmq';
-import { type ProcessorDeps, processUpgrade, type UpgradeJobData } from './upgrade-processor.js';
-import { QUEUE_NAME } from './upgrade-queue.js';
+import { QUEUE_NAME, type UpgradeJobData } from '../queue/upgrade-job.js';
+import { type ProcessorDeps, processUpgrade } from './upgrade-processor.js';
 
 export interface UpgradeWorkerOptions {
   connection: ConnectionOptions;

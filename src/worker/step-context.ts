@@ -1,59 +1,128 @@
 /**
  * What one step of a Collector's upgrade works with, shared by processUpgrade (upgrade-processor.ts)
  * and the steps it hands over to: the create (create-task-step.ts) and the status read
- * (read-task-status.ts). The context is built once per step from the loaded rollout and record.
+ * (read-task-status.ts). A step reads Redis once (the record and its rollout's settings) and
+ * writes each move of the Collector through `apply`: one atomic write through the state machine
+ * of src/rollout/collector-state.ts, which also tells the metrics what happened.
  */
 import type { ApiError, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { InflightSlots } from '../rollout/inflight-slots.js';
-import type { CollectorResult, CollectorState, ResultStore } from '../rollout/result-store.js';
-import type { RolloutRecord, RolloutSettings, RolloutStore } from '../rollout/rollout-store.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  isSettled,
+  transition,
+} from '../rollout/collector-state.js';
+import type { ApplyOptions, CollectorStore, StepView } from '../rollout/collector-store.js';
+import type { RolloutSettings } from '../rollout/rollout-store.js';
 
 /** What the job does next: finish, or run again after `ms` of clock time. */
 export type Step = { kind: 'done' } | { kind: 'delay'; ms: number };
 
+export type RetryReason = 'collector_not_alive' | 'rate_limited' | 'server_error' | 'network' | 'error';
+
 export interface UpgradeEvents {
   onTaskCreated?(rolloutId: string): void;
-  onRetry?(reason: 'collector_not_alive' | 'rate_limited' | 'server_error' | 'network'): void;
-  onFinal?(rolloutId: string, record: CollectorResult, durationMs: number | undefined): void;
-  /** A Collector gave its in-flight slot back: another may be admitted now. */
-  onSlotFreed?(rolloutId: string): void;
+  onRetry?(reason: RetryReason): void;
+  /** A Collector reached an outcome (final, or not_alive); `durationMs` for a finished task. */
+  onOutcome?(rolloutId: string, record: CollectorRecord, durationMs: number | undefined): void;
 }
 
 export interface ProcessorDeps {
   api: Pick<CollectorUpgradeClient, 'createTask' | 'getTask'>;
-  results: ResultStore;
-  rollouts: RolloutStore;
-  slots: InflightSlots;
+  store: CollectorStore;
   clock: Clock;
   logger: Logger;
   events?: UpgradeEvents;
   random?: () => number;
 }
 
+export type StepRollout = NonNullable<StepView['rollout']>;
+
 export interface StepContext {
   deps: ProcessorDeps;
-  rollout: RolloutRecord;
+  rollout: StepRollout;
   settings: RolloutSettings;
+  /** The record as this step last wrote or read it. */
+  record: CollectorRecord;
   /** Child logger of the rollout and Collector. */
   log: Logger;
   /** Clock time when the step began. */
   now: number;
-  /** Compare-and-set of the record from state `from`; false (and logged) when it moved on. */
-  save(next: CollectorResult, from: CollectorState): Promise<boolean>;
-  /** Writes an outcome, gives the slot back and reports it. */
-  finish(next: CollectorResult, from: CollectorState, durationMs?: number): Promise<Step>;
-  /** Clock ms before trying a create again after `attempt` attempts. */
-  backoff(attempt: number): number;
-  /** Clock ms before the next status read, `elapsedMs` after the request. */
-  nextPoll(elapsedMs: number): number;
+  /**
+   * Moves the record by `event` (at the clock's time now) in one atomic write; false when the
+   * record moved on meanwhile (another step won) or the move is not in the table.
+   */
+  apply(event: CollectorEvent, options?: ApplyOptions & { retryReason?: RetryReason }): Promise<boolean>;
+  /** Writes only counters (a request was made, the record stays as it is). */
+  count(counters: NonNullable<ApplyOptions['counters']>): Promise<void>;
 }
 
 export const done: Step = { kind: 'done' };
 
-export function transientReason(err: ApiError): 'rate_limited' | 'server_error' | 'network' {
+export const TRANSIENT_KINDS: readonly string[] = ['rate_limited', 'server', 'network', 'timeout'];
+
+export function retryReasonOf(err: ApiError): RetryReason {
   if (err.kind === 'rate_limited') return 'rate_limited';
   if (err.kind === 'server') return 'server_error';
-  return 'network';
+  if (err.kind === 'network' || err.kind === 'timeout') return 'network';
+  return 'error';
+}
+
+export function createStepContext(
+  deps: ProcessorDeps,
+  view: StepView & { record: CollectorRecord; rollout: StepRollout },
+): StepContext {
+  const { store, clock } = deps;
+  const rollout = view.rollout;
+  const settings = rollout.settings;
+  const log = deps.logger.child({ rollout: rollout.id, collector: view.record.id });
+  const random = deps.random ?? Math.random;
+  const ctx: StepContext = {
+    deps,
+    rollout,
+    settings,
+    record: view.record,
+    log,
+    now: clock.now(),
+    async apply(event, options = {}) {
+      const t = transition(ctx.record, event, { now: clock.now(), settings, random });
+      if (!t.ok) {
+        log.error(
+          { state: ctx.record.state, event: event.type, reason: t.reason },
+          'defect: a step asked for a move not in the transition table',
+        );
+        if (options.counters) await ctx.count(options.counters);
+        return false;
+      }
+      // Only successes teach the poll schedule how long upgrades take.
+      const learn = t.move.next.state === 'succeeded' ? options.durationMs : undefined;
+      const [outcome] = await store.apply(rollout.id, [t.move], {
+        counters: options.counters,
+        durationMs: learn,
+        limit: rollout.maxInFlight,
+      });
+      if (outcome !== 'written') {
+        log.debug({ from: t.move.from, to: t.move.next.state }, 'record changed under us; step skipped');
+        return false;
+      }
+      const next = t.move.next;
+      ctx.record = next;
+      if (event.type === 'created') deps.events?.onTaskCreated?.(rollout.id);
+      if (next.state === 'waiting_retry' && options.retryReason) deps.events?.onRetry?.(options.retryReason);
+      if (isSettled(next.state)) {
+        deps.events?.onOutcome?.(rollout.id, next, options.durationMs);
+        log.info(
+          { state: next.state, taskId: next.taskId, message: next.message || undefined },
+          'collector finished',
+        );
+      }
+      return true;
+    },
+    async count(counters) {
+      await store.apply(rollout.id, [], { counters });
+    },
+  };
+  return ctx;
 }

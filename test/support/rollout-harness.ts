@@ -15,11 +15,10 @@ import { type Daemon, startDaemon } from '../../src/cli/start-daemon.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
 import { loadPolicies } from '../../src/policy/load-policies.js';
-import { InflightSlots } from '../../src/rollout/inflight-slots.js';
-import { createKeys, type Keys } from '../../src/rollout/keys.js';
+import { createState, type FleetState } from '../../src/cli/create-state.js';
+import type { CollectorRecord } from '../../src/rollout/collector-state.js';
+import type { Keys } from '../../src/rollout/keys.js';
 import { type FleetStatus, readFleetStatus } from '../../src/rollout/read-fleet-status.js';
-import { type CollectorResult, ResultStore } from '../../src/rollout/result-store.js';
-import { RolloutStore } from '../../src/rollout/rollout-store.js';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
 import { testRedisUrl } from './redis.js';
@@ -73,7 +72,10 @@ export interface Harness {
   /** `fleet-upgrade <args>` as a child process; its output is kept in `output()`. */
   spawnCli(args: string[]): ChildProcess & { output(): string };
   status(): Promise<FleetStatus>;
-  records(): Promise<CollectorResult[]>;
+  /** The records of the newest rollout (or of `rolloutId`), by id. */
+  records(rolloutId?: string): Promise<CollectorRecord[]>;
+  /** The orchestrator's state in Redis, as the commands open it. */
+  state: FleetState;
   /** Polls (bounded) until `done(status)`; throws with the last status after `timeoutMs` real ms. */
   waitFor(done: (s: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>;
   simCollectors(): Promise<SimCollectorView[]>;
@@ -84,9 +86,10 @@ export interface Harness {
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const sim = await startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const keys = createKeys(prefix);
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const redis = createRedis(redisUrl, { name: 'harness' });
+  const state = createState(redis, prefix);
+  const keys = state.keys;
   const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-rollout-'));
   const policyFile = join(dir, `${String(options.policy.name)}.yaml`);
   writeFileSync(policyFile, stringify(options.policy));
@@ -111,11 +114,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   };
   const daemons: Daemon[] = [];
   const children: ChildProcess[] = [];
-  const stores = {
-    rollouts: new RolloutStore(redis, keys),
-    results: new ResultStore(redis, keys),
-    slots: new InflightSlots(redis, keys),
-  };
   const simGet = async <T>(path: string): Promise<T> =>
     (await (await fetch(`${sim.url}${path}`)).json()) as T;
 
@@ -125,6 +123,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     redis,
     policyFile,
     env,
+    state,
     async startRun(overrides = {}) {
       const config: DaemonConfig = rehearsalConfig({
         redisUrl,
@@ -160,19 +159,19 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       children.push(child);
       return Object.assign(child, { output: () => out });
     },
-    status: () => readFleetStatus(stores),
-    async records() {
-      const [rollout] = await stores.rollouts.list();
-      if (!rollout) return [];
-      const out: CollectorResult[] = [];
-      for await (const r of stores.results.all(rollout.id)) out.push(r);
+    status: () => readFleetStatus(state),
+    async records(rolloutId) {
+      const id = rolloutId ?? (await state.rollouts.list())[0]?.id;
+      if (!id) return [];
+      const out: CollectorRecord[] = [];
+      for await (const r of state.store.all(id)) out.push(r);
       return out.sort((a, b) => a.id - b.id);
     },
     async waitFor(done, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       let last: FleetStatus | undefined;
       while (Date.now() < deadline) {
-        last = await readFleetStatus(stores);
+        last = await readFleetStatus(state);
         if (done(last)) return last;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -1,11 +1,20 @@
 /**
- * RolloutStore on a real Redis: a rollout (policy × build) is created once and found again,
- * a policy's new build replaces its current rollout, phases and counters, and the list of
- * observed durations is capped, newest first.
+ * RolloutStore on a real Redis: a rollout (policy × build) is started once and found again, a
+ * policy's new build replaces its current rollout, phases move only along the phase table
+ * (rollout-phase.ts), an operator's resume records the gate's baseline, and a tick reads every
+ * current rollout with its counts and its policy's slots in one round trip.
  */
-import { describe, expect, it } from 'vitest';
-import { createKeys } from '../../../src/rollout/keys.js';
-import { type RolloutSettings, RolloutStore, rolloutId } from '../../../src/rollout/rollout-store.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createState } from '../../../src/cli/create-state.js';
+import { type CollectorEvent, newRecord, transition } from '../../../src/rollout/collector-state.js';
+import { PAUSE_REASONS } from '../../../src/rollout/rollout-phase.js';
+import {
+  parseRollout,
+  policyOf,
+  type RolloutRecord,
+  type RolloutSettings,
+  rolloutId,
+} from '../../../src/rollout/rollout-store.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();
@@ -17,24 +26,48 @@ const SETTINGS: RolloutSettings = {
   taskTimeoutMs: 35 * 60_000,
   notAliveAttempts: 5,
   notAliveBackoffMs: 600_000,
+  errorAttempts: 3,
+  errorBackoffMs: 60_000,
+  transientAttempts: 5,
+  transientBackoffMs: 10_000,
+  maxBackoffMs: 3_600_000,
+  notAliveUntilMs: 86_400_000,
 };
 
-function store() {
-  return new RolloutStore(ctx.redis, createKeys(ctx.prefix));
+function open() {
+  return createState(ctx.redis, ctx.prefix);
 }
 
-describe('rolloutId', () => {
-  it('is policy@build', () => {
+/** Discovers Collectors of a rollout and drives each through `events` (every move written). */
+async function collectors(rolloutId: string, ids: number[], events: CollectorEvent[]) {
+  const { store } = open();
+  await store.discover(
+    rolloutId,
+    ids.map((id) => newRecord({ id, name: `c-${id}`, collectorVersion: '19.400-5' }, '19.470-4', T0)),
+  );
+  for (const id of ids) {
+    for (const event of events) {
+      const t = transition(await store.get(rolloutId, id), event, { now: T0, settings: SETTINGS });
+      if (!t.ok) throw new Error(t.reason);
+      expect(await store.apply(rolloutId, [t.move], { limit: 100 })).toEqual(['written']);
+    }
+  }
+}
+
+describe('rolloutId and policyOf', () => {
+  it('a rollout id is policy@build, and gives its policy back', () => {
     expect(rolloutId('linux-fleet', '19.470-4')).toBe('linux-fleet@19.470-4');
+    expect(policyOf('linux-fleet@19.470-4')).toBe('linux-fleet');
+    expect(policyOf('no-build')).toBe('no-build');
   });
 });
 
-describe('RolloutStore.ensure', () => {
+describe('RolloutStore.start', () => {
   it('creates a rollout once, with every field, and finds the same one later', async () => {
-    const s = store();
-    const first = await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const { rollouts, store } = open();
+    const first = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
     expect(first.replaced).toBeUndefined();
-    expect(first.rollout).toEqual({
+    const expected: RolloutRecord = {
       id: 'linux-fleet@19.470-4',
       policy: 'linux-fleet',
       target: 'latest',
@@ -50,100 +83,272 @@ describe('RolloutStore.ensure', () => {
       scans: 0,
       lastScanAt: undefined,
       haltReason: undefined,
-    });
-    await s.countRequest(first.rollout.id, 'statusReads');
-    const again = await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 60_000);
+      pauseReason: undefined,
+      gateBaseline: undefined,
+      firstPollMs: undefined,
+    };
+    expect(first.rollout).toStrictEqual(expected);
+    expect(await rollouts.get(first.rollout.id)).toStrictEqual(expected);
+    await store.apply(first.rollout.id, [], { counters: { statusReads: 1 } });
+    // Started again (the next tick, another leader): nothing is rewritten, not even the limits.
+    const again = await rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0 + 60_000);
     expect(again.replaced).toBeUndefined();
-    expect(again.rollout.startedAt).toBe(T0);
-    expect(again.rollout.statusReads).toBe(1);
-    expect((await s.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
-    expect(await s.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
+    expect(again.rollout).toStrictEqual({ ...expected, statusReads: 1 });
+    expect((await rollouts.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
+    expect(await rollouts.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
   });
 
-  it('takes the policy’s edited limits and settings into an existing rollout', async () => {
-    const s = store();
-    await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
-    const edited = { ...SETTINGS, pollInitialMs: 30_000, notAliveAttempts: 2 };
-    const { rollout } = await s.ensure('linux-fleet', '19.470-4', '19.470-4', 10, edited, T0 + 1);
-    expect(rollout).toMatchObject({ maxInFlight: 10, settings: edited, target: '19.470-4', startedAt: T0 });
+  it('update takes the policy’s edited limits, target and settings into an existing rollout', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const edited: RolloutSettings = { ...SETTINGS, pollInitialMs: 30_000, notAliveAttempts: 2 };
+    delete edited.notAliveUntilMs;
+    await rollouts.update(rollout.id, { maxInFlight: 10, target: '19.470-4', settings: edited });
+    expect(await rollouts.get(rollout.id)).toStrictEqual({
+      ...rollout,
+      maxInFlight: 10,
+      target: '19.470-4',
+      settings: edited,
+    });
   });
 
   it('returns the replaced id when the policy’s build changes, and lists newest first', async () => {
-    const s = store();
-    await s.ensure('linux-fleet', 'latest', '19.450-12', 50, SETTINGS, T0);
-    const next = await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 1000);
+    const { rollouts } = open();
+    await rollouts.start('linux-fleet', 'latest', '19.450-12', 50, SETTINGS, T0);
+    const next = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 1000);
     expect(next.replaced).toBe('linux-fleet@19.450-12');
     expect(next.rollout.id).toBe('linux-fleet@19.470-4');
-    expect(await s.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
+    expect(await rollouts.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
     // The next round finds nothing replaced.
     expect(
-      (await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 2000)).replaced,
+      (await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 2000)).replaced,
     ).toBeUndefined();
-    expect((await s.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4', 'linux-fleet@19.450-12']);
+    expect((await rollouts.list()).map((r) => r.id)).toEqual([
+      'linux-fleet@19.470-4',
+      'linux-fleet@19.450-12',
+    ]);
     // The old rollout is kept as it was.
-    expect((await s.get('linux-fleet@19.450-12'))?.build).toBe('19.450-12');
+    expect(await rollouts.get('linux-fleet@19.450-12')).toMatchObject({ build: '19.450-12', startedAt: T0 });
+    // The old build becoming the target again makes its rollout current again.
+    const back = await rollouts.start('linux-fleet', '19.450-12', '19.450-12', 50, SETTINGS, T0 + 3000);
+    expect(back.replaced).toBe('linux-fleet@19.470-4');
+    expect(back.rollout.startedAt).toBe(T0);
   });
 
   it('keeps policies apart', async () => {
-    const s = store();
-    await s.ensure('a', 'latest', '19.470-4', 5, SETTINGS, T0);
-    const b = await s.ensure('b', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
+    const { rollouts } = open();
+    await rollouts.start('a', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const b = await rollouts.start('b', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
     expect(b.replaced).toBeUndefined();
-    expect(await s.currentOf('a')).toBe('a@19.470-4');
-    expect(await s.currentOf('b')).toBe('b@19.470-4');
-    expect(await s.currentOf('c')).toBeUndefined();
+    expect(await rollouts.currentOf('a')).toBe('a@19.470-4');
+    expect(await rollouts.currentOf('b')).toBe('b@19.470-4');
+    expect(await rollouts.currentOf('c')).toBeUndefined();
+    expect(await rollouts.currentIds()).toEqual(
+      new Map([
+        ['a', 'a@19.470-4'],
+        ['b', 'b@19.470-4'],
+      ]),
+    );
   });
 
   // Regression: creation used to be HSETNX of `id`, then a MULTI for the rest; a process killed
-  // between the two left a rollout that no later ensure completed, missing from list() for good.
+  // between the two left a rollout that no later start completed, missing from list() for good.
   it('completes a rollout whose creation was cut short by a crash (only its id written)', async () => {
-    const s = store();
-    const keys = createKeys(ctx.prefix);
+    const { rollouts, keys } = open();
     await ctx.redis.hset(keys.rollout('linux-fleet@19.470-4'), 'id', 'linux-fleet@19.470-4');
-    const { rollout } = await s.ensure('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    expect(await rollouts.get('linux-fleet@19.470-4')).toBeUndefined();
+    const { rollout } = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
     expect(rollout).toMatchObject({
       policy: 'linux-fleet',
       build: '19.470-4',
       phase: 'running',
       startedAt: T0,
+      maxInFlight: 50,
       settings: SETTINGS,
     });
-    expect((await s.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
+    expect((await rollouts.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
+    expect(await rollouts.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
+  });
+
+  it('keeps the admission order of Collectors discovered before the rollout was written', async () => {
+    const { rollouts, store } = open();
+    await collectors('linux-fleet@19.470-4', [5, 3], []);
+    await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    await collectors('linux-fleet@19.470-4', [1], []);
+    expect(await store.indexed('linux-fleet@19.470-4', 'queued')).toEqual([5, 3, 1]);
   });
 });
 
-describe('RolloutStore: phases, counters, scans', () => {
-  it('setPhase records the phase, the time and the halt reason; converged stamps convergedAt', async () => {
-    const s = store();
-    const { rollout } = await s.ensure('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    await s.setPhase(rollout.id, 'halted', T0 + 10, '3 of 4 outcomes failed');
-    expect(await s.get(rollout.id)).toMatchObject({
-      phase: 'halted',
-      updatedAt: T0 + 10,
-      haltReason: '3 of 4 outcomes failed',
-      convergedAt: undefined,
-    });
-    await s.setPhase(rollout.id, 'converged', T0 + 20);
-    expect(await s.get(rollout.id)).toMatchObject({
+describe('RolloutStore.move: the phase table', () => {
+  it('moves along the table, stamping updatedAt; converge stamps convergedAt', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(await rollouts.move(rollout, 'converge', T0 + 10)).toBe('converged');
+    expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'converged',
-      updatedAt: T0 + 20,
-      convergedAt: T0 + 20,
-      haltReason: undefined,
+      updatedAt: T0 + 10,
+      convergedAt: T0 + 10,
     });
-    await s.setPhase(rollout.id, 'superseded', T0 + 30);
-    expect((await s.get(rollout.id))?.phase).toBe('superseded');
+    expect(await rollouts.move({ id: rollout.id, phase: 'converged' }, 'reopen', T0 + 20)).toBe('running');
+    expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'running', updatedAt: T0 + 20 });
+    expect(await rollouts.move({ id: rollout.id, phase: 'running' }, 'supersede', T0 + 30)).toBe(
+      'superseded',
+    );
+    expect((await rollouts.get(rollout.id))?.phase).toBe('superseded');
+    expect(await rollouts.move({ id: rollout.id, phase: 'superseded' }, 'restart', T0 + 40)).toBe('running');
+    expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'running', updatedAt: T0 + 40 });
   });
 
-  it('counts requests and scans', async () => {
-    const s = store();
-    const { rollout } = await s.ensure('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    await Promise.all([
-      ...Array.from({ length: 7 }, () => s.countRequest(rollout.id, 'statusReads')),
-      ...Array.from({ length: 3 }, () => s.countRequest(rollout.id, 'createRequests')),
+  it('a move that does not apply to the phase writes nothing and returns undefined', async () => {
+    const { rollouts, keys } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
+    for (const event of ['resume', 'unpause', 'reopen', 'restart'] as const) {
+      expect(await rollouts.move(rollout, event, T0 + 10, 'why')).toBeUndefined();
+    }
+    expect(
+      await rollouts.move({ id: rollout.id, phase: 'superseded' }, 'halt', T0 + 10, 'x'),
+    ).toBeUndefined();
+    expect(await rollouts.move({ id: rollout.id, phase: 'halted' }, 'pause', T0 + 10, 'x')).toBeUndefined();
+    expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
+  });
+
+  it('paused carries a pauseReason, halted a haltReason, and running clears both', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(await rollouts.move(rollout, 'pause', T0 + 1, PAUSE_REASONS.policyDisabled)).toBe('paused');
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'paused',
+      pauseReason: 'policy disabled',
+      haltReason: undefined,
+    });
+    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'unpause', T0 + 2)).toBe('running');
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'running',
+      pauseReason: undefined,
+      haltReason: undefined,
+    });
+    expect(
+      await rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, '3 of 4 outcomes failed'),
+    ).toBe('halted');
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'halted',
+      haltReason: '3 of 4 outcomes failed',
+      updatedAt: T0 + 3,
+      convergedAt: undefined,
+    });
+    expect(await rollouts.resume(rollout.id, {}, T0 + 4)).toBe(true);
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'running',
+      pauseReason: undefined,
+      haltReason: undefined,
+    });
+  });
+});
+
+describe('RolloutStore.resume', () => {
+  it('resumes only a halted rollout, recording the counts as the gate’s baseline', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(await rollouts.resume(rollout.id, { failed: 9 }, T0 + 1)).toBe(false);
+    expect(await rollouts.get(rollout.id)).toStrictEqual(rollout);
+    expect(await rollouts.resume('nobody@1.0-1', {}, T0 + 1)).toBe(false);
+    expect(await rollouts.get('nobody@1.0-1')).toBeUndefined();
+
+    await rollouts.move(rollout, 'halt', T0 + 2, '3 of 4 outcomes failed');
+    expect(await rollouts.resume(rollout.id, { failed: 3, succeeded: 1, queued: 40 }, T0 + 3)).toBe(true);
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'running',
+      updatedAt: T0 + 3,
+      haltReason: undefined,
+      gateBaseline: { failed: 3, succeeded: 1, queued: 40 },
+    });
+    // Running again: a second resume does nothing, the baseline stays.
+    expect(await rollouts.resume(rollout.id, { failed: 5 }, T0 + 4)).toBe(false);
+    expect((await rollouts.get(rollout.id))?.gateBaseline).toEqual({ failed: 3, succeeded: 1, queued: 40 });
+  });
+});
+
+describe('RolloutStore: reading the current rollouts', () => {
+  it('readCurrent returns each policy’s current rollout with its counts and its policy’s slots held', async () => {
+    const { rollouts } = open();
+    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
+    await rollouts.start('linux', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
+    await rollouts.start('windows', 'latest', '19.470-4', 3, SETTINGS, T0 + 2);
+    await rollouts.start('empty', 'latest', '19.470-4', 3, SETTINGS, T0 + 3);
+    // The older linux rollout still holds two slots of its policy; the current one holds one.
+    await collectors('linux@19.450-12', [1, 2], [{ type: 'admit' }]);
+    await collectors('linux@19.470-4', [1], [{ type: 'admit' }, { type: 'send' }]);
+    await collectors('linux@19.470-4', [2, 3], []);
+    await collectors('windows@19.470-4', [7], [{ type: 'supersede', message: 'test' }]);
+
+    const current = await rollouts.readCurrent();
+    expect([...current.keys()].sort()).toEqual(['empty', 'linux', 'windows']);
+    expect(current.get('linux')).toEqual({
+      rollout: await rollouts.get('linux@19.470-4'),
+      counts: { creating: 1, queued: 2 },
+      slotsHeld: 3,
+    });
+    expect(current.get('windows')).toEqual({
+      rollout: await rollouts.get('windows@19.470-4'),
+      counts: { skipped: 1 },
+      slotsHeld: 0,
+    });
+    expect(current.get('empty')).toMatchObject({ counts: {}, slotsHeld: 0 });
+  });
+
+  it('readMany reads the rollouts asked for in one round trip, in order, undefined for unknown ones', async () => {
+    const { rollouts, redis } = open();
+    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
+    await rollouts.start('windows', 'latest', '19.470-4', 5, SETTINGS, T0);
+    await collectors('linux@19.450-12', [1], [{ type: 'admit' }]);
+    await collectors('windows@19.470-4', [1, 2], []);
+    const pipeline = vi.spyOn(redis, 'pipeline');
+    const many = await rollouts.readMany(['windows@19.470-4', 'gone@1.0-1', 'linux@19.450-12']);
+    expect(pipeline).toHaveBeenCalledTimes(1);
+    pipeline.mockRestore();
+    expect(many).toEqual([
+      { rollout: await rollouts.get('windows@19.470-4'), counts: { queued: 2 }, slotsHeld: 0 },
+      undefined,
+      { rollout: await rollouts.get('linux@19.450-12'), counts: { admitted: 1 }, slotsHeld: 1 },
     ]);
-    await s.noteScan(rollout.id, T0 + 5);
-    await s.noteScan(rollout.id, T0 + 9);
-    expect(await s.get(rollout.id)).toMatchObject({
+    expect(await rollouts.readMany([])).toEqual([]);
+  });
+
+  it('readTick also reads the rollouts still followed, until they are no longer followed', async () => {
+    const { rollouts } = open();
+    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
+    await collectors('linux@19.450-12', [1], [{ type: 'admit' }, { type: 'send' }]);
+    await rollouts.start('linux', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
+    expect((await rollouts.readTick()).followed).toEqual([]);
+    await rollouts.follow('linux@19.450-12', true);
+    await rollouts.follow('gone@1.0-1', true);
+    const tick = await rollouts.readTick();
+    expect([...tick.current.keys()]).toEqual(['linux']);
+    expect(tick.current.get('linux')?.rollout.id).toBe('linux@19.470-4');
+    expect(tick.followed).toEqual([
+      { rollout: await rollouts.get('linux@19.450-12'), counts: { creating: 1 }, slotsHeld: 1 },
+    ]);
+    await rollouts.follow('linux@19.450-12', false);
+    expect((await rollouts.readTick()).followed).toEqual([]);
+    expect(await rollouts.readCurrent()).toEqual(tick.current);
+  });
+});
+
+describe('RolloutStore: settings, counters, scans, first poll', () => {
+  it('settings and firstPollMs round-trip; scans are counted with the last scan’s time', async () => {
+    const { rollouts, store } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect((await rollouts.get(rollout.id))?.settings).toStrictEqual(SETTINGS);
+    await rollouts.setFirstPoll(rollout.id, 42_123.6);
+    await Promise.all([
+      ...Array.from({ length: 7 }, () => store.apply(rollout.id, [], { counters: { statusReads: 1 } })),
+      ...Array.from({ length: 3 }, () => store.apply(rollout.id, [], { counters: { createRequests: 1 } })),
+    ]);
+    await rollouts.noteScan(rollout.id, T0 + 5);
+    await rollouts.noteScan(rollout.id, T0 + 9);
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      firstPollMs: 42_124,
       statusReads: 7,
       createRequests: 3,
       scans: 2,
@@ -151,21 +356,12 @@ describe('RolloutStore: phases, counters, scans', () => {
     });
   });
 
-  it('get of an unknown rollout is undefined', async () => {
-    expect(await store().get('nobody@1.0-1')).toBeUndefined();
-    expect(await store().list()).toEqual([]);
-  });
-});
-
-describe('RolloutStore: durations', () => {
-  it('keeps the newest 500, newest first, rounded to whole ms', async () => {
-    const s = store();
-    const id = 'p@19.470-4';
-    for (let i = 1; i <= 510; i++) await s.recordDuration(id, i * 1000 + 0.4);
-    const d = await s.durations(id);
-    expect(d).toHaveLength(500);
-    expect(d[0]).toBe(510_000);
-    expect(d.at(-1)).toBe(11_000);
-    expect(await s.durations('q@19.470-4')).toEqual([]);
+  it('get of an unknown rollout is undefined; list of none is empty; durations of none are empty', async () => {
+    const { rollouts } = open();
+    expect(await rollouts.get('nobody@1.0-1')).toBeUndefined();
+    expect(await rollouts.list()).toEqual([]);
+    expect(await rollouts.durations('nobody@1.0-1')).toEqual([]);
+    expect(parseRollout({})).toBeUndefined();
+    expect(parseRollout({ id: 'x@1', queueSeq: '4' })).toBeUndefined();
   });
 });

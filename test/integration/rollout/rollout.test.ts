@@ -5,7 +5,7 @@
  * against maxInFlight.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CollectorResult } from '../../../src/rollout/result-store.js';
+import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   converged,
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 /** Whether what we recorded is what the simulator knows happened. */
-function agreesWithSimulator(r: CollectorResult, c: SimCollectorView | undefined): string | undefined {
+function agreesWithSimulator(r: CollectorRecord, c: SimCollectorView | undefined): string | undefined {
   if (!c) return 'unknown to the simulator';
   const last = c.tasks[c.tasks.length - 1];
   switch (r.state) {

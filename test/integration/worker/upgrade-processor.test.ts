@@ -1,15 +1,24 @@
 /**
- * The per-Collector upgrade state machine (processUpgrade) against the real simulator over HTTP
- * and a real Redis, driven step by step: each test calls processUpgrade as BullMQ would, and
- * moves the manual clock shared by the simulator and the processor by the delay the step asked
- * for (or by less, to look at an intermediate state). No BullMQ here.
+ * One Collector's steps (processUpgrade) against the real simulator over HTTP and a real Redis,
+ * driven step by step: each test calls processUpgrade as BullMQ would, and moves the manual clock
+ * shared by the simulator and the processor by the delay the step asked for (or by less, to look
+ * at an intermediate state). Re-admissions go through the real admitter (src/rollout/admit.ts):
+ * a job never takes a slot itself.
  */
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/api/index.js';
-import { InflightSlots } from '../../../src/rollout/inflight-slots.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { createUpgradeQueue, type UpgradeQueue } from '../../../src/queue/upgrade-job.js';
+import { admit } from '../../../src/rollout/admit.js';
+import {
+  type CollectorRecord,
+  type CollectorState,
+  NOT_FOUND_LIMIT,
+  newRecord,
+} from '../../../src/rollout/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector-store.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type CollectorResult, type CollectorState, ResultStore } from '../../../src/rollout/result-store.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/rollout-store.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
@@ -21,7 +30,8 @@ import {
 } from '../../../src/worker/upgrade-processor.js';
 import { closeTestClients, createTestClient } from '../../support/api-client.js';
 import { captureLogger } from '../../support/capture-logger.js';
-import { useTestRedis } from '../../support/redis.js';
+import { testRedisUrl, useTestRedis } from '../../support/redis.js';
+import { seedCollector } from '../../support/seed-collector.js';
 import {
   C,
   LATEST,
@@ -40,14 +50,17 @@ import {
 } from '../../support/stub-server.js';
 
 const ctx = useTestRedis();
+const closers: (() => Promise<unknown>)[] = [];
 
 afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
   await closeTestClients();
   await stopStubServers();
   await stopTestSimulators();
 });
 
 const MINUTE = 60_000;
+const POLICY = 'linux-fleet';
 const SETTINGS: RolloutSettings = {
   pollInitialMs: 60_000,
   pollMaxMs: 5 * MINUTE,
@@ -55,26 +68,40 @@ const SETTINGS: RolloutSettings = {
   taskTimeoutMs: 35 * MINUTE,
   notAliveAttempts: 3,
   notAliveBackoffMs: 10 * MINUTE,
+  errorAttempts: 3,
+  errorBackoffMs: MINUTE,
+  transientAttempts: 20,
+  transientBackoffMs: 30_000,
+  maxBackoffMs: 30 * MINUTE,
 };
 
 interface Harness {
   t: TestSimulator;
   deps: ProcessorDeps;
-  results: ResultStore;
+  store: CollectorStore;
   rollouts: RolloutStore;
-  slots: InflightSlots;
+  queue: UpgradeQueue;
   rolloutId: string;
   events: {
     created: number;
     retries: string[];
-    finals: { state: CollectorState; durationMs?: number }[];
-    slotsFreed: number;
+    outcomes: { state: CollectorState; durationMs?: number }[];
   };
   log: ReturnType<typeof captureLogger>;
-  /** Writes the Collector's record (from the simulator's view of it) in `state`; slot states take a slot. */
-  seed(id: number, state?: CollectorState, extra?: Partial<CollectorResult>): Promise<CollectorResult>;
+  /** Puts the Collector's record (from the simulator's view of it) into `state` through real moves. */
+  seed(
+    id: number,
+    state?: CollectorState,
+    extra?: Partial<CollectorRecord>,
+    taskId?: string,
+  ): Promise<CollectorRecord>;
+  /** Runs the step of the Collector's current admission, as its job would. */
   step(id: number): Promise<Step>;
-  record(id: number): Promise<CollectorResult>;
+  record(id: number): Promise<CollectorRecord>;
+  /** The Collectors of this rollout holding an in-flight slot. */
+  slots(): Promise<number[]>;
+  /** Runs the one admitter now (every rule: phase, slots, windows); returns the ids admitted. */
+  admit(): Promise<number[]>;
   /** Steps and follows the delays until the job is done; returns the steps' delays. */
   runToEnd(id: number, maxSteps?: number): Promise<number[]>;
 }
@@ -93,11 +120,16 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const baseUrl = options.baseUrl ? await options.baseUrl(t) : t.sim.baseUrl;
   const { client } = createTestClient(baseUrl);
   const keys = createKeys(ctx.prefix);
-  const results = new ResultStore(ctx.redis, keys);
-  const rollouts = new RolloutStore(ctx.redis, keys);
-  const slots = new InflightSlots(ctx.redis, keys);
   const log = captureLogger('debug');
-  const events: Harness['events'] = { created: 0, retries: [], finals: [], slotsFreed: 0 };
+  const store = new CollectorStore(ctx.redis, keys, log.logger);
+  const rollouts = new RolloutStore(ctx.redis, keys);
+  const bull: Redis = createRedis(testRedisUrl(), { name: 'test-bull', forBullmq: true });
+  const queue = createUpgradeQueue(bull, keys.bullPrefix);
+  closers.push(
+    () => closeRedis(bull),
+    () => queue.close(),
+  );
+  const events: Harness['events'] = { created: 0, retries: [], outcomes: [] };
   const hooks: UpgradeEvents = {
     onTaskCreated: () => {
       events.created++;
@@ -105,75 +137,78 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     onRetry: (reason) => {
       events.retries.push(reason);
     },
-    onSlotFreed: (id) => {
-      expect(id).toBe(rolloutId);
-      events.slotsFreed++;
-    },
-    onFinal: (_rollout, record, durationMs) => {
-      events.finals.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
+    onOutcome: (_rollout, record, durationMs) => {
+      events.outcomes.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
     },
   };
   const deps: ProcessorDeps = {
     api: options.api ? options.api(client) : client,
-    results,
-    rollouts,
-    slots,
+    store,
     clock: t.clock,
     logger: log.logger,
     events: hooks,
     random: () => 0.5,
   };
-  const { rollout } = await rollouts.ensure(
-    'linux-fleet',
-    'latest',
-    LATEST,
-    options.maxInFlight ?? 10,
-    { ...SETTINGS, ...options.settings },
-    t.clock.now(),
-  );
+  const settings = { ...SETTINGS, ...options.settings };
+  const maxInFlight = options.maxInFlight ?? 10;
+  const { rollout } = await rollouts.start(POLICY, 'latest', LATEST, maxInFlight, settings, t.clock.now());
   const rolloutId = rollout.id;
-  const slotStates: readonly CollectorState[] = [
-    'admitted',
-    'creating',
-    'reconciling',
-    'pending',
-    'progressing',
-  ];
 
   const h: Harness = {
     t,
     deps,
-    results,
+    store,
     rollouts,
-    slots,
+    queue,
     rolloutId,
     events,
     log,
-    async seed(id, state = 'admitted', extra = {}) {
+    async seed(id, state = 'admitted', extra = {}, taskId) {
       const sim = (await t.simCollectors()).find((c) => c.id === id);
-      const now = t.clock.now();
-      const r: CollectorResult = {
-        id,
-        name: sim?.name ?? `collector-${id}`,
-        hostName: `host-${id}`,
-        from: sim?.version ?? '19.400-5',
-        to: LATEST,
-        state,
-        attempts: 0,
-        statusReads: 0,
-        discoveredAt: now,
-        ...(state === 'queued' ? {} : { admittedAt: now }),
+      const base = {
+        ...newRecord(
+          {
+            id,
+            name: sim?.name ?? `collector-${id}`,
+            hostName: `host-${id}`,
+            collectorVersion: sim?.version ?? '19.400-5',
+          },
+          LATEST,
+          t.clock.now(),
+        ),
         ...extra,
       };
-      expect(await results.put(rolloutId, r)).toBe(true);
-      if (slotStates.includes(state)) expect(await slots.acquire(rolloutId, [id], 1000)).toEqual([id]);
-      return r;
+      return seedCollector({ store, rolloutId, settings, now: t.clock.now() }, base, state, taskId);
     },
-    step: (id) => processUpgrade({ rolloutId, collectorId: id }, deps),
+    async step(id) {
+      const r = await store.get(rolloutId, id);
+      return processUpgrade({ rolloutId, collectorId: id, admission: r?.admissions ?? 0 }, deps);
+    },
     async record(id) {
-      const r = await results.get(rolloutId, id);
+      const r = await store.get(rolloutId, id);
       if (!r) throw new Error(`no record of ${id}`);
       return r;
+    },
+    async slots() {
+      return (await store.slotHolders(POLICY))
+        .filter((s) => s.rolloutId === rolloutId)
+        .map((s) => s.collectorId)
+        .sort((a, b) => a - b);
+    },
+    async admit() {
+      const [current] = [...(await rollouts.readCurrent()).values()];
+      if (!current) throw new Error('no current rollout');
+      const admitted = await admit(
+        { store, queue, logger: log.logger },
+        {
+          rollout: current.rollout,
+          policy: { waves: [{ kind: 'percent', percent: 100 }], windows: [] },
+          counts: current.counts,
+          slotsHeld: current.slotsHeld,
+          now: t.clock.now(),
+        },
+      );
+      return admitted.map((r) => r.id);
     },
     async runToEnd(id, maxSteps = 200) {
       const delays: number[] = [];
@@ -238,6 +273,19 @@ async function faultyProxy(t: TestSimulator, fault: (req: SeenRequest, n: number
   return stub;
 }
 
+/** Forwards a request to the simulator and returns its answer (for stubs that alter some answers). */
+async function forward(t: TestSimulator, req: SeenRequest): Promise<{ status: number; text: string }> {
+  const headers = { ...req.headers };
+  delete headers.host;
+  delete headers.connection;
+  const answer = await request(`${t.sim.url}${req.url}`, {
+    method: req.method as 'GET',
+    headers: headers as Record<string, string>,
+    ...(req.body ? { body: req.body } : {}),
+  });
+  return { status: answer.statusCode, text: await answer.body.text() };
+}
+
 describe('processUpgrade: a Collector that upgrades', () => {
   it('goes admitted → pending → progressing → succeeded with the right record', async () => {
     const h = await harness();
@@ -253,11 +301,12 @@ describe('processUpgrade: a Collector that upgrades', () => {
       state: 'pending',
       taskId,
       attempts: 1,
+      admissions: 1,
       statusReads: 0,
       createSentAt: t0,
       requestTime: t0,
     });
-    expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
+    expect(await h.slots()).toEqual([C.web1]);
     expect(h.events.created).toBe(1);
 
     // An early wake (1 s): the task is not started yet (status 0): still pending, one read spent.
@@ -270,7 +319,7 @@ describe('processUpgrade: a Collector that upgrades', () => {
     const s = await h.step(C.web1);
     expect(s.kind).toBe('delay');
     expect(await h.record(C.web1)).toMatchObject({ state: 'progressing', statusReads: 2, lastStatus: 6 });
-    expect(await h.results.counts(h.rolloutId)).toEqual({ progressing: 1 });
+    expect(await h.store.counts(h.rolloutId)).toEqual({ progressing: 1 });
 
     if (s.kind === 'delay') h.t.clock.advance(s.ms);
     const later = await h.runToEnd(C.web1);
@@ -297,51 +346,37 @@ describe('processUpgrade: a Collector that upgrades', () => {
     expect(lateness).toBeLessThanOrEqual(Math.max(15_000, 0.2 * serviceDuration) + 1);
 
     // Slot given back, duration recorded, counters exact.
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     expect(await h.rollouts.durations(h.rolloutId)).toEqual([(done.finishedAt as number) - t0]);
     expect(await h.rollouts.get(h.rolloutId)).toMatchObject({
       statusReads: done.statusReads,
       createRequests: 1,
     });
-    expect(await h.results.counts(h.rolloutId)).toEqual({ succeeded: 1 });
-    expect(h.events.finals).toEqual([{ state: 'succeeded', durationMs: (done.finishedAt as number) - t0 }]);
-    expect(h.events.slotsFreed).toBe(1);
+    expect(await h.store.counts(h.rolloutId)).toEqual({ succeeded: 1 });
+    expect(h.events.outcomes).toEqual([{ state: 'succeeded', durationMs: (done.finishedAt as number) - t0 }]);
 
     // A job that runs again after the end does nothing.
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect((await h.t.stats()).requests.byEndpoint.status).toBe(done.statusReads);
   });
 
-  it('admits a queued Collector itself when a slot is free, and waits when none is', async () => {
+  it('never gives a slot itself: a queued or waiting Collector’s job ends without a request', async () => {
     const h = await harness({ maxInFlight: 1 });
-    await h.seed(C.web2, 'pending', { taskId: '424242' }); // holds the only slot
     await h.seed(C.web1, 'queued');
-    const waiting = await h.step(C.web1);
-    expect(waiting.kind).toBe('delay');
-    if (waiting.kind === 'delay') expect(waiting.ms).toBeGreaterThanOrEqual(1000);
-    expect((await h.record(C.web1)).state).toBe('queued');
-    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
-
-    await h.slots.release(h.rolloutId, C.web2);
-    expect((await h.step(C.web1)).kind).toBe('delay');
-    expect(await h.record(C.web1)).toMatchObject({
-      state: 'pending',
-      attempts: 1,
-      admittedAt: h.t.clock.now(),
-    });
-    expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
+    await h.seed(C.web2, 'waiting_retry');
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(await h.step(C.web2)).toEqual({ kind: 'done' });
+    expect(await h.store.counts(h.rolloutId)).toEqual({ queued: 1, waiting_retry: 1 });
+    expect(await h.slots()).toEqual([]);
+    const stats = await h.t.stats();
+    expect(stats.requests.byEndpoint.create ?? 0).toBe(0);
   });
 
-  it('learns the first read from the durations this rollout observed', async () => {
+  it('reads first at the delay the scheduler learned and wrote onto the rollout', async () => {
     const h = await harness();
-    for (let i = 0; i < 10; i++) await h.rollouts.recordDuration(h.rolloutId, 150_000 + i * 1000);
+    await h.rollouts.setFirstPoll(h.rolloutId, 151_000);
     await h.seed(C.web1);
-    const first = await h.step(C.web1);
-    expect(first.kind).toBe('delay');
-    if (first.kind === 'delay') {
-      expect(first.ms).toBeGreaterThanOrEqual(150_000);
-      expect(first.ms).toBeLessThanOrEqual(152_000);
-    }
+    expect(await h.step(C.web1)).toEqual({ kind: 'delay', ms: 151_000 });
   });
 
   it('upgrades an old Collector in increments within one task', async () => {
@@ -352,6 +387,19 @@ describe('processUpgrade: a Collector that upgrades', () => {
     const sim = await h.t.simCollector(C.old);
     expect(sim.tasks).toHaveLength(1);
     expect(sim.version).toBe(LATEST);
+  });
+
+  it('ignores a job of an earlier admission', async () => {
+    const h = await harness();
+    const r = await h.seed(C.web1);
+    expect(r.admissions).toBe(1);
+    expect(
+      await processUpgrade({ rolloutId: h.rolloutId, collectorId: C.web1, admission: 0 }, h.deps),
+    ).toEqual({
+      kind: 'done',
+    });
+    expect((await h.record(C.web1)).state).toBe('admitted');
+    expect((await h.t.stats()).requests.byEndpoint.create ?? 0).toBe(0);
   });
 });
 
@@ -364,10 +412,10 @@ describe('processUpgrade: final outcomes other than success', () => {
     const r = await h.record(C.failing);
     expect(r).toMatchObject({ state: 'failed', message, lastStatus: 3, attempts: 1 });
     expect(r.finishedAt).toBe(h.t.clock.now());
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     // Only successes teach the poll schedule.
     expect(await h.rollouts.durations(h.rolloutId)).toEqual([]);
-    expect(h.events.finals.map((f) => f.state)).toEqual(['failed']);
+    expect(h.events.outcomes.map((f) => f.state)).toEqual(['failed']);
     expect((await h.t.simCollector(C.failing)).tasks).toHaveLength(1);
   });
 
@@ -380,10 +428,9 @@ describe('processUpgrade: final outcomes other than success', () => {
     expect(await h.record(C.failing)).toMatchObject({ state: 'failed', message: simTask?.message });
   });
 
-  // Regression test (fixed) (src/worker/upgrade-processor.ts, poll(): `/time(d)?[ -]?out/i.test(task.message)`): any
-  // failure whose message mentions a time-out (a download that timed out after 2 minutes) is
-  // recorded as timed_out. The service's time-out is the task not finishing within 30 minutes of
-  // its request; a task that failed 2 minutes in is `failed`, whatever its message says.
+  // Regression test (fixed): any failure whose message mentions a time-out (a download that timed
+  // out after 2 minutes) was recorded as timed_out. The service's time-out is the task not
+  // finishing within 30 minutes of its request; a task that failed 2 minutes in is `failed`.
   it('a quick failure whose message mentions a time-out is failed, not timed_out', async () => {
     const message = 'Upgrade failed: the download of the installer timed out (connection to the CDN).';
     const h = await harness({ fleet: fleetWith(C.failing, { failureMessage: message }) });
@@ -410,8 +457,21 @@ describe('processUpgrade: final outcomes other than success', () => {
     // Few reads for 30 minutes of waiting.
     expect(r.statusReads).toBe(delays.length);
     expect(r.statusReads).toBeLessThanOrEqual(25);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     expect(await h.rollouts.durations(h.rolloutId)).toEqual([]);
+  });
+
+  // The defect behind it: the time-out was judged from the request time another process wrote
+  // on its own clock; judged from when the create was sent, a service time-out read long after
+  // (the process was down) or a request time stamped late is still a time-out.
+  it('the service’s time-out read long after it happened is timed_out, not failed', async () => {
+    const h = await harness();
+    const t0 = h.t.clock.now();
+    await h.seed(C.stuck);
+    expect((await h.step(C.stuck)).kind).toBe('delay');
+    h.t.clock.set(t0 + 3 * TIMEOUT_SECONDS * 1000);
+    expect(await h.step(C.stuck)).toEqual({ kind: 'done' });
+    expect(await h.record(C.stuck)).toMatchObject({ state: 'timed_out', lastStatus: 3 });
   });
 
   it('a task whose status never turns final ends timed_out at the local deadline', async () => {
@@ -426,7 +486,7 @@ describe('processUpgrade: final outcomes other than success', () => {
     const elapsed = (r.finishedAt as number) - t0;
     expect(elapsed).toBeGreaterThanOrEqual(SETTINGS.taskTimeoutMs);
     expect(elapsed).toBeLessThanOrEqual(SETTINGS.taskTimeoutMs + 1);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     // The service still runs the task; we stopped following it.
     expect((await h.t.simCollector(C.stuck)).tasks[0]?.status).toBe(6);
   });
@@ -438,9 +498,8 @@ describe('processUpgrade: final outcomes other than success', () => {
     const r = await h.record(C.hosted);
     expect(r).toMatchObject({ state: 'rejected', attempts: 1, finishedAt: h.t.clock.now() });
     expect(r.message).toMatch(/^collector\.type\.invalid: /);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
-    expect(h.events.finals.map((f) => f.state)).toEqual(['rejected']);
-    expect(h.events.slotsFreed).toBe(1);
+    expect(await h.slots()).toEqual([]);
+    expect(h.events.outcomes.map((f) => f.state)).toEqual(['rejected']);
     expect(h.events.retries).toEqual([]);
     // Running the job again sends nothing.
     expect(await h.step(C.hosted)).toEqual({ kind: 'done' });
@@ -455,59 +514,73 @@ describe('processUpgrade: final outcomes other than success', () => {
     expect(await h.step(999_999)).toEqual({ kind: 'done' });
     expect((await h.record(C.web1)).message).toMatch(/^collector\.version\.invalid: /);
     expect((await h.record(999_999)).message).toMatch(/^collector\.invalid: /);
-    expect(await h.results.counts(h.rolloutId)).toEqual({ rejected: 2 });
+    expect(await h.store.counts(h.rolloutId)).toEqual({ rejected: 2 });
   });
 
-  it('a task id the service does not know ends failed, naming the id', async () => {
+  it('a task id the service does not know goes to the listings after a few reads, naming the id', async () => {
     const h = await harness();
-    await h.seed(C.web1, 'pending', { taskId: '99999999', requestTime: h.t.clock.now(), attempts: 1 });
+    await h.seed(C.web1, 'pending', {}, '99999999');
+    for (let i = 1; i < NOT_FOUND_LIMIT; i++) {
+      const s = await h.step(C.web1);
+      expect(s.kind).toBe('delay');
+      expect(await h.record(C.web1)).toMatchObject({ state: 'pending', statusErrors: i });
+      if (s.kind === 'delay') h.t.clock.advance(s.ms);
+    }
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     const r = await h.record(C.web1);
-    expect(r.state).toBe('failed');
-    expect(r.message).toMatch(/^task 99999999 not found/);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(r).toMatchObject({ state: 'reconciling', taskProven: true, statusReads: NOT_FOUND_LIMIT });
+    expect(r.message).toMatch(/task 99999999/);
+    // A task ran (we had its id): the slot stays until the listings tell.
+    expect(await h.slots()).toEqual([C.web1]);
+    expect((await h.t.stats()).requests.byEndpoint.status).toBe(NOT_FOUND_LIMIT);
   });
 });
 
 describe('processUpgrade: Collectors that are not alive', () => {
-  it('waits with its slot released, and upgrades once the Collector is back', async () => {
+  it('waits with its slot released, and upgrades through the admitter once the Collector is back', async () => {
     const h = await harness({ maxInFlight: 1 });
     const t0 = h.t.clock.now();
     await h.seed(C.offline);
 
-    expect(await h.step(C.offline)).toEqual({ kind: 'delay', ms: SETTINGS.notAliveBackoffMs });
+    expect(await h.step(C.offline)).toEqual({ kind: 'done' });
     expect(await h.record(C.offline)).toMatchObject({
-      state: 'waiting_alive',
+      state: 'waiting_retry',
       attempts: 1,
+      notAliveAnswers: 1,
       nextAttemptAt: t0 + SETTINGS.notAliveBackoffMs,
       message: `Collector ${C.offline} is not alive.`,
     });
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     expect(h.events.retries).toEqual(['collector_not_alive']);
-    expect(h.events.slotsFreed).toBe(1);
 
-    // Woken early: it waits out the rest of the backoff without a request.
+    // Before its time the admitter leaves it waiting.
     h.t.clock.advance(MINUTE);
-    expect(await h.step(C.offline)).toEqual({ kind: 'delay', ms: SETTINGS.notAliveBackoffMs - MINUTE });
+    expect(await h.admit()).toEqual([]);
     expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(1);
 
-    // Meanwhile another Collector took the only slot: at the end of the backoff it waits for one.
-    await h.seed(C.web2, 'pending', { taskId: '424242' });
+    // Another Collector took the only slot: at the end of the back-off it waits for one.
+    await h.seed(C.web2, 'pending', {}, '424242');
     h.t.clock.set(t0 + SETTINGS.notAliveBackoffMs);
-    const blocked = await h.step(C.offline);
-    expect(blocked.kind).toBe('delay');
-    expect((await h.record(C.offline)).state).toBe('waiting_alive');
-    expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(1);
-    await h.slots.release(h.rolloutId, C.web2);
+    expect(await h.admit()).toEqual([]);
+    expect((await h.record(C.offline)).state).toBe('waiting_retry');
 
-    // The Collector comes back.
+    // The other one finishes; the Collector comes back; the admitter gives it the slot.
+    await h.store.apply(h.rolloutId, [
+      {
+        from: 'pending',
+        event: 'failed',
+        next: { ...(await h.record(C.web2)), state: 'failed', message: 'test' },
+      },
+    ]);
     const patched = await h.t.raw('PATCH', `/_sim/collectors/${C.offline}`, { body: { alive: true } });
     expect(patched.status).toBe(200);
+    expect(await h.admit()).toEqual([C.offline]);
+    expect(await h.record(C.offline)).toMatchObject({ state: 'admitted', admissions: 2 });
     await h.runToEnd(C.offline);
     const r = await h.record(C.offline);
     expect(r).toMatchObject({ state: 'succeeded', attempts: 2, message: '' });
     expect(r.admittedAt).toBeGreaterThanOrEqual(t0 + SETTINGS.notAliveBackoffMs);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     const sim = await h.t.simCollector(C.offline);
     expect(sim.tasks).toHaveLength(1);
     expect(sim.version).toBe(LATEST);
@@ -518,20 +591,26 @@ describe('processUpgrade: Collectors that are not alive', () => {
     const h = await harness({ settings: { notAliveAttempts: 3 } });
     const t0 = h.t.clock.now();
     await h.seed(C.offline);
-    const delays = await h.runToEnd(C.offline);
-    expect(delays).toEqual([SETTINGS.notAliveBackoffMs, SETTINGS.notAliveBackoffMs]);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      expect(await h.runToEnd(C.offline)).toEqual([]);
+      if (attempt < 3) {
+        h.t.clock.advance(SETTINGS.notAliveBackoffMs);
+        expect(await h.admit()).toEqual([C.offline]);
+      }
+    }
     const r = await h.record(C.offline);
     expect(r).toMatchObject({
       state: 'not_alive',
       attempts: 3,
+      admissions: 3,
       message: `Collector ${C.offline} is not alive.`,
       finishedAt: t0 + 2 * SETTINGS.notAliveBackoffMs,
     });
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     expect((await h.t.simCollector(C.offline)).tasks).toHaveLength(0);
     expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(3);
     expect(h.events.retries).toEqual(['collector_not_alive', 'collector_not_alive']);
-    expect(h.events.finals.map((f) => f.state)).toEqual(['not_alive']);
+    expect(h.events.outcomes.map((f) => f.state)).toEqual(['not_alive']);
   });
 
   it('with one attempt allowed, ends not_alive at the first answer', async () => {
@@ -547,43 +626,42 @@ describe('processUpgrade: creates of unknown outcome', () => {
     const h = await harness();
     // The first create reached the service; the process died before recording the task id.
     await h.t.createTask(C.web1, LATEST);
-    const sentAt = h.t.clock.now();
-    await h.seed(C.web1, 'creating', { createSentAt: sentAt, attempts: 1 });
+    await h.seed(C.web1, 'creating');
     h.t.clock.advance(AMBIGUITY_WINDOW_MS + 1000);
 
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect(await h.record(C.web1)).toMatchObject({
       state: 'reconciling',
-      reconcilingSince: sentAt,
+      reconcilingSince: h.t.clock.now(),
+      taskProven: false,
       attempts: 1,
     });
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
     expect((await h.t.stats()).requests.byEndpoint.create).toBe(1); // the test's own
     // Reconciling keeps the slot: the task may still be running.
-    expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
-    expect(h.events.slotsFreed).toBe(0);
+    expect(await h.slots()).toEqual([C.web1]);
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect((await h.record(C.web1)).state).toBe('reconciling');
   });
 
-  it('a younger creating record is retried; collector.in.upgrading then means reconciling', async () => {
+  it('a younger creating record is sent again; collector.in.upgrading then means a task runs: reconciling', async () => {
     const h = await harness();
     await h.t.createTask(C.web1, LATEST);
-    await h.seed(C.web1, 'creating', { createSentAt: h.t.clock.now(), attempts: 1 });
+    await h.seed(C.web1, 'creating');
     h.t.clock.advance(AMBIGUITY_WINDOW_MS - 2000);
 
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     const r = await h.record(C.web1);
-    expect(r).toMatchObject({ state: 'reconciling', attempts: 1 });
+    expect(r).toMatchObject({ state: 'reconciling', attempts: 1, taskProven: true });
     expect(r.message).toMatch(/currently being upgraded/);
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
     expect((await h.t.stats()).requests.byEndpoint.create).toBe(2);
-    expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
+    expect(await h.slots()).toEqual([C.web1]);
   });
 
-  it('a younger creating record whose create never arrived gets its task on the retry', async () => {
+  it('a younger creating record whose create never arrived gets its task when sent again', async () => {
     const h = await harness();
-    await h.seed(C.web1, 'creating', { createSentAt: h.t.clock.now(), attempts: 1 });
+    await h.seed(C.web1, 'creating');
     h.t.clock.advance(1000);
     expect((await h.step(C.web1)).kind).toBe('delay');
     const r = await h.record(C.web1);
@@ -592,7 +670,7 @@ describe('processUpgrade: creates of unknown outcome', () => {
     expect(r).toMatchObject({ state: 'pending', attempts: 1, taskId: String(sim.tasks[0]?.id) });
   });
 
-  it('a create whose answer was lost is retried at once; the service then says it took', async () => {
+  it('a create whose answer was lost is sent again at once; the service then says it took', async () => {
     let creates = 0;
     const h = await harness({
       baseUrl: async (t) => {
@@ -602,30 +680,94 @@ describe('processUpgrade: creates of unknown outcome', () => {
     });
     await h.seed(C.web1);
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
-    expect((await h.record(C.web1)).state).toBe('reconciling');
+    expect(await h.record(C.web1)).toMatchObject({ state: 'reconciling', taskProven: true, attempts: 1 });
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
     expect(creates).toBe(2);
+    expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(2);
+  });
+
+  it('a 202 whose body cannot be read means a task runs whose id we lack: reconciling, never sent again', async () => {
+    const h = await harness({
+      baseUrl: async (t) =>
+        (
+          await startStubServer(async (req, res) => {
+            const answer = await forward(t, req);
+            if (req.method === 'POST' && answer.status === 202) {
+              res.writeHead(202, { 'content-type': 'application/json' });
+              res.end('{"id": ');
+              return;
+            }
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(answer.text);
+          })
+        ).baseUrl,
+    });
+    await h.seed(C.web1);
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(await h.record(C.web1)).toMatchObject({ state: 'reconciling', taskProven: true, attempts: 1 });
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
+    expect((await h.t.stats()).requests.byEndpoint.create).toBe(1);
   });
 });
 
-describe('processUpgrade: service faults are retried, never a Collector’s failure', () => {
-  it('a create answered 503 on every retry goes back to admitted and tries again later', async () => {
+describe('processUpgrade: error answers end, service faults are retried', () => {
+  // The defect behind it: a create answered 403 went back to `admitted` without counting, and was
+  // sent again about once a second forever, holding its slot and burning the shared budget.
+  it('a create answered 403 waits with a growing back-off and ends error after the policy’s attempts, freeing its slot', async () => {
+    const h = await harness({
+      baseUrl: async (t) =>
+        (await faultyProxy(t, (req) => (req.method === 'POST' ? 403 : undefined))).baseUrl,
+    });
+    const t0 = h.t.clock.now();
+    await h.seed(C.web1);
+    const waits: number[] = [];
+    for (let attempt = 1; attempt <= SETTINGS.errorAttempts; attempt++) {
+      expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+      expect(await h.slots()).toEqual([]);
+      const r = await h.record(C.web1);
+      if (attempt === SETTINGS.errorAttempts) break;
+      expect(r).toMatchObject({ state: 'waiting_retry', errorAnswers: attempt, attempts: attempt });
+      waits.push((r.nextAttemptAt as number) - h.t.clock.now());
+      h.t.clock.set(r.nextAttemptAt as number);
+      expect(await h.admit()).toEqual([C.web1]);
+    }
+    const r = await h.record(C.web1);
+    expect(r).toMatchObject({
+      state: 'error',
+      attempts: SETTINGS.errorAttempts,
+      errorAnswers: SETTINGS.errorAttempts,
+    });
+    expect(r.message).toMatch(/403/);
+    expect(r.finishedAt).toBeGreaterThan(t0);
+    // The back-off grows: 1m, then 2m (jitter 0 with random 0.5).
+    expect(waits).toEqual([SETTINGS.errorBackoffMs, 2 * SETTINGS.errorBackoffMs]);
+    expect(h.events.retries).toEqual(['error', 'error']);
+    expect(h.events.outcomes.map((o) => o.state)).toEqual(['error']);
+    expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(SETTINGS.errorAttempts);
+    expect(await h.admit()).toEqual([]);
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
+  });
+
+  it('a create answered 503 on every retry waits without its slot, and is tried again through the admitter', async () => {
     let failing = true;
     const h = await harness({
       baseUrl: async (t) =>
         (await faultyProxy(t, (req) => (failing && req.method === 'POST' ? 503 : undefined))).baseUrl,
     });
     await h.seed(C.web1);
-    const s = await h.step(C.web1);
-    expect(s.kind).toBe('delay');
-    expect(await h.record(C.web1)).toMatchObject({ state: 'admitted', attempts: 0 });
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    const waiting = await h.record(C.web1);
+    expect(waiting).toMatchObject({ state: 'waiting_retry', transientErrors: 1, errorAnswers: 0 });
     expect(h.events.retries).toEqual(['server_error']);
-    expect(await h.slots.members(h.rolloutId)).toEqual([C.web1]);
+    expect(await h.slots()).toEqual([]);
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
 
     failing = false;
+    h.t.clock.set(waiting.nextAttemptAt as number);
+    expect(await h.admit()).toEqual([C.web1]);
     await h.runToEnd(C.web1);
-    expect(await h.record(C.web1)).toMatchObject({ state: 'succeeded', attempts: 1 });
+    expect(await h.record(C.web1)).toMatchObject({ state: 'succeeded', attempts: 2, admissions: 2 });
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
   });
 
@@ -667,40 +809,39 @@ describe('processUpgrade: service faults are retried, never a Collector’s fail
     expect(r.state).toBe('timed_out');
     expect(r.message).toMatch(/^no status could be read: /);
     expect((r.finishedAt as number) - t0).toBeGreaterThan(SETTINGS.taskTimeoutMs);
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.slots()).toEqual([]);
     expect(h.events.retries.every((x) => x === 'server_error')).toBe(true);
   });
 });
 
-describe('processUpgrade: crash leftovers', () => {
-  // Regression test (fixed) (src/worker/upgrade-processor.ts, `finish` and the final-state case of the switch): the
-  // outcome is written, then the slot released, in two steps. A process killed between them leaves
-  // a final record that still holds an in-flight slot; the stalled job runs again, finds a final
-  // state and returns `done` without releasing it, and nothing else ever does: the rollout's
-  // effective maxInFlight shrinks by one for good with every such crash.
-  it('a final record still holding a slot gets it back on the next step', async () => {
+describe('processUpgrade: a rollout that stopped admitting', () => {
+  it('an admitted Collector of a halted rollout is not sent: it waits, its slot given back', async () => {
     const h = await harness();
-    await h.seed(C.web1, 'succeeded', { taskId: '1', finishedAt: h.t.clock.now() });
-    await h.slots.acquire(h.rolloutId, [C.web1], 10);
+    await h.seed(C.web1);
+    const rollout = await h.rollouts.get(h.rolloutId);
+    if (!rollout) throw new Error('no rollout');
+    expect(await h.rollouts.move(rollout, 'halt', h.t.clock.now(), 'test')).toBe('halted');
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    expect(await h.record(C.web1)).toMatchObject({ state: 'waiting_retry', attempts: 0 });
+    expect(await h.slots()).toEqual([]);
+    expect(await h.admit()).toEqual([]);
+    expect((await h.t.stats()).requests.byEndpoint.create ?? 0).toBe(0);
   });
 
-  // Regression test (fixed) (same cause, the collector.not.alive branch of `create`): killed between writing
-  // waiting_alive and releasing the slot, the Collector keeps its slot for the whole backoff
-  // (10 minutes by default), and the step that finds it early re-delays without releasing it.
-  it('a waiting_alive record still holding a slot gives it back while it waits', async () => {
+  it('an admitted Collector of a superseded rollout is skipped', async () => {
     const h = await harness();
-    const now = h.t.clock.now();
-    await h.seed(C.offline, 'waiting_alive', {
-      attempts: 1,
-      nextAttemptAt: now + SETTINGS.notAliveBackoffMs,
-    });
-    await h.slots.acquire(h.rolloutId, [C.offline], 10);
-    expect(await h.step(C.offline)).toEqual({ kind: 'delay', ms: SETTINGS.notAliveBackoffMs });
-    expect(await h.slots.count(h.rolloutId)).toBe(0);
+    await h.seed(C.web1);
+    const rollout = await h.rollouts.get(h.rolloutId);
+    if (!rollout) throw new Error('no rollout');
+    await h.rollouts.move(rollout, 'supersede', h.t.clock.now());
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(await h.record(C.web1)).toMatchObject({ state: 'skipped' });
+    expect(await h.slots()).toEqual([]);
+    expect((await h.t.stats()).requests.byEndpoint.create ?? 0).toBe(0);
   });
+});
 
+describe('processUpgrade: crash leftovers', () => {
   it('two steps of one Collector at once (a stalled job taken up twice) create one task', async () => {
     const h = await harness();
     for (const id of [C.web1, C.web2, C.old]) await h.seed(id);
@@ -715,7 +856,7 @@ describe('processUpgrade: crash leftovers', () => {
         taskId: String(sim.tasks[0]?.id),
       });
     }
-    expect(await h.results.counts(h.rolloutId)).toEqual({ pending: 3 });
+    expect(await h.store.counts(h.rolloutId)).toEqual({ pending: 3 });
   });
 
   it('an admitted record (killed before the create was sent) creates its task', async () => {
@@ -729,8 +870,7 @@ describe('processUpgrade: crash leftovers', () => {
   it('a pending record (killed while following the task) picks up polling where it was', async () => {
     const h = await harness();
     const taskId = await h.t.createTask(C.web1, LATEST);
-    const t0 = h.t.clock.now();
-    await h.seed(C.web1, 'pending', { taskId, requestTime: t0, createSentAt: t0, attempts: 1 });
+    await h.seed(C.web1, 'pending', {}, taskId);
     h.t.clock.advance(10 * MINUTE);
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect(await h.record(C.web1)).toMatchObject({ state: 'succeeded', taskId, statusReads: 1, attempts: 1 });
@@ -740,23 +880,24 @@ describe('processUpgrade: crash leftovers', () => {
 });
 
 describe('processUpgrade: records it must leave alone', () => {
-  it('does nothing for final or reconciling records, or records and rollouts that do not exist', async () => {
+  it('does nothing for settled or reconciling records, or records and rollouts that do not exist', async () => {
     const h = await harness();
     for (const [id, state] of [
       [C.web1, 'succeeded'],
       [C.web2, 'failed'],
       [C.old, 'reconciling'],
       [C.failing, 'skipped'],
+      [C.offline, 'not_alive'],
     ] as const) {
       await h.seed(id, state);
       expect(await h.step(id)).toEqual({ kind: 'done' });
       expect((await h.record(id)).state).toBe(state);
     }
     expect(await h.step(C.stuck)).toEqual({ kind: 'done' }); // no record
-    expect(await processUpgrade({ rolloutId: 'nobody@1.0-1', collectorId: C.web1 }, h.deps)).toEqual({
-      kind: 'done',
-    });
+    expect(
+      await processUpgrade({ rolloutId: 'nobody@1.0-1', collectorId: C.web1, admission: 1 }, h.deps),
+    ).toEqual({ kind: 'done' });
     const stats = await h.t.stats();
-    expect(stats.requests.byEndpoint.create + stats.requests.byEndpoint.status).toBe(0);
+    expect((stats.requests.byEndpoint.create ?? 0) + (stats.requests.byEndpoint.status ?? 0)).toBe(0);
   });
 });

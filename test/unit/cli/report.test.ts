@@ -4,9 +4,16 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { csvCell, REPORT_COLUMNS, reportCommand, toCsvRow } from '../../../src/cli/report.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  type LifeSettings,
+  newRecord,
+  transition,
+} from '../../../src/rollout/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector-store.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type CollectorResult, ResultStore } from '../../../src/rollout/result-store.js';
-import { RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { type RolloutSettings, RolloutStore } from '../../../src/rollout/rollout-store.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();
@@ -50,7 +57,7 @@ function parseCsv(text: string): string[][] {
 
 const T = Date.UTC(2025, 0, 6, 9, 0, 0);
 
-function result(extra: Partial<CollectorResult> = {}): CollectorResult {
+function result(extra: Partial<CollectorRecord> = {}): CollectorRecord {
   return {
     id: 101,
     name: 'web-1',
@@ -60,7 +67,12 @@ function result(extra: Partial<CollectorResult> = {}): CollectorResult {
     state: 'succeeded',
     taskId: '10000001',
     attempts: 1,
+    admissions: 2,
+    notAliveAnswers: 1,
+    errorAnswers: 0,
+    transientErrors: 0,
     statusReads: 4,
+    statusErrors: 0,
     discoveredAt: T,
     requestTime: T + 60_000,
     finishedAt: T + 200_000,
@@ -97,6 +109,25 @@ describe('csvCell', () => {
 });
 
 describe('toCsvRow', () => {
+  it('has a column for the admissions, next to the attempts', () => {
+    expect(REPORT_COLUMNS).toEqual([
+      'id',
+      'name',
+      'hostName',
+      'from',
+      'to',
+      'state',
+      'taskId',
+      'attempts',
+      'admissions',
+      'statusReads',
+      'discoveredAt',
+      'requestTime',
+      'finishedAt',
+      'message',
+    ]);
+  });
+
   it('writes the columns in order, parsing back to the record', () => {
     const r = result({ message: 'Upgrade failed: "disk", full\nsecond line', state: 'failed' });
     const [cellsBack] = parseCsv(`${toCsvRow(r)}\n`);
@@ -110,6 +141,7 @@ describe('toCsvRow', () => {
       state: 'failed',
       taskId: '10000001',
       attempts: '1',
+      admissions: '2',
       statusReads: '4',
       discoveredAt: '2025-01-06T09:00:00.000Z',
       requestTime: '2025-01-06T09:01:00.000Z',
@@ -122,7 +154,7 @@ describe('toCsvRow', () => {
     const { taskId: _t, requestTime: _r, finishedAt: _f, message: _m, ...queued } = result();
     const row = toCsvRow({ ...queued, state: 'queued' });
     expect(row).toBe(
-      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,4,2025-01-06T09:00:00.000Z,,,',
+      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,',
     );
   });
 
@@ -132,23 +164,77 @@ describe('toCsvRow', () => {
 });
 
 describe('report command (real Redis)', () => {
+  const SETTINGS: RolloutSettings = {
+    pollInitialMs: 60_000,
+    pollMaxMs: 300_000,
+    pollJitter: 0.2,
+    taskTimeoutMs: 2_100_000,
+    notAliveAttempts: 5,
+    notAliveBackoffMs: 600_000,
+    errorAttempts: 3,
+    errorBackoffMs: 60_000,
+    transientAttempts: 20,
+    transientBackoffMs: 30_000,
+    maxBackoffMs: 1_800_000,
+  };
+
+  /** Writes a found Collector and moves it through `events`, as the scheduler and workers would. */
+  async function drive(
+    store: CollectorStore,
+    rolloutId: string,
+    c: { id: number; name: string; to: string },
+    events: CollectorEvent[],
+    settings: LifeSettings = SETTINGS,
+  ): Promise<CollectorRecord> {
+    let now = T;
+    let r = newRecord(
+      { id: c.id, name: c.name, hostName: `${c.name}.prod.internal`, collectorVersion: '19.400-5' },
+      c.to,
+      now,
+    );
+    expect(await store.discover(rolloutId, [r])).toEqual([c.id]);
+    for (const event of events) {
+      now += 60_000;
+      const t = transition(r, event, { now, settings, random: () => 0.5 });
+      if (!t.ok) throw new Error(t.reason);
+      expect(await store.apply(rolloutId, [t.move], { limit: 5 })).toEqual(['written']);
+      r = t.move.next;
+    }
+    return r;
+  }
+
+  const toSuccess = (taskId: string): CollectorEvent[] => [
+    { type: 'admit' },
+    { type: 'send' },
+    { type: 'created', taskId, requestTime: T + 120_000, createdBy: 'host:1' },
+    { type: 'status', status: 6 },
+    { type: 'succeeded', status: 2 },
+  ];
+
   async function seed() {
     const keys = createKeys(ctx.prefix);
     const rollouts = new RolloutStore(ctx.redis, keys);
-    const results = new ResultStore(ctx.redis, keys);
-    const settings = {
-      pollInitialMs: 60_000,
-      pollMaxMs: 300_000,
-      pollJitter: 0.2,
-      taskTimeoutMs: 2_100_000,
-      notAliveAttempts: 5,
-      notAliveBackoffMs: 600_000,
-    };
-    await rollouts.ensure('linux-fleet', 'latest', '19.450-12', 5, settings, T);
-    await rollouts.ensure('linux-fleet', 'latest', '19.470-4', 5, settings, T + 1000);
-    await results.put('linux-fleet@19.470-4', result({ id: 102, name: 'web-2', message: 'a, "b"' }));
-    await results.put('linux-fleet@19.470-4', result({ id: 101 }));
-    await results.put('linux-fleet@19.450-12', result({ id: 7, to: '19.450-12' }));
+    const store = new CollectorStore(ctx.redis, keys);
+    await rollouts.start('linux-fleet', 'latest', '19.450-12', 5, SETTINGS, T);
+    await rollouts.start('linux-fleet', 'latest', '19.470-4', 5, SETTINGS, T + 1000);
+    // 102 was not alive once, admitted again, and its task failed with a message that needs quoting.
+    const web2 = await drive(store, 'linux-fleet@19.470-4', { id: 102, name: 'web-2', to: '19.470-4' }, [
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'not_alive', message: 'Collector is not alive' },
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'created', taskId: '10000002', requestTime: T + 300_000, createdBy: 'host:1' },
+      { type: 'failed', message: 'a, "b"', status: 3 },
+    ]);
+    const web1 = await drive(
+      store,
+      'linux-fleet@19.470-4',
+      { id: 101, name: 'web-1', to: '19.470-4' },
+      toSuccess('10000001'),
+    );
+    await drive(store, 'linux-fleet@19.450-12', { id: 7, name: 'c-7', to: '19.450-12' }, toSuccess('9'));
+    return { web1, web2 };
   }
 
   async function run(args: string[]): Promise<string> {
@@ -165,21 +251,38 @@ describe('report command (real Redis)', () => {
   }
 
   it('writes the newest rollout as CSV, sorted by Collector id, with a header', async () => {
-    await seed();
+    const { web1, web2 } = await seed();
     const rows = parseCsv(await run(['--format', 'csv']));
     expect(rows[0]).toEqual([...REPORT_COLUMNS]);
+    expect(rows).toHaveLength(3);
     expect(rows.slice(1).map((r) => r[0])).toEqual(['101', '102']);
-    expect(rows[2]?.[12]).toBe('a, "b"');
+    const cell = (row: number, column: (typeof REPORT_COLUMNS)[number]) =>
+      rows[row]?.[REPORT_COLUMNS.indexOf(column)];
+    expect(rows[1]).toEqual(toCsvRow(web1).split(','));
+    expect(cell(2, 'message')).toBe('a, "b"');
+    expect(cell(2, 'state')).toBe('failed');
+    expect(cell(2, 'taskId')).toBe('10000002');
+    // Two creates sent over two admissions.
+    expect([cell(2, 'attempts'), cell(2, 'admissions')]).toEqual(['2', '2']);
+    expect(cell(2, 'finishedAt')).toBe(new Date(web2.finishedAt as number).toISOString());
   });
 
   it('writes a named rollout as JSON with its record', async () => {
     await seed();
     const json = JSON.parse(await run(['linux-fleet@19.450-12'])) as {
       rollout: { id: string };
-      collectors: CollectorResult[];
+      collectors: CollectorRecord[];
     };
     expect(json.rollout.id).toBe('linux-fleet@19.450-12');
     expect(json.collectors.map((c) => c.id)).toEqual([7]);
+    expect(json.collectors[0]).toMatchObject({
+      state: 'succeeded',
+      taskId: '9',
+      to: '19.450-12',
+      attempts: 1,
+      admissions: 1,
+      statusReads: 2,
+    });
   });
 
   it('refuses an unknown rollout, naming the known ones', async () => {

@@ -6,12 +6,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApiAttemptEvent } from '../../../src/api/index.js';
 import {
+  countsByMetricState,
   createMetrics,
   type FleetSnapshot,
   METRIC_STATES,
   metricState,
 } from '../../../src/metrics/create-metrics.js';
-import { ACTIVE_STATES, FINAL_STATES } from '../../../src/rollout/result-store.js';
+import * as collectorState from '../../../src/rollout/collector-state.js';
+import { COLLECTOR_STATES } from '../../../src/rollout/collector-state.js';
+import { ROLLOUT_PHASES } from '../../../src/rollout/rollout-phase.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -51,11 +54,35 @@ function attempt(partial: Partial<ApiAttemptEvent>): ApiAttemptEvent {
 
 describe('metricState', () => {
   it('maps every internal state onto a dashboard state', () => {
-    for (const s of [...ACTIVE_STATES, ...FINAL_STATES]) expect(METRIC_STATES).toContain(metricState(s));
-    expect(metricState('admitted')).toBe('queued');
+    for (const s of COLLECTOR_STATES) expect(METRIC_STATES).toContain(metricState(s));
+    // A Collector holding a slot before its task runs is pending (admitted was `queued` before).
+    expect(metricState('admitted')).toBe('pending');
     expect(metricState('creating')).toBe('pending');
     expect(metricState('reconciling')).toBe('pending');
     for (const s of METRIC_STATES) expect(metricState(s)).toBe(s);
+  });
+
+  it('has waiting_retry (was waiting_alive) and error among the dashboard states', () => {
+    expect(METRIC_STATES).toEqual([
+      'queued',
+      'waiting_retry',
+      'pending',
+      'progressing',
+      'succeeded',
+      'failed',
+      'timed_out',
+      'not_alive',
+      'rejected',
+      'error',
+      'skipped',
+    ]);
+    expect(METRIC_STATES).not.toContain('waiting_alive');
+  });
+
+  it('is the one of collector-state.ts, re-exported', () => {
+    expect(METRIC_STATES).toBe(collectorState.METRIC_STATES);
+    expect(metricState).toBe(collectorState.metricState);
+    expect(countsByMetricState).toBe(collectorState.countsByMetricState);
   });
 });
 
@@ -101,7 +128,7 @@ describe('createMetrics', () => {
 
   it('starts the retry reasons and the 429 counter at zero, so rate() works from the first scrape', async () => {
     const text = await createMetrics().registry.metrics();
-    for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network'])
+    for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network', 'error'])
       expect(sample(text, 'fleet_upgrade_retries_total', { reason })).toBe(0);
     expect(sample(text, 'fleet_upgrade_api_rate_limited_total')).toBe(0);
   });
@@ -194,17 +221,22 @@ describe('exportFleet', () => {
         pending: 3,
         progressing: 4,
         succeeded: 7,
+        waiting_retry: 6,
+        error: 2,
       }),
     );
     const text = await m.registry.metrics();
     const c = (state: string) =>
       sample(text, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state });
-    expect(c('queued')).toBe(12);
-    expect(c('pending')).toBe(5);
+    expect(c('queued')).toBe(10);
+    expect(c('pending')).toBe(7);
     expect(c('progressing')).toBe(4);
     expect(c('succeeded')).toBe(7);
-    for (const s of ['waiting_alive', 'failed', 'timed_out', 'not_alive', 'rejected', 'skipped'])
-      expect(c(s)).toBe(0);
+    expect(c('waiting_retry')).toBe(6);
+    expect(c('error')).toBe(2);
+    for (const s of ['failed', 'timed_out', 'not_alive', 'rejected', 'skipped']) expect(c(s)).toBe(0);
+    // One series per dashboard state, none for internal or old names.
+    for (const s of ['admitted', 'creating', 'reconciling', 'waiting_alive']) expect(c(s)).toBeUndefined();
     expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(3);
     expect(sample(text, 'fleet_upgrade_inflight_limit', { rollout: 'linux-fleet@19.470-4' })).toBe(50);
     expect(sample(text, 'fleet_upgrade_queue_jobs', { state: 'delayed' })).toBe(40);
@@ -215,9 +247,42 @@ describe('exportFleet', () => {
         target: 'latest',
       }),
     ).toBe(1);
-    for (const phase of ['running', 'converged', 'halted', 'superseded'])
+    expect(ROLLOUT_PHASES).toContain('paused');
+    for (const phase of ROLLOUT_PHASES)
       expect(sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase })).toBe(
         phase === 'running' ? 1 : 0,
+      );
+  });
+
+  it('shows each rollout’s own in-flight count and phase', async () => {
+    const m = createMetrics();
+    const [current] = snapshot({ pending: 3 }, 'running', 3).rollouts;
+    const [old] = snapshot({ progressing: 2 }, 'superseded', 2).rollouts;
+    m.exportFleet(async () => ({
+      rollouts: [
+        current as FleetSnapshot['rollouts'][number],
+        { ...(old as FleetSnapshot['rollouts'][number]), id: 'linux-fleet@19.450-12' },
+      ],
+      queue: {},
+    }));
+    const text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(3);
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.450-12' })).toBe(2);
+    expect(
+      sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.450-12', phase: 'superseded' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase: 'superseded' }),
+    ).toBe(0);
+  });
+
+  it('shows a paused rollout in the paused phase', async () => {
+    const m = createMetrics();
+    m.exportFleet(async () => snapshot({ queued: 4 }, 'paused', 0));
+    const text = await m.registry.metrics();
+    for (const phase of ROLLOUT_PHASES)
+      expect(sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase })).toBe(
+        phase === 'paused' ? 1 : 0,
       );
   });
 

@@ -37,7 +37,11 @@ describe('Policy defaults', () => {
       maxInFlight: 50,
       waves: [{ kind: 'percent', percent: 100 }],
       windows: [],
-      retry: { notAlive: { attempts: 5, backoff: 600_000 } },
+      retry: {
+        notAlive: { attempts: 5, backoff: 600_000 },
+        errors: { attempts: 3, backoff: 60_000 },
+        transient: { attempts: 20, backoff: 30_000 },
+      },
       poll: { initial: 60_000, max: 300_000, jitter: 0.2 },
       taskTimeout: 35 * 60_000,
       api: { requestsPerSecond: 4, maxConcurrent: 10 },

@@ -1,10 +1,10 @@
 /**
  * Redis keys: every key of a deployment shares the prefix and one cluster hash tag, so that the
  * Lua scripts touching several keys work on Redis Cluster, and deployments sharing a Redis never
- * see each other's keys.
+ * see each other's keys or messages.
  */
 import { describe, expect, it } from 'vitest';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { createKeys, type Keys } from '../../../src/rollout/keys.js';
 
 /** The part of a key Redis Cluster hashes: the first {...} with something inside. */
 function hashTag(key: string): string {
@@ -13,25 +13,60 @@ function hashTag(key: string): string {
   return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : key;
 }
 
+const ID = 'linux-fleet@19.470-4';
+
+/** Every key, by the name of what makes it (a test fails when Keys grows and this does not). */
+function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string> {
+  return {
+    bullPrefix: `${k.bullPrefix}:upgrades:wait`,
+    apiBudget: `${k.apiBudget}api-budget:{abc}:rate`,
+    rollouts: k.rollouts,
+    policies: k.policies,
+    followed: k.followed,
+    rollout: k.rollout(ID),
+    results: k.results(ID),
+    counts: k.counts(ID),
+    queued: k.queued(ID),
+    retries: k.retries(ID),
+    reconciling: k.reconciling(ID),
+    slots: k.slots('linux-fleet'),
+    durations: k.durations(ID),
+    leader: k.leader,
+    processes: k.processes,
+    clock: k.clock,
+  };
+}
+
 function everyKey(prefix: string): string[] {
-  const k = createKeys(prefix);
-  const id = 'linux-fleet@19.470-4';
-  return [
-    k.rollouts,
-    k.rollout(id),
-    k.policyRollout('linux-fleet'),
-    k.results(id),
-    k.counts(id),
-    k.waiting(id),
-    k.inflight(id),
-    k.durations(id),
-    k.leader,
-    k.processes,
-    `${k.bullPrefix}:upgrades:wait`,
-  ];
+  return Object.values(keysOf(createKeys(prefix)));
 }
 
 describe('createKeys', () => {
+  it('names every key and the channel', () => {
+    const k = createKeys('p:');
+    expect(Object.keys(k).sort()).toEqual([...Object.keys(keysOf(k)), 'slotFreedChannel'].sort());
+    expect({ ...keysOf(k), slotFreedChannel: k.slotFreedChannel }).toEqual({
+      bullPrefix: 'p:{fleet-upgrade}:bull:upgrades:wait',
+      apiBudget: 'p:{fleet-upgrade}:api-budget:{abc}:rate',
+      rollouts: 'p:{fleet-upgrade}:rollouts',
+      policies: 'p:{fleet-upgrade}:policies',
+      followed: 'p:{fleet-upgrade}:followed',
+      rollout: `p:{fleet-upgrade}:rollout:${ID}`,
+      results: `p:{fleet-upgrade}:results:${ID}`,
+      counts: `p:{fleet-upgrade}:counts:${ID}`,
+      queued: `p:{fleet-upgrade}:queued:${ID}`,
+      retries: `p:{fleet-upgrade}:retries:${ID}`,
+      reconciling: `p:{fleet-upgrade}:reconciling:${ID}`,
+      slots: 'p:{fleet-upgrade}:slots:linux-fleet',
+      durations: `p:{fleet-upgrade}:durations:${ID}`,
+      leader: 'p:{fleet-upgrade}:leader',
+      processes: 'p:{fleet-upgrade}:processes',
+      clock: 'p:{fleet-upgrade}:clock',
+      slotFreedChannel: 'p:{fleet-upgrade}:slot-freed',
+    });
+    expect(createKeys().rollouts).toBe('{fleet-upgrade}:rollouts');
+  });
+
   it('puts every key in one hash slot, after the prefix', () => {
     for (const prefix of ['', 'staging:', 'test:1a2b3c:']) {
       const keys = everyKey(prefix);
@@ -41,15 +76,18 @@ describe('createKeys', () => {
   });
 
   it('gives every kind of key, rollout and policy its own name', () => {
-    const keys = everyKey('p:');
-    expect(new Set(keys).size).toBe(keys.length);
     const k = createKeys('p:');
-    expect(k.results('a@1')).not.toBe(k.results('b@1'));
-    expect(k.policyRollout('a')).not.toBe(k.policyRollout('b'));
+    const keys = [...everyKey('p:'), k.slotFreedChannel];
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const of of [k.rollout, k.results, k.counts, k.queued, k.retries, k.reconciling, k.durations]) {
+      expect(of('a@1')).not.toBe(of('b@1'));
+      expect(of('a@1')).not.toBe(of('a@2'));
+    }
+    expect(k.slots('a')).not.toBe(k.slots('b'));
   });
 
-  it('keeps deployments that share a Redis apart', () => {
-    const a = new Set(everyKey('a:'));
-    for (const key of everyKey('b:')) expect(a.has(key)).toBe(false);
+  it('keeps deployments that share a Redis apart, their channels too', () => {
+    const a = new Set([...everyKey('a:'), createKeys('a:').slotFreedChannel]);
+    for (const key of [...everyKey('b:'), createKeys('b:').slotFreedChannel]) expect(a.has(key)).toBe(false);
   });
 });

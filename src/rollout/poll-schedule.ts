@@ -2,7 +2,8 @@
  * When to read a task's status next. Status reads cost API budget (4 requests/s per user), so
  * a rollout should read each task few times without noticing completions late:
  * - the first read comes after `poll.initial`, or, once this rollout has seen a few upgrades
- *   finish, not before the time by which the quickest tenth of them had finished;
+ *   finish, not before the time by which the quickest tenth of them had finished (the scheduler
+ *   learns that time with `learnFirstRead` and writes it onto the rollout; a step only reads it);
  * - later reads back off geometrically (every 20% of the time elapsed since the request), so a
  *   completion is noticed at most ~20% late, within [floor, poll.max];
  * - a read is never scheduled past the local deadline (request + taskTimeout);
@@ -28,11 +29,25 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[i] as number;
 }
 
+/**
+ * The first read's time after the request, learned from `observedMs` (durations of this
+ * rollout's upgrades): `poll.initial` until MIN_SAMPLES finished, then the 10th percentile,
+ * never before `poll.initial` nor after 4 × `poll.max`.
+ */
+export function learnFirstRead(
+  observedMs: readonly number[],
+  settings: { pollInitialMs: number; pollMaxMs: number },
+): number {
+  if (observedMs.length < MIN_SAMPLES) return settings.pollInitialMs;
+  const sorted = [...observedMs].sort((a, b) => a - b);
+  return Math.max(settings.pollInitialMs, Math.min(quantile(sorted, 0.1), settings.pollMaxMs * 4));
+}
+
 export interface NextPollInput {
   /** Time since the task's request, ms. */
   elapsedMs: number;
-  /** Durations (request to final status, ms) of tasks of this rollout that finished. */
-  observedMs: readonly number[];
+  /** Time after the request of the first read (learnFirstRead; undefined: `initialMs`). */
+  firstReadMs: number | undefined;
   settings: PollSettings;
   /** Time from the request after which the task counts as timed out locally, ms. */
   deadlineMs: number;
@@ -43,11 +58,8 @@ export interface NextPollInput {
 /** Milliseconds from now until the next status read (at least 1). */
 export function nextPollDelay(input: NextPollInput): number {
   const { elapsedMs, settings, deadlineMs } = input;
-  const sorted = [...input.observedMs].sort((a, b) => a - b);
   const floor = Math.max(250, settings.initialMs / 4);
-  let firstAt = settings.initialMs;
-  if (sorted.length >= MIN_SAMPLES)
-    firstAt = Math.max(settings.initialMs, Math.min(quantile(sorted, 0.1), settings.maxMs * 4));
+  const firstAt = Math.max(settings.initialMs, input.firstReadMs ?? settings.initialMs);
   let delay: number;
   let spread = settings.jitter * (input.random() * 2 - 1);
   if (elapsedMs < firstAt) {

@@ -6,30 +6,36 @@
 import { describe, expect, it } from 'vitest';
 import {
   LATENESS,
+  learnFirstRead,
   MIN_SAMPLES,
   type NextPollInput,
   nextPollDelay,
   type PollSettings,
   quantile,
-} from '../../../src/worker/poll-schedule.js';
+} from '../../../src/rollout/poll-schedule.js';
 
 const SETTINGS: PollSettings = { initialMs: 60_000, maxMs: 300_000, jitter: 0 };
 const DEADLINE = 35 * 60_000;
 const FLOOR = Math.max(250, SETTINGS.initialMs / 4);
 
-function delay(partial: Partial<NextPollInput>): number {
+/** The schedule's input, with the durations the scheduler would learn the first read from. */
+type DelayInput = Partial<Omit<NextPollInput, 'firstReadMs'>> & { observedMs?: readonly number[] };
+
+function delay(partial: DelayInput): number {
+  const { observedMs = [], ...rest } = partial;
+  const settings = rest.settings ?? SETTINGS;
   return nextPollDelay({
     elapsedMs: 0,
-    observedMs: [],
-    settings: SETTINGS,
+    settings,
     deadlineMs: DEADLINE,
     random: () => 0.5, // no jitter: 2 * 0.5 - 1 = 0
-    ...partial,
+    ...rest,
+    firstReadMs: learnFirstRead(observedMs, { pollInitialMs: settings.initialMs, pollMaxMs: settings.maxMs }),
   });
 }
 
 /** The times (since the request) of every read, following the schedule from the request on. */
-function readTimes(input: Omit<Partial<NextPollInput>, 'elapsedMs'>, until: number): number[] {
+function readTimes(input: Omit<DelayInput, 'elapsedMs'>, until: number): number[] {
   const times: number[] = [];
   let t = 0;
   for (let i = 0; i < 10_000 && t <= until; i++) {
@@ -193,7 +199,7 @@ describe('nextPollDelay: jitter', () => {
     }
   });
 
-  // Regression test (fixed; low severity) (src/worker/poll-schedule.ts, `delay *= 1 + spread` applies to the learned
+  // Regression test (fixed; low severity) (src/rollout/poll-schedule.ts, `delay *= 1 + spread` applies to the learned
   // first read too): with jitter 0.2 the first read can come at 0.8 × the 10th percentile, before
   // the quickest tenth of the upgrades had finished — a read that almost never finds the task
   // done, which the learning is meant to save. Suggested: jitter the first read only upwards

@@ -1,0 +1,26 @@
+/**
+ * The orchestrator's state in Redis as every command opens it: the keys of the deployment, the
+ * Collectors' records and the rollouts.
+ */
+import type { Logger } from '../lib/logger.js';
+import type { Redis } from '../lib/redis.js';
+import { CollectorStore } from '../rollout/collector-store.js';
+import { createKeys, type Keys } from '../rollout/keys.js';
+import { RolloutStore } from '../rollout/rollout-store.js';
+
+export interface FleetState {
+  redis: Redis;
+  keys: Keys;
+  store: CollectorStore;
+  rollouts: RolloutStore;
+}
+
+export function createState(redis: Redis, keyPrefix: string, logger?: Logger): FleetState {
+  const keys = createKeys(keyPrefix);
+  return {
+    redis,
+    keys,
+    store: new CollectorStore(redis, keys, logger),
+    rollouts: new RolloutStore(redis, keys),
+  };
+}

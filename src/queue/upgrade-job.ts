@@ -1,0 +1,80 @@
+/**
+ * The job contract between the scheduler (which enqueues) and the workers (which run jobs): the
+ * BullMQ queue "upgrades", its job data and job ids. Neither side owns it; both import it.
+ *
+ * One job per admission of a Collector: the id is `<rollout>#<collector>#<admission>`, so that
+ * enqueueing an admission twice is harmless, and a job of an earlier admission that is still
+ * around (BullMQ removes completed jobs a moment later) never stands in for the new one. Job data
+ * holds ids only, never a secret.
+ */
+import { type ConnectionOptions, Queue } from 'bullmq';
+import pLimit from 'p-limit';
+
+export const QUEUE_NAME = 'upgrades';
+
+export interface UpgradeJobData {
+  rolloutId: string;
+  collectorId: number;
+  /** The admission this job drives (the record's `admissions`); a job of another one does nothing. */
+  admission: number;
+}
+
+export function jobIdOf(job: UpgradeJobData): string {
+  // BullMQ forbids ':' in custom ids; rollout ids are `<policy>@<build>`.
+  return `${job.rolloutId}#${job.collectorId}#${job.admission}`;
+}
+
+export type UpgradeQueue = Queue<UpgradeJobData>;
+
+export function createUpgradeQueue(connection: ConnectionOptions, prefix: string): UpgradeQueue {
+  return new Queue<UpgradeJobData>(QUEUE_NAME, {
+    connection,
+    prefix,
+    defaultJobOptions: {
+      removeOnComplete: true,
+      removeOnFail: { count: 10_000 },
+      // Unexpected failures (Redis gone mid-step, a bug) are retried; expected ones are values.
+      attempts: 50,
+      backoff: { type: 'exponential', delay: 1000 },
+    },
+  });
+}
+
+/** Enqueues the jobs; ones that already exist stay as they are. */
+export async function enqueueUpgrades(queue: UpgradeQueue, jobs: readonly UpgradeJobData[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await queue.addBulk(jobs.map((data) => ({ name: 'upgrade', data, opts: { jobId: jobIdOf(data) } })));
+}
+
+/** Job lookups at once while repairing: enough to overlap round trips, few enough to stay polite. */
+const LOOKUPS_AT_ONCE = 16;
+
+/**
+ * Makes sure each of `jobs` is live: missing ones are added, failed ones retried. `stillNeeded`
+ * is asked again for a job that is gone, since a job also goes away when it ends the Collector's
+ * upgrade between our read of the record and of the queue. Returns how many were repaired.
+ */
+export async function ensureJobs(
+  queue: UpgradeQueue,
+  jobs: readonly UpgradeJobData[],
+  stillNeeded: (job: UpgradeJobData) => Promise<boolean>,
+): Promise<number> {
+  const limit = pLimit(LOOKUPS_AT_ONCE);
+  const missing: UpgradeJobData[] = [];
+  let retried = 0;
+  await Promise.all(
+    jobs.map((data) =>
+      limit(async () => {
+        const job = await queue.getJob(jobIdOf(data));
+        if (!job) {
+          if (await stillNeeded(data)) missing.push(data);
+        } else if (await job.isFailed()) {
+          await job.retry('failed');
+          retried++;
+        }
+      }),
+    ),
+  );
+  await enqueueUpgrades(queue, missing);
+  return retried + missing.length;
+}

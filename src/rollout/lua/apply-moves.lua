@@ -1,0 +1,74 @@
+-- Applies Collector moves of one rollout atomically (collector-store.ts builds the arguments from
+-- the transition table of collector-state.ts). Each move is a compare-and-set on the record's
+-- state; in the same step it keeps the counts per state, the in-flight slot and the indexes
+-- (queued, retries, reconciling) true to the new state, so that no crash can leave a slot held
+-- by a Collector that does not hold one by its state.
+--
+-- KEYS: 1 results (HASH id -> JSON), 2 counts (HASH state -> n), 3 slots of the policy (SET of
+--       "<rollout>#<id>"), 4 queued (ZSET), 5 retries (ZSET), 6 reconciling (ZSET),
+--       7 rollout (HASH), 8 durations (LIST)
+-- ARGV: rollout id, slot limit, channel to publish a freed slot on ('' none), number of counters
+--       k, then k pairs (rollout field, increment), then a duration in ms ('' none), then 8
+--       values per move: id, expected state ('' = the record must not exist), new state, JSON,
+--       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c'), new score
+--       ('' with index 'q': the next place in the admission order).
+-- Returns one number per move: 1 written, 0 the stored state was not the expected one,
+-- -1 no in-flight slot was free.
+local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6] }
+local rollout = ARGV[1]
+local limit = tonumber(ARGV[2])
+local channel = ARGV[3]
+local k = tonumber(ARGV[4])
+local i = 5
+for _ = 1, k do
+  redis.call('HINCRBY', KEYS[7], ARGV[i], tonumber(ARGV[i + 1]))
+  i = i + 2
+end
+local duration = ARGV[i]
+i = i + 1
+local out = {}
+local freed = 0
+local written = 0
+while i + 7 <= #ARGV do
+  local id, expected, newState, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local slot, oldIndex, newIndex, score = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+  i = i + 8
+  local old = redis.call('HGET', KEYS[1], id)
+  local oldState = false
+  if old then oldState = cjson.decode(old)['state'] end
+  local ok = 1
+  if expected == '' then
+    if old then ok = 0 end
+  elseif oldState ~= expected then
+    ok = 0
+  end
+  local member = rollout .. '#' .. id
+  if ok == 1 and slot == 'take' and redis.call('SISMEMBER', KEYS[3], member) == 0 then
+    if redis.call('SCARD', KEYS[3]) >= limit then
+      ok = -1
+    else
+      redis.call('SADD', KEYS[3], member)
+    end
+  end
+  if ok == 1 then
+    if slot == 'free' and redis.call('SREM', KEYS[3], member) == 1 then freed = freed + 1 end
+    redis.call('HSET', KEYS[1], id, json)
+    if oldState ~= newState then
+      if oldState then redis.call('HINCRBY', KEYS[2], oldState, -1) end
+      redis.call('HINCRBY', KEYS[2], newState, 1)
+    end
+    if oldIndex ~= '' and oldIndex ~= newIndex then redis.call('ZREM', index[oldIndex], id) end
+    if newIndex ~= '' then
+      if score == '' then score = redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) end
+      redis.call('ZADD', index[newIndex], score, id)
+    end
+    written = written + 1
+  end
+  table.insert(out, ok)
+end
+if written > 0 and duration ~= '' then
+  redis.call('LPUSH', KEYS[8], duration)
+  redis.call('LTRIM', KEYS[8], 0, 499)
+end
+if freed > 0 and channel ~= '' then redis.call('PUBLISH', channel, rollout) end
+return out

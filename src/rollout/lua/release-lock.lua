@@ -1,0 +1,2 @@
+-- Releases the leader lock if this process still holds it. KEYS: the lock. ARGV: token.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end

@@ -1,0 +1,2 @@
+-- Renews the leader lock if this process still holds it. KEYS: the lock. ARGV: token, TTL ms.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end

@@ -1,0 +1,462 @@
+/**
+ * Property: random sequences of events (creates answered in every way, status answers, scans that
+ * show or hide a Collector, alive or not, crashes mid-create, time passing, halts and resumes,
+ * a supersede) driven through the real pieces (the admitter, the worker's steps, scans,
+ * reconciliation, supersede, the Redis store and its Lua) against a model of an honest service,
+ * hold the invariants of src/rollout/collector-state.ts after every event:
+ * - a slot is held exactly by the Collectors in slot states, and never more than maxInFlight;
+ * - the counts per state and the indexes (queued, retries, reconciling) equal the records;
+ * - a final state stays final; `attempts` never goes down;
+ * - every task the service runs belongs to a Collector in a slot state (so the service never runs
+ *   more than maxInFlight tasks of the rollout);
+ * - no second task for a Collector in one rollout unless the listing showed, after the first,
+ *   that none runs and the build was not reached.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  type Collector,
+  type CollectorUpgradeClient,
+  type CreateTaskResult,
+  type TaskStatusResult,
+} from '../../../src/api/index.js';
+import { createManualClock } from '../../../src/lib/clock.js';
+import { Policy } from '../../../src/policy/schema.js';
+import type { UpgradeQueue } from '../../../src/queue/upgrade-job.js';
+import { admit } from '../../../src/rollout/admit.js';
+import {
+  COLLECTOR_STATES,
+  type CollectorRecord,
+  type CollectorState,
+  indexOf,
+  isFinal,
+  SLOT_STATES,
+} from '../../../src/rollout/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector-store.js';
+import { createKeys } from '../../../src/rollout/keys.js';
+import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
+import { RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { scanUpgradable } from '../../../src/rollout/scan-upgradable.js';
+import { settingsOf } from '../../../src/rollout/scheduler.js';
+import { supersedeRollout } from '../../../src/rollout/supersede-rollout.js';
+import { processUpgrade } from '../../../src/worker/upgrade-processor.js';
+import { captureLogger } from '../../support/capture-logger.js';
+import { useTestRedis } from '../../support/redis.js';
+
+const ctx = useTestRedis();
+
+const FROM = '19.450-12';
+const TO = '19.470-4';
+const IDS = [1, 2, 3, 4] as const;
+const MAX_IN_FLIGHT = 2;
+const SERVICE_TIMEOUT = 30 * 60_000;
+const MIN_TASK = 10_000; // no task of the model ends within the ambiguity window of its create
+
+type CreateAnswer =
+  | 'created'
+  | 'not_alive'
+  | 'transient'
+  | 'forbidden'
+  | 'rejected'
+  | 'lost_after'
+  | 'lost_before'
+  | 'unreadable'
+  | 'crash_after'
+  | 'crash_before';
+type StatusAnswer = 'honest' | 'not_found' | 'transient' | 'unreadable';
+
+type Action =
+  | { kind: 'admit' }
+  | { kind: 'step'; id: number; create: CreateAnswer; status: StatusAnswer }
+  | { kind: 'scan' }
+  | { kind: 'alive'; id: number; alive: boolean }
+  | { kind: 'taskEnds'; id: number; ok: boolean }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'halt' }
+  | { kind: 'resume' }
+  | { kind: 'supersede' };
+
+const id = fc.constantFrom(...IDS);
+const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ kind: 'admit' } as const) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('step' as const),
+      id,
+      create: fc.constantFrom<CreateAnswer>(
+        'created',
+        'created',
+        'created',
+        'not_alive',
+        'transient',
+        'forbidden',
+        'rejected',
+        'lost_after',
+        'lost_before',
+        'unreadable',
+        'crash_after',
+        'crash_before',
+      ),
+      status: fc.constantFrom<StatusAnswer>(
+        'honest',
+        'honest',
+        'honest',
+        'not_found',
+        'transient',
+        'unreadable',
+      ),
+    }),
+  },
+  { weight: 2, arbitrary: fc.constant({ kind: 'scan' } as const) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('alive' as const), id, alive: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('taskEnds' as const), id, ok: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.integer({ min: 1, max: 4_000 }), fc.integer({ min: 10_000, max: 40 * 60_000 })),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'halt' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'resume' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'supersede' } as const) },
+);
+
+/** The service as the model knows it: honest, one unfinished task per Collector at most. */
+interface ServiceCollector {
+  alive: boolean;
+  version: string;
+  task?: { id: string; createdAt: number; status: 0 | 6 | 2 | 3; message: string };
+  tasksCreated: number;
+  /** The listing showed, since the last task was created, that none runs and the build was not reached. */
+  shownFree: boolean;
+}
+
+class Violation extends Error {}
+
+async function runSequence(actions: readonly Action[], prefix: string): Promise<void> {
+  const keys = createKeys(prefix);
+  const log = captureLogger('warn');
+  const store = new CollectorStore(ctx.redis, keys, log.logger);
+  const rollouts = new RolloutStore(ctx.redis, keys);
+  const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));
+  const policy = Policy.parse({
+    name: 'prop',
+    maxInFlight: MAX_IN_FLIGHT,
+    retry: {
+      notAlive: { attempts: 2, backoff: '1m' },
+      errors: { attempts: 2, backoff: '1m' },
+      transient: { attempts: 3, backoff: '30s' },
+    },
+  });
+  const settings = settingsOf(policy);
+  const { rollout } = await rollouts.start(
+    policy.name,
+    policy.target,
+    TO,
+    MAX_IN_FLIGHT,
+    settings,
+    clock.now(),
+  );
+  const rolloutId = rollout.id;
+  const queue = { addBulk: async () => [] } as unknown as UpgradeQueue;
+  const service = new Map<number, ServiceCollector>(
+    IDS.map((i) => [i, { alive: i !== 4, version: FROM, tasksCreated: 0, shownFree: false }]),
+  );
+  let nextTask = 1000;
+  const sc = (i: number) => service.get(i) as ServiceCollector;
+  const running = (c: ServiceCollector) =>
+    c.task !== undefined && (c.task.status === 0 || c.task.status === 6);
+
+  function createOnService(i: number): string {
+    const c = sc(i);
+    if (c.tasksCreated >= 1 && !c.shownFree)
+      throw new Violation(`a second task for Collector ${i} without the listing showing none runs`);
+    const taskId = String(nextTask++);
+    c.task = { id: taskId, createdAt: clock.now(), status: 0, message: '' };
+    c.tasksCreated++;
+    c.shownFree = false;
+    return taskId;
+  }
+
+  /** The stub of the API for one step: it answers as told, keeping the model honest. */
+  function api(answer: {
+    create: CreateAnswer;
+    status: StatusAnswer;
+  }): Pick<CollectorUpgradeClient, 'createTask' | 'getTask'> {
+    let sent = 0;
+    return {
+      async createTask({ collectorId }): Promise<CreateTaskResult> {
+        sent++;
+        const c = sc(collectorId);
+        if (running(c))
+          return { kind: 'collector.in.upgrading', message: 'upgrading', requestId: undefined, attempts: 1 };
+        if (!c.alive)
+          return { kind: 'collector.not.alive', message: 'not alive', requestId: undefined, attempts: 1 };
+        // A resend within the same step (after a lost answer) is answered honestly.
+        const how = sent > 1 ? 'created' : answer.create;
+        switch (how) {
+          case 'created':
+            return { kind: 'created', taskId: createOnService(collectorId), href: undefined, attempts: 1 };
+          case 'not_alive':
+            return { kind: 'collector.not.alive', message: 'not alive', requestId: undefined, attempts: 1 };
+          case 'transient':
+            throw new ApiError('server', 'POST answered 503', { endpoint: 'create', status: 503 });
+          case 'forbidden':
+            throw new ApiError('permission', 'POST answered 403', { endpoint: 'create', status: 403 });
+          case 'rejected':
+            return { kind: 'collector.type.invalid', message: 'hosted', requestId: undefined, attempts: 1 };
+          case 'lost_after':
+            createOnService(collectorId);
+            return { kind: 'ambiguous', reason: 'network', message: 'dropped', attempts: 1 };
+          case 'lost_before':
+            return { kind: 'ambiguous', reason: 'network', message: 'dropped', attempts: 1 };
+          case 'unreadable':
+            createOnService(collectorId);
+            throw new ApiError('protocol', 'POST answered 202 with an unreadable body', {
+              endpoint: 'create',
+              status: 202,
+            });
+          case 'crash_after':
+            createOnService(collectorId);
+            throw new Error('process killed');
+          case 'crash_before':
+            throw new Error('process killed');
+        }
+      },
+      async getTask(taskId): Promise<TaskStatusResult> {
+        if (answer.status === 'transient')
+          throw new ApiError('server', 'GET answered 503', { endpoint: 'status', status: 503 });
+        if (answer.status === 'unreadable')
+          throw new ApiError('protocol', 'GET answered 200 with an unreadable body', {
+            endpoint: 'status',
+            status: 200,
+          });
+        const owner = [...service.values()].find((c) => c.task?.id === String(taskId));
+        if (answer.status === 'not_found' || !owner?.task)
+          return { kind: 'not_found', message: 'no such task', requestId: undefined };
+        const t = owner.task;
+        const state =
+          t.status === 2
+            ? 'succeeded'
+            : t.status === 3
+              ? 'failed'
+              : t.status === 6
+                ? 'progressing'
+                : 'pending';
+        return {
+          kind: 'found',
+          task: {
+            id: Number(t.id),
+            collectorId: 0,
+            toVersion: TO,
+            requestTime: t.createdAt,
+            status: t.status,
+            message: t.message,
+            state,
+          } as never,
+        };
+      },
+    };
+  }
+
+  const listingApi = {
+    async *collectorPages(params?: { toVersion?: string }) {
+      const page: Collector[] = [];
+      for (const i of IDS) {
+        const c = sc(i);
+        if (running(c) || c.version === params?.toVersion) continue;
+        if (params?.toVersion === TO) c.shownFree = true;
+        page.push({
+          id: i,
+          name: `c${i}`,
+          hostName: `h${i}`,
+          collectorType: 'Installable',
+          collectorVersion: c.version,
+          alive: c.alive,
+        } as Collector);
+      }
+      if (page.length) yield page;
+    },
+  };
+
+  let previous = new Map<number, CollectorRecord>();
+  for (const a of actions) {
+    const current = await rollouts.get(rolloutId);
+    if (!current) throw new Error('rollout vanished');
+    switch (a.kind) {
+      case 'admit': {
+        const counts = await store.counts(rolloutId);
+        const slotsHeld = await ctx.redis.scard(keys.slots(policy.name));
+        await admit(
+          { store, queue, logger: log.logger },
+          { rollout: current, policy, counts, slotsHeld, now: clock.now() },
+        );
+        break;
+      }
+      case 'step': {
+        const r = await store.get(rolloutId, a.id);
+        try {
+          await processUpgrade(
+            { rolloutId, collectorId: a.id, admission: r?.admissions ?? 0 },
+            { api: api(a), store, clock, logger: log.logger, random: () => 0.5 },
+          );
+        } catch (err) {
+          if (err instanceof Violation) throw err;
+          if ((err as Error).message !== 'process killed') throw err;
+        }
+        break;
+      }
+      case 'scan': {
+        const deps = { api: listingApi, store, clock, logger: log.logger };
+        const scan = await scanUpgradable(deps, current, policy);
+        await reconcileUnknownTasks(deps, current, {
+          listed: scan.listed,
+          pageSize: 1000,
+          targets: [
+            { version: FROM, latest: false },
+            { version: TO, latest: true },
+          ],
+        });
+        break;
+      }
+      case 'alive':
+        sc(a.id).alive = a.alive;
+        break;
+      case 'taskEnds': {
+        const c = sc(a.id);
+        if (c.task && running(c) && clock.now() - c.task.createdAt >= MIN_TASK) {
+          c.task.status = a.ok ? 2 : 3;
+          c.task.message = a.ok ? '' : 'disk full';
+          if (a.ok) c.version = TO;
+        }
+        break;
+      }
+      case 'advance':
+        clock.advance(a.ms);
+        for (const c of service.values()) {
+          if (c.task && running(c) && clock.now() - c.task.createdAt >= SERVICE_TIMEOUT) {
+            c.task.status = 3;
+            c.task.message = 'Upgrade task timed out: it did not complete within 30 minutes of its request.';
+          }
+        }
+        break;
+      case 'halt':
+        await rollouts.move(current, 'halt', clock.now(), 'property');
+        break;
+      case 'resume':
+        await rollouts.resume(rolloutId, await store.counts(rolloutId), clock.now());
+        break;
+      case 'supersede':
+        await supersedeRollout({ store, rollouts, logger: log.logger }, rolloutId, clock.now());
+        break;
+    }
+    previous = await checkInvariants(keys, store, rolloutId, policy.name, previous, service);
+  }
+  expect(log.lines().filter((l) => String(l.msg).startsWith('defect'))).toEqual([]);
+}
+
+async function checkInvariants(
+  keys: ReturnType<typeof createKeys>,
+  store: CollectorStore,
+  rolloutId: string,
+  policy: string,
+  previous: Map<number, CollectorRecord>,
+  service: Map<number, ServiceCollector>,
+): Promise<Map<number, CollectorRecord>> {
+  const records = new Map<number, CollectorRecord>();
+  for await (const r of store.all(rolloutId)) records.set(r.id, r);
+  const byState = new Map<CollectorState, number[]>();
+  for (const r of records.values()) byState.set(r.state, [...(byState.get(r.state) ?? []), r.id]);
+  const ids = (states: readonly CollectorState[]) =>
+    states.flatMap((s) => byState.get(s) ?? []).sort((a, b) => a - b);
+
+  // Slots: exactly the Collectors in slot states, never more than the limit.
+  const slots = (await store.slotHolders(policy)).map((h) => h.collectorId).sort((a, b) => a - b);
+  expect(slots).toEqual(ids(SLOT_STATES));
+  expect(slots.length).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+  // Counts equal the records.
+  const counts = await store.counts(rolloutId);
+  const expected = Object.fromEntries(
+    COLLECTOR_STATES.filter((s) => byState.has(s)).map((s) => [s, byState.get(s)?.length]),
+  );
+  expect(counts).toEqual(expected);
+  // Indexes equal the states.
+  for (const index of ['queued', 'retries', 'reconciling'] as const) {
+    const inIndex = (await store.indexed(rolloutId, index)).sort((a, b) => a - b);
+    expect(inIndex, index).toEqual(ids(COLLECTOR_STATES.filter((s) => indexOf(s) === index)));
+  }
+  for (const [i, r] of records) {
+    const before = previous.get(i);
+    // Final stays final; attempts never go down.
+    if (before && isFinal(before.state)) expect(r).toEqual(before);
+    if (before) expect(r.attempts).toBeGreaterThanOrEqual(before.attempts);
+  }
+  // Every task the service runs belongs to a Collector that holds a slot.
+  for (const [i, c] of service) {
+    if (c.task && (c.task.status === 0 || c.task.status === 6)) {
+      const r = records.get(i);
+      expect(r && SLOT_STATES.includes(r.state), `Collector ${i} runs a task in state ${r?.state}`).toBe(
+        true,
+      );
+    }
+  }
+  expect(await ctx.redis.scard(keys.slots(policy))).toBe(slots.length);
+  return records;
+}
+
+/** Sequences always tried first: the paths by which a second task could slip through. */
+const EXAMPLES: Action[][] = [
+  // Killed after the create took; found long after the task ended: reconciled, not sent again.
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 1, create: 'crash_after', status: 'honest' },
+    { kind: 'advance', ms: 31 * 60_000 },
+    { kind: 'step', id: 1, create: 'created', status: 'honest' },
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 1, create: 'created', status: 'honest' },
+  ],
+  // collector.in.upgrading, then the task ends without the build: failed, never a second task.
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 2, create: 'unreadable', status: 'honest' },
+    { kind: 'advance', ms: 20_000 },
+    { kind: 'taskEnds', id: 2, ok: false },
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 2, create: 'created', status: 'honest' },
+  ],
+  // A stalled job taken up again inside the ambiguity window, after a lost answer.
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 3, create: 'crash_after', status: 'honest' },
+    { kind: 'advance', ms: 1_000 },
+    { kind: 'step', id: 3, create: 'created', status: 'honest' },
+    { kind: 'supersede' },
+    { kind: 'advance', ms: 31 * 60_000 },
+    { kind: 'scan' },
+    { kind: 'admit' },
+  ],
+];
+
+describe('a Collector’s life, under random events', () => {
+  it('holds the state machine’s invariants', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 5, maxLength: 60 }), async (actions) => {
+        await runSequence(actions, `${ctx.prefix}run${run++}:`);
+      }),
+      {
+        numRuns: Number(process.env.PROP_RUNS ?? 200),
+        seed: Number(process.env.PROP_SEED ?? 8_2026),
+        examples: EXAMPLES.map((e) => [e]),
+      },
+    );
+  }, 120_000);
+});

@@ -1,0 +1,484 @@
+/**
+ * The scheduler against a real Redis and a real BullMQ queue, with the service's listing stubbed
+ * (what a scan sees is the test's to say): the one admitter (order, maxInFlight, waves, windows,
+ * halts; retries under the same rules), catch-up of Collectors that come back, the resolution of
+ * tasks of unknown id from the listings, policies disabled or removed, supersede. Every write
+ * goes through the real store, so the slot set, counts and indexes are checked as they are.
+ * (Whole rollouts against the simulator are in rollout.test.ts and defects.test.ts.)
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BuildTarget, Collector } from '../../../src/api/index.js';
+import { createManualClock } from '../../../src/lib/clock.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { Policy, type PolicyInput } from '../../../src/policy/schema.js';
+import { createUpgradeQueue, jobIdOf, type UpgradeQueue } from '../../../src/queue/upgrade-job.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  type CollectorState,
+  newRecord,
+  SLOT_STATES,
+  transition,
+} from '../../../src/rollout/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector-store.js';
+import { createKeys } from '../../../src/rollout/keys.js';
+import { readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
+import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
+import { RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { Scheduler, settingsOf } from '../../../src/rollout/scheduler.js';
+import { captureLogger } from '../../support/capture-logger.js';
+import { useTestRedis } from '../../support/redis.js';
+import { seedCollector } from '../../support/seed-collector.js';
+
+const ctx = useTestRedis();
+const open: { queue?: UpgradeQueue; connection?: Redis }[] = [];
+
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    await o.queue?.close();
+    if (o.connection) await closeRedis(o.connection);
+  }
+});
+
+const OLD = '19.450-12';
+const BUILD = '19.470-4';
+const NEWER = '19.480-1';
+const MINUTE = 60_000;
+
+function collector(id: number, patch: Partial<Collector> = {}): Collector {
+  return {
+    id,
+    name: `c-${id}`,
+    hostName: `web-${id}`,
+    timeZone: 'Etc/UTC',
+    collectorType: 'Installable',
+    collectorVersion: OLD,
+    osName: 'Linux',
+    osArch: 'amd64',
+    osVersion: '6.8',
+    ephemeral: false,
+    alive: true,
+    lastSeenAlive: 0,
+    sourceSyncMode: 'UI',
+    links: [],
+    ...patch,
+  } as Collector;
+}
+
+async function setup(policyInput: Partial<PolicyInput> = {}) {
+  const keys = createKeys(ctx.prefix);
+  const connection = createRedis(ctx.url, { name: 'scheduler-test-bull', forBullmq: true });
+  const queue = createUpgradeQueue(connection, keys.bullPrefix);
+  open.push({ queue, connection });
+  const log = captureLogger('debug');
+  const store = new CollectorStore(ctx.redis, keys, log.logger);
+  const rollouts = new RolloutStore(ctx.redis, keys);
+  const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));
+  const targets: BuildTarget[] = [
+    { version: OLD, latest: false },
+    { version: BUILD, latest: true },
+  ];
+  /** What the listing offers for a build: the test's Collectors not on that build. */
+  const fleet = new Map<number, Collector>();
+  const listings: string[] = [];
+  const scheduler = new Scheduler({
+    api: {
+      listTargets: async () => targets,
+      async *collectorPages(params) {
+        listings.push(params?.toVersion ?? '');
+        const page = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
+        if (page.length) yield page;
+      },
+    },
+    store,
+    rollouts,
+    queue,
+    clock,
+    logger: log.logger,
+    scanIntervalMs: 5 * MINUTE,
+  });
+  let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
+  const s = {
+    keys,
+    queue,
+    store,
+    rollouts,
+    scheduler,
+    clock,
+    fleet,
+    listings,
+    targets,
+    log,
+    get policy() {
+      return policy;
+    },
+    set policy(p: Policy) {
+      policy = p;
+    },
+    async tick(policies: Policy[] = [policy]) {
+      await scheduler.tick(policies);
+    },
+    async rolloutId() {
+      const id = await rollouts.currentOf(policy.name);
+      if (!id) throw new Error('no current rollout');
+      return id;
+    },
+    async record(id: number, rolloutId?: string): Promise<CollectorRecord> {
+      const r = await store.get(rolloutId ?? (await s.rolloutId()), id);
+      if (!r) throw new Error(`no record of ${id}`);
+      return r;
+    },
+    async counts(rolloutId?: string) {
+      return store.counts(rolloutId ?? (await s.rolloutId()));
+    },
+    /** The policy's slots, as `<collector>` of the current rollout. */
+    async slots(rolloutId?: string) {
+      const id = rolloutId ?? (await s.rolloutId());
+      return (await store.slotHolders(policy.name))
+        .filter((h) => h.rolloutId === id)
+        .map((h) => h.collectorId)
+        .sort((a, b) => a - b);
+    },
+    /** Moves a Collector of the current rollout by `events`, through the real store. */
+    async drive(id: number, events: CollectorEvent[]) {
+      const rolloutId = await s.rolloutId();
+      let r = await s.record(id);
+      for (const event of events) {
+        const t = transition(r, event, { now: clock.now(), settings: settingsOf(policy) });
+        if (!t.ok) throw new Error(t.reason);
+        expect(await store.apply(rolloutId, [t.move], { limit: policy.maxInFlight })).toEqual(['written']);
+        r = t.move.next;
+      }
+      return r;
+    },
+    /** Seeds a record of the current rollout in `state` (the first tick must have started it). */
+    async seed(id: number, state: CollectorState, taskId?: string) {
+      const rolloutId = await s.rolloutId();
+      return seedCollector(
+        { store, rolloutId, settings: settingsOf(policy), now: clock.now() },
+        newRecord(collector(id), BUILD, clock.now()),
+        state,
+        taskId,
+      );
+    },
+  };
+  return s;
+}
+
+/** Slot holders equal the records in slot states, for every rollout of the policy. */
+async function expectSlotsTrue(s: Awaited<ReturnType<typeof setup>>, rolloutId: string) {
+  const inSlotStates: number[] = [];
+  for await (const r of s.store.all(rolloutId)) if (SLOT_STATES.includes(r.state)) inSlotStates.push(r.id);
+  expect(await s.slots(rolloutId)).toEqual(inSlotStates.sort((a, b) => a - b));
+}
+
+describe('the one admitter', () => {
+  it('admits from the first scan in discovery order up to maxInFlight, each with the job of its admission', async () => {
+    const s = await setup({ maxInFlight: 3 });
+    for (const id of [11, 12, 13, 14, 15]) s.fleet.set(id, collector(id));
+    await s.tick();
+    const rolloutId = await s.rolloutId();
+    expect(await s.slots()).toEqual([11, 12, 13]);
+    for (const id of [11, 12, 13]) {
+      expect(await s.record(id)).toMatchObject({ state: 'admitted', admissions: 1 });
+      const job = await s.queue.getJob(jobIdOf({ rolloutId, collectorId: id, admission: 1 }));
+      expect(job?.data).toEqual({ rolloutId, collectorId: id, admission: 1 });
+    }
+    expect(await s.counts()).toEqual({ admitted: 3, queued: 2 });
+    expect(await s.store.indexed(rolloutId, 'queued')).toEqual([14, 15]);
+
+    // Another round admits nobody new while the slots are taken, and enqueues nothing twice.
+    s.clock.advance(1000);
+    await s.tick();
+    expect(await s.slots()).toEqual([11, 12, 13]);
+    expect(await s.queue.count()).toBe(3);
+  });
+
+  it('gives retries that are due a slot first, and never one before its time', async () => {
+    const s = await setup({ maxInFlight: 2 });
+    await s.tick();
+    const waiting = await s.seed(21, 'waiting_retry');
+    await s.seed(22, 'queued');
+    await s.seed(23, 'queued');
+    s.clock.advance(1000);
+    await s.tick();
+    // The retry is not due yet: the queued ones go first.
+    expect(await s.slots()).toEqual([22, 23]);
+    expect((await s.record(21)).state).toBe('waiting_retry');
+    // Slots free up and the retry's time comes.
+    const r22 = await s.record(22);
+    await s.store.apply(await s.rolloutId(), [
+      { from: 'admitted', event: 'supersede', next: { ...r22, state: 'skipped' } },
+    ]);
+    s.clock.set(waiting.nextAttemptAt as number);
+    await s.tick();
+    expect(await s.record(21)).toMatchObject({ state: 'admitted', admissions: 2 });
+    expect(await s.slots()).toEqual([21, 23]);
+  });
+
+  it('holds retries while the window is closed, like first attempts', async () => {
+    // Open Monday 10:00-11:00 UTC; the clock starts Monday 09:00 UTC.
+    const s = await setup({
+      maxInFlight: 5,
+      windows: [{ days: ['mon'], start: '10:00', end: '11:00', timeZone: 'UTC' }],
+    });
+    s.fleet.set(31, collector(31));
+    await s.tick();
+    const r = await s.seed(32, 'waiting_retry');
+    expect(r.nextAttemptAt).toBeLessThanOrEqual(s.clock.now() + 5 * MINUTE);
+    s.clock.advance(30 * MINUTE);
+    await s.tick();
+    expect(await s.counts()).toEqual({ queued: 1, waiting_retry: 1 });
+    expect(await s.slots()).toEqual([]);
+    s.clock.set(Date.UTC(2025, 0, 6, 10, 1, 0));
+    await s.tick();
+    expect(await s.slots()).toEqual([31, 32]);
+  });
+
+  // The defect behind it: a Collector waiting to come alive took its slot back inside the worker,
+  // so a halted rollout (and waves and windows) never held its retries.
+  it('holds retries of a halted rollout, and admits them again after resume', async () => {
+    const s = await setup({ maxInFlight: 5, failureGate: { maxFailureRatio: 0.1, minOutcomes: 2 } });
+    await s.tick();
+    await s.seed(41, 'failed');
+    await s.seed(42, 'failed');
+    const retry = await s.seed(43, 'waiting_retry');
+    s.clock.set((retry.nextAttemptAt as number) + 1);
+    await s.tick();
+    const rolloutId = await s.rolloutId();
+    expect((await s.rollouts.get(rolloutId))?.phase).toBe('halted');
+    expect((await s.record(43)).state).toBe('waiting_retry');
+    expect(await s.slots()).toEqual([]);
+
+    await s.rollouts.resume(rolloutId, await s.counts(), s.clock.now());
+    await s.tick();
+    expect(await s.record(43)).toMatchObject({ state: 'admitted', admissions: 2 });
+  });
+
+  it('lets the next wave wait for the earlier one, retries included', async () => {
+    const s = await setup({ maxInFlight: 10, waves: [2, '100%'] });
+    for (const id of [51, 52, 53, 54]) s.fleet.set(id, collector(id));
+    await s.tick();
+    expect(await s.slots()).toEqual([51, 52]);
+    // 51 succeeds; 52 waits for a retry: the wave is not done, the next one waits.
+    await s.drive(51, [
+      { type: 'send' },
+      { type: 'created', taskId: 't51', requestTime: s.clock.now(), createdBy: 'test' },
+      { type: 'succeeded' },
+    ]);
+    await s.drive(52, [{ type: 'send' }, { type: 'not_alive', message: 'down' }]);
+    s.clock.advance(1000);
+    await s.tick();
+    expect(await s.counts()).toEqual({ succeeded: 1, waiting_retry: 1, queued: 2 });
+    // The retry is due: it is the first wave's; the second wave still waits for its outcome.
+    s.clock.set(((await s.record(52)).nextAttemptAt as number) + 1);
+    await s.tick();
+    expect(await s.counts()).toEqual({ succeeded: 1, admitted: 1, queued: 2 });
+  });
+});
+
+describe('catch-up of Collectors that come back', () => {
+  // The defect behind it: a Collector recorded not_alive that came back online was never upgraded
+  // ("already known are left alone").
+  it('queues a not_alive Collector again when a scan lists it alive, and admits it', async () => {
+    const s = await setup({ maxInFlight: 5 });
+    await s.tick();
+    await s.seed(61, 'not_alive');
+    s.fleet.set(61, collector(61, { alive: false }));
+    s.clock.advance(6 * MINUTE);
+    await s.tick();
+    expect((await s.record(61)).state).toBe('not_alive');
+
+    s.fleet.set(61, collector(61, { alive: true }));
+    s.clock.advance(6 * MINUTE);
+    await s.tick();
+    expect(await s.record(61)).toMatchObject({ state: 'admitted', notAliveAnswers: 0 });
+    expect(s.log.lines().some((l) => l.msg === 'scan found Collectors' && l.caughtUp === 1)).toBe(true);
+  });
+
+  it('does not catch up after retry.notAlive.until, nor while the rollout is halted', async () => {
+    const s = await setup({ retry: { notAlive: { until: '1h' } } });
+    await s.tick();
+    await s.seed(62, 'not_alive');
+    s.fleet.set(62, collector(62));
+    s.clock.advance(61 * MINUTE);
+    await s.tick();
+    expect((await s.record(62)).state).toBe('not_alive');
+
+    const t = await setup({ failureGate: { maxFailureRatio: 0.1, minOutcomes: 1 } });
+    await t.tick();
+    await t.seed(63, 'failed');
+    await t.seed(64, 'not_alive');
+    t.clock.advance(1000);
+    await t.tick();
+    expect((await t.rollouts.get(await t.rolloutId()))?.phase).toBe('halted');
+    t.fleet.set(64, collector(64));
+    t.clock.advance(6 * MINUTE);
+    await t.tick();
+    expect((await t.record(64)).state).toBe('not_alive');
+  });
+});
+
+describe('tasks of unknown id, resolved from the listings', () => {
+  it('a task the service showed (collector.in.upgrading) that ended without the build: failed, no second task', async () => {
+    const s = await setup();
+    await s.tick();
+    await s.seed(71, 'reconciling');
+    expect(await s.slots()).toEqual([71]);
+    s.fleet.set(71, collector(71)); // offered again: no task runs, the build was not reached
+    s.clock.advance(MINUTE);
+    await s.tick();
+    const r = await s.record(71);
+    expect(r.state).toBe('failed');
+    expect(r.message).toMatch(/task of unknown id ended without reaching the build/);
+    expect(await s.slots()).toEqual([]);
+    // Later scans leave it alone: a new attempt is the operator's to ask for.
+    s.clock.advance(10 * MINUTE);
+    await s.tick();
+    expect((await s.record(71)).state).toBe('failed');
+  });
+
+  it('an unanswered create that made no task: back to wait for a retry through the admitter', async () => {
+    const s = await setup();
+    await s.tick();
+    await s.seed(72, 'creating');
+    await s.drive(72, [{ type: 'task_unknown', proven: false, message: 'no answer' }]);
+    s.fleet.set(72, collector(72));
+    s.clock.advance(MINUTE);
+    await s.tick();
+    const r = await s.record(72);
+    // Waiting for a retry (due at once), then admitted again in the same tick.
+    expect(r).toMatchObject({ state: 'admitted', admissions: 2 });
+  });
+
+  it('seen on the build through another build’s listing: succeeded; neither seen past the deadline: timed_out', async () => {
+    const s = await setup();
+    await s.tick();
+    await s.seed(73, 'reconciling');
+    await s.seed(74, 'reconciling');
+    s.fleet.set(73, collector(73, { collectorVersion: BUILD }));
+    s.clock.advance(MINUTE);
+    await s.tick();
+    expect((await s.record(73)).state).toBe('succeeded');
+    expect((await s.record(74)).state).toBe('reconciling');
+    expect(s.listings).toContain(OLD);
+    s.clock.advance(40 * MINUTE);
+    await s.tick();
+    expect(await s.record(74)).toMatchObject({ state: 'timed_out' });
+    expect(await s.slots()).toEqual([]);
+    await expectSlotsTrue(s, await s.rolloutId());
+  });
+
+  it('ignores a listing page read before the Collector went to reconciling', async () => {
+    const s = await setup();
+    await s.tick();
+    const rolloutId = await s.rolloutId();
+    await s.seed(75, 'reconciling');
+    // A page read a moment before: the scheduler must not take it as evidence.
+    const rollout = await s.rollouts.get(rolloutId);
+    if (!rollout) throw new Error('no rollout');
+    await reconcileUnknownTasks(
+      {
+        api: { collectorPages: async function* () {} },
+        store: s.store,
+        clock: s.clock,
+        logger: s.log.logger,
+      },
+      rollout,
+      { listed: new Map([[75, s.clock.now() - 1]]), pageSize: 1000, targets: s.targets },
+    );
+    expect((await s.record(75)).state).toBe('reconciling');
+  });
+});
+
+describe('policies that are disabled, removed or superseded', () => {
+  it('a disabled policy’s rollout shows paused (policy disabled) and admits nothing; enabled again it runs', async () => {
+    const s = await setup({ maxInFlight: 1 });
+    for (const id of [81, 82]) s.fleet.set(id, collector(id));
+    await s.tick();
+    const rolloutId = await s.rolloutId();
+    expect(await s.slots()).toEqual([81]);
+    const disabled = Policy.parse({ name: 'linux-fleet', maxInFlight: 1, enabled: false });
+    await s.tick([disabled]);
+    const status = (await readFleetStatus({ redis: ctx.redis, keys: s.keys, rollouts: s.rollouts }))
+      .rollouts[0];
+    expect(status).toMatchObject({
+      phase: 'paused',
+      pauseReason: 'policy disabled',
+      phaseText: 'paused (policy disabled)',
+    });
+    // 81 finishes; 82 is not admitted while paused.
+    const r81 = await s.record(81);
+    await s.store.apply(rolloutId, [
+      { from: 'admitted', event: 'supersede', next: { ...r81, state: 'skipped' } },
+    ]);
+    await s.tick([disabled]);
+    expect((await s.record(82)).state).toBe('queued');
+    await s.tick();
+    expect((await s.rollouts.get(rolloutId))?.phase).toBe('running');
+    expect((await s.record(82)).state).toBe('admitted');
+  });
+
+  it('a removed policy’s rollout shows paused (policy removed)', async () => {
+    const s = await setup();
+    s.fleet.set(83, collector(83));
+    await s.tick();
+    await s.tick([]);
+    const r = await s.rollouts.get(await s.rolloutId());
+    expect(r).toMatchObject({ phase: 'paused', pauseReason: 'policy removed' });
+  });
+
+  it('a newer build supersedes: waiting Collectors skipped with their slots freed, and each rollout shows its own in-flight', async () => {
+    const s = await setup({ maxInFlight: 5 });
+    for (const id of [91, 92]) s.fleet.set(id, collector(id));
+    await s.tick();
+    const oldId = await s.rolloutId();
+    await s.seed(93, 'pending', 't93');
+    await s.seed(94, 'reconciling');
+    await s.seed(95, 'waiting_retry');
+    await s.seed(96, 'queued');
+    // A newer latest build is released.
+    s.targets.push({ version: NEWER, latest: true });
+    (s.targets[1] as BuildTarget).latest = false;
+    s.clock.advance(2 * MINUTE);
+    await s.tick();
+    const newId = await s.rolloutId();
+    expect(newId).not.toBe(oldId);
+    expect((await s.rollouts.get(oldId))?.phase).toBe('superseded');
+    expect((await s.record(95, oldId)).state).toBe('skipped');
+    expect((await s.record(96, oldId)).state).toBe('skipped');
+    // Under way: the pending task is followed by its job; the task of unknown id keeps its slot.
+    expect((await s.record(93, oldId)).state).toBe('pending');
+    expect((await s.record(94, oldId)).state).toBe('reconciling');
+    await expectSlotsTrue(s, oldId);
+    await expectSlotsTrue(s, newId);
+    // The old rollout holds 4 of the policy's 5 slots (91, 92 admitted, 93, 94); the new one
+    // admits into the one left, and each shows its own count.
+    const status = await readFleetStatus({ redis: ctx.redis, keys: s.keys, rollouts: s.rollouts });
+    const byId = new Map(status.rollouts.map((r) => [r.id, r]));
+    expect(byId.get(oldId)?.inflight).toBe(4);
+    expect(byId.get(newId)?.inflight).toBe(1);
+  });
+
+  it('follows a superseded rollout until its tasks of unknown id are resolved, then lets it go', async () => {
+    const s = await setup({ maxInFlight: 5 });
+    await s.tick();
+    const oldId = await s.rolloutId();
+    await s.seed(97, 'reconciling');
+    s.targets.push({ version: NEWER, latest: true });
+    (s.targets[1] as BuildTarget).latest = false;
+    s.clock.advance(2 * MINUTE);
+    await s.tick();
+    expect(await ctx.redis.smembers(s.keys.followed)).toEqual([oldId]);
+    // The task ends without reaching the old rollout's build: its listing offers it again.
+    s.fleet.set(97, collector(97));
+    s.clock.advance(MINUTE);
+    await s.tick();
+    const r = await s.record(97, oldId);
+    expect(r.state).toBe('failed');
+    expect(r.message).toMatch(/ended without reaching the build/);
+    expect(await s.slots(oldId)).toEqual([]);
+    await s.tick();
+    expect(await ctx.redis.smembers(s.keys.followed)).toEqual([]);
+  });
+});

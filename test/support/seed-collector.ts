@@ -1,0 +1,107 @@
+/**
+ * Puts a Collector's record into a state for a test the way the product does: discovered, then
+ * moved through the events of the state machine (src/rollout/collector-state.ts) by the real
+ * store, so that the counts, the slot set and the indexes are what they would be. The path of
+ * events is the shortest one that reaches the state.
+ */
+import { expect } from 'vitest';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  type CollectorState,
+  type LifeSettings,
+  newRecord,
+  transition,
+} from '../../src/rollout/collector-state.js';
+import type { CollectorStore } from '../../src/rollout/collector-store.js';
+
+const PENDING: CollectorEvent[] = [
+  { type: 'admit' },
+  { type: 'send' },
+  { type: 'created', taskId: '424242', requestTime: 0, createdBy: 'test' },
+];
+
+/** The events that lead from `queued` to each state. */
+export function pathTo(state: CollectorState, taskId = '424242', now = 0): CollectorEvent[] {
+  const pending: CollectorEvent[] = PENDING.map((e) =>
+    e.type === 'created' ? { ...e, taskId, requestTime: now } : e,
+  );
+  switch (state) {
+    case 'queued':
+      return [];
+    case 'admitted':
+      return [{ type: 'admit' }];
+    case 'creating':
+      return [{ type: 'admit' }, { type: 'send' }];
+    case 'pending':
+      return pending;
+    case 'progressing':
+      return [...pending, { type: 'status', status: 6 }];
+    case 'reconciling':
+      return [{ type: 'admit' }, { type: 'send' }, { type: 'task_unknown', proven: true, message: 'seeded' }];
+    case 'waiting_retry':
+      return [
+        { type: 'admit' },
+        { type: 'send' },
+        { type: 'create_error', transient: true, message: 'seeded' },
+      ];
+    case 'not_alive':
+      return [{ type: 'admit' }, { type: 'send' }, { type: 'not_alive', message: 'seeded' }];
+    case 'succeeded':
+      return [...pending, { type: 'succeeded', status: 2 }];
+    case 'failed':
+      return [...pending, { type: 'failed', message: 'seeded', status: 3 }];
+    case 'timed_out':
+      return [...pending, { type: 'timed_out', message: 'seeded' }];
+    case 'rejected':
+      return [{ type: 'admit' }, { type: 'send' }, { type: 'rejected', message: 'seeded' }];
+    case 'error':
+      return [
+        { type: 'admit' },
+        { type: 'send' },
+        { type: 'create_error', transient: false, message: 'seeded' },
+      ];
+    case 'skipped':
+      return [{ type: 'supersede', message: 'seeded' }];
+  }
+}
+
+export interface SeedOptions {
+  store: CollectorStore;
+  rolloutId: string;
+  settings: LifeSettings;
+  now: number;
+  /** The in-flight limit for the admit move. */
+  limit?: number;
+}
+
+/**
+ * Writes `base` (a queued record) and moves it to `state`; `reach` settings make not_alive and
+ * error final at once, other states are reached with the rollout's `settings`.
+ */
+export async function seedCollector(
+  options: SeedOptions,
+  base: CollectorRecord,
+  state: CollectorState,
+  taskId?: string,
+): Promise<CollectorRecord> {
+  const { store, rolloutId, now } = options;
+  expect(await store.discover(rolloutId, [base])).toEqual([base.id]);
+  let record = base;
+  const reach: LifeSettings = {
+    ...options.settings,
+    ...(state === 'not_alive' ? { notAliveAttempts: 1 } : { notAliveAttempts: 1_000 }),
+    ...(state === 'error' ? { errorAttempts: 1 } : { errorAttempts: 1_000 }),
+    transientAttempts: 1_000,
+  };
+  for (const event of pathTo(state, taskId, now)) {
+    const t = transition(record, event, { now, settings: reach, random: () => 0.5 });
+    if (!t.ok) throw new Error(t.reason);
+    const [outcome] = await store.apply(rolloutId, [t.move], { limit: options.limit ?? 1_000 });
+    expect(outcome, `seeding ${base.id} into ${state}: ${event.type}`).toBe('written');
+    record = t.move.next;
+  }
+  return record;
+}
+
+export { newRecord };
