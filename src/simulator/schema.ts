@@ -34,6 +34,11 @@ export const FleetUser = z
     collectors: z.array(collectorId).optional(),
     /** Overrides faults.rateLimit for this user. */
     rateLimit: RateLimit.partial().optional(),
+    /**
+     * false: the key may read but not create tasks (it lacks the capability to manage
+     * Collectors): every create answers 403 `forbidden`. Default true.
+     */
+    canCreate: z.boolean().default(true),
   })
   .strict();
 export type FleetUser = z.infer<typeof FleetUser>;
@@ -148,7 +153,7 @@ export const FleetFile = z
     users: z
       .array(FleetUser)
       .min(1, 'at least one user is needed')
-      .default([{ accessId: 'demo', accessKey: 'demo-secret' }]),
+      .default([{ accessId: 'demo', accessKey: 'demo-secret', canCreate: true }]),
     collectors: z.array(FleetCollector).default([]),
     generate: Generate.optional(),
     behaviour: Behaviour.default(Behaviour.parse({})),

@@ -14,6 +14,8 @@ export interface CallContext {
   model: FleetModel;
   accessId: string;
   allowed: (collectorId: number) => boolean;
+  /** The key may create tasks (false: 403 forbidden, see FleetUser.canCreate). */
+  canCreate: boolean;
   now: number;
 }
 
@@ -101,6 +103,12 @@ function parseCollectorId(value: unknown): number | undefined {
 /** POST collectors/upgrades with JSON `{collectorId, toVersion?}` */
 export function createTask(ctx: CallContext, bodyText: string): Answer {
   const { model } = ctx;
+  if (!ctx.canCreate)
+    return legacyError(
+      403,
+      'forbidden',
+      'This access key does not have the capability to manage Collectors.',
+    );
   let body: unknown;
   try {
     body = bodyText.trim() === '' ? undefined : JSON.parse(bodyText);

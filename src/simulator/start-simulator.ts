@@ -198,7 +198,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       const now = clock.now();
       model.advance(now);
       const result = routed.run(
-        { model, accessId: account.user.accessId, allowed: account.allowed, now },
+        {
+          model,
+          accessId: account.user.accessId,
+          allowed: account.allowed,
+          canCreate: account.user.canCreate,
+          now,
+        },
         query,
         body.text,
       );

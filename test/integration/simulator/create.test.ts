@@ -11,10 +11,12 @@ import {
   INTERN,
   ISSUE_SECONDS,
   LATEST,
+  OPS,
   parse,
   startTestSimulator,
   stopTestSimulators,
   TIMEOUT_SECONDS,
+  testFleet,
   UPGRADE_SECONDS,
 } from '../../support/simulator.js';
 
@@ -128,6 +130,19 @@ describe('4.3 response 400 collector.invalid', () => {
       const res = await t.api('POST', 'collectors/upgrades', { body: { collectorId }, auth: INTERN });
       expectLegacyError(res, 400, 'collector.invalid');
     }
+  });
+});
+
+describe('403 forbidden (api-facts: a key that lacks the capability)', () => {
+  it('a user whose key may not create tasks gets 403 forbidden in the legacy shape, and no task', async () => {
+    const reader = { accessId: 'reader', accessKey: 'reader-secret' };
+    const t = await startTestSimulator(testFleet({ users: [{ ...OPS }, { ...reader, canCreate: false }] }));
+    const res = await t.api('POST', 'collectors/upgrades', { body: { collectorId: C.web1 }, auth: reader });
+    expectLegacyError(res, 403, 'forbidden');
+    expect((await t.simCollector(C.web1)).tasks).toEqual([]);
+    // It may still read: the listing answers 200.
+    expect((await t.api('GET', 'collectors/upgrades/collectors?limit=5', { auth: reader })).status).toBe(200);
+    await t.createTask(C.web1, undefined, OPS);
   });
 });
 
