@@ -1,0 +1,100 @@
+/**
+ * One clock for the whole deployment, as the built CLI runs it: at --time-scale 60, a `worker`
+ * started a minute before `run`, and processes killed with SIGKILL and started again during the
+ * rollout, leave every recorded outcome equal to the simulator's truth, and the service never
+ * sees more than maxInFlight tasks at once.
+ *
+ * The defect behind it: each process started its own scaled clock when it started, so two
+ * processes started Δ apart disagreed by (K−1)·Δ (59 simulated minutes here): a task created by
+ * one was judged timed out by the other at once, its slot given back while it ran, and service
+ * time-outs were recorded as failures.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
+import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import {
+  converged,
+  exitOf,
+  type Harness,
+  type SimCollectorView,
+  startHarness,
+} from '../../support/rollout-harness.js';
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** Whether what we recorded is what the simulator knows happened. */
+function disagreement(r: CollectorRecord, c: SimCollectorView | undefined): string | undefined {
+  if (!c) return 'unknown to the simulator';
+  const last = c.tasks[c.tasks.length - 1];
+  const sim = `simulator: version ${c.version}, ${c.tasks.length} tasks, last ${last?.result} "${last?.message}"`;
+  if (c.tasks.length !== 1) return sim;
+  switch (r.state) {
+    case 'succeeded':
+      return c.version === r.to && last?.result === 'succeeded' ? undefined : sim;
+    case 'failed':
+      return last?.result === 'failed' && last.message === r.message ? undefined : sim;
+    case 'timed_out':
+      return last?.result === 'timedOut' ? undefined : sim;
+    default:
+      return `not an outcome of a task: ${r.state}`;
+  }
+}
+
+const FLEET: FleetFileInput = {
+  builds: ['19.400-5', '19.450-12', '19.470-4'],
+  users: [{ accessId: 'ops', accessKey: 'ops-secret' }],
+  generate: { count: 80, seed: 61, hostedRatio: 0, offlineRatio: 0, upToDateRatio: 0 },
+  behaviour: {
+    upgradeSeconds: { median: 90, p95: 400 },
+    failureRatio: 0.06,
+    stuckRatio: 0.04,
+    incrementalAbove: 1,
+  },
+  seed: 61,
+};
+
+describe('processes of one deployment share one clock', () => {
+  it('a worker started a minute before run, and restarts: outcomes equal the simulator’s, never more than maxInFlight', async () => {
+    const maxInFlight = 10;
+    harness = await startHarness({
+      fleet: FLEET,
+      timeScale: 60,
+      tickMs: 200,
+      policy: { name: 'clock', maxInFlight, poll: { initial: '30s', max: '2m' } },
+    });
+    const h = harness;
+    let worker = h.spawnCli(['worker', '--listen', '127.0.0.1:0']);
+    // A minute of real time: an hour of the rehearsal's time.
+    await new Promise((r) => setTimeout(r, 60_000));
+    let run = h.spawnCli(['run', '--policy', h.policyFile, '--listen', '127.0.0.1:0', '--concurrency', '2']);
+    await h.waitFor((s) => (s.rollouts[0]?.done ?? 0) >= 20, 60_000);
+    // Kill both mid-rollout and start them again (the worker first, as a new host would).
+    worker.kill('SIGKILL');
+    run.kill('SIGKILL');
+    await exitOf(worker, 10_000);
+    await exitOf(run, 10_000);
+    worker = h.spawnCli(['worker', '--listen', '127.0.0.1:0']);
+    await new Promise((r) => setTimeout(r, 5_000));
+    run = h.spawnCli(['run', '--policy', h.policyFile, '--listen', '127.0.0.1:0', '--concurrency', '2']);
+    await h.waitFor(converged, 150_000);
+
+    const records = await h.records();
+    expect(records).toHaveLength(80);
+    const sim = new Map((await h.simCollectors()).map((c) => [c.id, c]));
+    const wrong = records
+      .map((r) => ({ id: r.id, state: r.state, message: r.message, why: disagreement(r, sim.get(r.id)) }))
+      .filter((x) => x.why !== undefined);
+    expect(wrong, `${run.output().slice(-2000)}`).toEqual([]);
+    const states = new Set(records.map((r) => r.state));
+    // The fleet has failures and stuck tasks: the check covered every kind of outcome.
+    expect(states).toEqual(new Set(['succeeded', 'failed', 'timed_out']));
+    expect((await h.simStats()).maxConcurrentTasks).toBeLessThanOrEqual(maxInFlight);
+    run.kill('SIGTERM');
+    worker.kill('SIGTERM');
+  }, 300_000);
+});
