@@ -20,7 +20,9 @@ import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { Q } from './dashboard-queries.js';
+import type { MetricState } from '../../src/rollout/collector-state.js';
+import type { RolloutPhase } from '../../src/rollout/rollout-phase.js';
+import { PHASE_NUMBERS, Q } from './dashboard-queries.js';
 
 export const DASHBOARD_UID = 'fleet-upgrade';
 export const DASHBOARD_FILE = join(
@@ -82,12 +84,42 @@ function timeSeries(title: string, description: string, unit: string, stacked = 
     );
 }
 
-const PHASE_COLORS: [string, string][] = [
-  ['running', 'blue'],
-  ['converged', 'green'],
-  ['halted', 'red'],
-  ['superseded', 'text'],
-];
+/** The colour of each phase on the phase timeline (its number is PHASE_NUMBERS's). */
+const PHASE_COLORS: Record<RolloutPhase, string> = {
+  running: 'blue',
+  converged: 'green',
+  paused: 'yellow',
+  halted: 'red',
+  superseded: 'text',
+};
+
+/** Timeline value → phase name and colour, in the order of the phase numbers. */
+const phaseMapping = (): dashboard.ValueMap => ({
+  type: dashboard.MappingType.ValueToText,
+  options: Object.fromEntries(
+    Object.entries(PHASE_NUMBERS)
+      .sort(([, a], [, b]) => a - b)
+      .map(([phase, n], index) => [
+        String(n),
+        { text: phase, color: PHASE_COLORS[phase as RolloutPhase], index },
+      ]),
+  ),
+});
+
+/**
+ * Fixed colours of the states on the "Collectors by state" panel: bad outcomes in reds and
+ * oranges, waits in blue and yellow; pending, progressing and skipped take the palette's.
+ */
+const STATE_COLORS: Partial<Record<MetricState, string>> = {
+  queued: 'blue',
+  waiting_retry: 'yellow',
+  succeeded: 'green',
+  failed: 'red',
+  timed_out: 'orange',
+  error: 'dark-orange',
+  not_alive: 'purple',
+  rejected: 'dark-red',
+};
 
 function progressRow(): cog.Builder<dashboard.Panel>[] {
   return [
@@ -133,18 +165,13 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       .title('Rollout phase')
       .description(
         'running: admitting and upgrading; converged: every selected Collector has an outcome; ' +
-          'halted: the failure gate stopped admissions; superseded: a newer target took over.',
+          'paused: its policy is disabled or removed, nothing new starts; ' +
+          'halted: the failure gate stopped admissions until `fleet-upgrade resume`; ' +
+          'superseded: a newer target took over.',
       )
       .datasource(DS)
       .withTarget(query('A', Q.rolloutPhase, '{{rollout}}'))
-      .mappings([
-        {
-          type: dashboard.MappingType.ValueToText,
-          options: Object.fromEntries(
-            PHASE_COLORS.map(([text, color], i) => [String(i + 1), { text, color, index: i }]),
-          ),
-        },
-      ])
+      .mappings([phaseMapping()])
       .thresholds(thresholds([[null, 'text']]))
       .showValue(common.VisibilityMode.Never)
       .mergeValues(true)
@@ -152,26 +179,18 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       .height(6),
     timeSeries(
       'Collectors by state: $rollout',
-      'Collectors of the rollout in each state, stacked: the stack is the rollout; it turns green as it converges.',
+      'Collectors of the rollout in each state, stacked: the stack is the rollout; it turns green as it converges. ' +
+        'waiting_retry: waits for a retry after a not-alive or error answer; ' +
+        'error: the service answered every attempt with an error (not a create code).',
       'short',
       true,
     )
       .withTarget(query('A', Q.collectorsByState, '{{state}}'))
       .overrides(
-        [
-          'succeeded:green',
-          'failed:red',
-          'timed_out:orange',
-          'not_alive:purple',
-          'rejected:dark-red',
-          'queued:blue',
-        ].map((pair) => {
-          const [name, color] = pair.split(':') as [string, string];
-          return {
-            matcher: { id: 'byName', options: name },
-            properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: color } }],
-          };
-        }),
+        Object.entries(STATE_COLORS).map(([name, color]) => ({
+          matcher: { id: 'byName', options: name },
+          properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: color } }],
+        })),
       )
       .repeat('rollout')
       .repeatDirection('h')
@@ -183,14 +202,19 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
 
 function outcomesRow(): cog.Builder<dashboard.Panel>[] {
   return [
-    timeSeries('Outcomes per minute', 'Collectors reaching each final outcome, per minute.', 'short', true)
+    timeSeries(
+      'Outcomes per minute',
+      'Collectors reaching each outcome (a final state, or not_alive), per minute.',
+      'short',
+      true,
+    )
       .withTarget(query('A', Q.outcomesPerMinute, '{{outcome}}'))
       .drawStyle(common.GraphDrawStyle.Bars)
       .span(12)
       .height(8),
     timeSeries(
       'Failure rate',
-      `(failed + timed_out) / all outcomes, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
+      `(failed + timed_out + error) / all outcomes but skipped, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
       'percentunit',
     )
       .withTarget(query('A', Q.failureRate, '{{rollout}}'))
@@ -209,7 +233,7 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
     new stat.PanelBuilder()
       .title('Failure ratio so far')
       .description(
-        '(failed + timed_out) / Collectors with an outcome other than skipped, since the rollout began.',
+        '(failed + timed_out + error) / Collectors with an outcome other than skipped, since the rollout began.',
       )
       .datasource(DS)
       .withTarget(query('A', Q.failureRatioSoFar, '{{rollout}}'))
@@ -271,7 +295,8 @@ function capacityRow(): cog.Builder<dashboard.Panel>[] {
   return [
     timeSeries(
       'In flight vs limit',
-      'Collectors holding an in-flight slot, against the policy’s maxInFlight (dashed).',
+      'Collectors of each rollout holding an in-flight slot, against the policy’s maxInFlight (dashed). ' +
+        'The count is the rollout’s own: the rollouts of one policy share its maxInFlight, so their sum is what the limit bounds.',
       'short',
     )
       .withTarget(query('A', Q.inflight, '{{rollout}} in flight'))
@@ -305,7 +330,7 @@ function capacityRow(): cog.Builder<dashboard.Panel>[] {
       .height(8),
     timeSeries(
       '429s and retries',
-      'Answers 429 (rate limit exceeded) and retries by reason, per second.',
+      'Answers 429 (rate limit exceeded) and retries by reason (collector_not_alive, rate_limited, server_error, network, error), per second.',
       'reqps',
     )
       .withTarget(query('A', Q.rateLimited, '429 answers'))

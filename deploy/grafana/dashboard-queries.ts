@@ -10,11 +10,34 @@
  * `$rollout` is the dashboard variable (a regex, `.*` for All); `$__rate_interval` is Grafana's.
  */
 
+import type { RolloutPhase } from '../../src/rollout/rollout-phase.js';
+
 /** Selector of the rollouts picked in the `rollout` variable. */
 const R = 'rollout=~"$rollout"';
-const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|skipped';
-/** Outcomes that count as a failure of the upgrade (not_alive and rejected are not the build's fault). */
-const FAILED = 'failed|timed_out';
+/**
+ * States with an outcome (METRIC_STATES of src/rollout/collector-state.ts): the final states,
+ * and not_alive (settled until a scan sees the Collector alive again).
+ */
+const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|error|skipped';
+/**
+ * Outcomes the failure gate counts as bad (src/rollout/failure-gate.ts): failed, timed_out and
+ * error. not_alive and rejected are not the build's fault: they only add to the sample.
+ */
+const FAILED = 'failed|timed_out|error';
+/** Outcomes the failure gate judges (bad, good or sample): every outcome but skipped. */
+const JUDGED = 'succeeded|failed|timed_out|not_alive|rejected|error';
+/**
+ * Every phase of src/rollout/rollout-phase.ts as the number the phase timeline shows, which
+ * build-dashboard.ts maps back to the name (`satisfies`: a new phase without a number does not
+ * compile). paused is 5 so that the numbers of the older phases keep their meaning.
+ */
+export const PHASE_NUMBERS = {
+  running: 1,
+  converged: 2,
+  halted: 3,
+  superseded: 4,
+  paused: 5,
+} as const satisfies Record<RolloutPhase, number>;
 
 /** Collectors per rollout and state, one value per pair whatever the number of daemons. */
 const collectors = (states?: string) =>
@@ -29,26 +52,28 @@ export const Q = {
   /** Stacked per state; the panel repeats per rollout, so `$rollout` is one rollout there. */
   collectorsByState: `sum by (state) (${collectors()})`,
   /**
-   * The phase as one number per rollout (1 running, 2 converged, 3 halted, 4 superseded), which
-   * a state timeline maps back to names: every rollout exports all four phases, 1 for its own.
+   * The phase as one number per rollout (PHASE_NUMBERS), which a state timeline maps back to
+   * names: every rollout exports every phase, 1 for its own and 0 for the others.
    */
-  rolloutPhase: ['running', 'converged', 'halted', 'superseded']
-    .map((phase, i) => `${i + 1} * max by (rollout) (fleet_upgrade_rollout_phase{${R}, phase="${phase}"})`)
+  rolloutPhase: Object.entries(PHASE_NUMBERS)
+    .map(([phase, n]) => `${n} * max by (rollout) (fleet_upgrade_rollout_phase{${R}, phase="${phase}"})`)
     .join('\n+ '),
   outcomesPerMinute: `60 * sum by (outcome) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))`,
   /**
-   * Share of the outcomes of the interval that are failures. `or 0 * ...` gives 0 rather than no
-   * series while a rollout has had no failure at all (results_total appears per outcome).
+   * Share of the outcomes of the interval that are failures, out of those the gate judges (not
+   * skipped: superseding a rollout skips its waiting Collectors at once, which is no verdict on
+   * the build). `or 0 * ...` gives 0 rather than no series while a rollout has had no failure at
+   * all (results_total appears per outcome).
    */
   failureRate: `(
   sum by (rollout) (rate(fleet_upgrade_results_total{${R}, outcome=~"${FAILED}"}[$__rate_interval]))
   or
-  0 * sum by (rollout) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))
+  0 * sum by (rollout) (rate(fleet_upgrade_results_total{${R}, outcome=~"${JUDGED}"}[$__rate_interval]))
 )
-/ sum by (rollout) (rate(fleet_upgrade_results_total{${R}}[$__rate_interval]))`,
+/ sum by (rollout) (rate(fleet_upgrade_results_total{${R}, outcome=~"${JUDGED}"}[$__rate_interval]))`,
   /** Since the rollout began, from the state in Redis (survives restarts of every process). */
   failureRatioSoFar: `sum by (rollout) (${collectors(FAILED)})
-/ clamp_min(sum by (rollout) (${collectors('succeeded|failed|timed_out|not_alive|rejected')}), 1)`,
+/ clamp_min(sum by (rollout) (${collectors(JUDGED)}), 1)`,
   tasksCreatedPerMinute: `60 * sum by (rollout) (rate(fleet_upgrade_tasks_created_total{${R}}[$__rate_interval]))`,
   /** The histogram has no rollout label (one series per outcome): it covers every rollout. */
   durationHeatmap: 'sum by (le) (increase(fleet_upgrade_upgrade_duration_seconds_bucket[$__rate_interval]))',

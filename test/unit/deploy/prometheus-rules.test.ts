@@ -106,7 +106,8 @@ describe('Prometheus configuration and alert rules', () => {
     for (const rule of rules) {
       expect(rule.alert, rule.expr).toBeTruthy();
       expect(rule.for, rule.alert).toMatch(/^\d+[smh]$/);
-      expect(['warning', 'critical'], rule.alert).toContain(rule.labels?.severity);
+      // info: a reminder, not a page (FleetUpgradeRolloutPaused).
+      expect(['info', 'warning', 'critical'], rule.alert).toContain(rule.labels?.severity);
       expect(rule.annotations?.summary, rule.alert).toBeTruthy();
       expect(rule.annotations?.description, rule.alert).toBeTruthy();
     }
