@@ -200,6 +200,30 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   return harness;
 }
 
+/** Why what we recorded is not what the simulator knows happened (undefined when it is). */
+export function agreesWithSimulator(r: CollectorRecord, c: SimCollectorView | undefined): string | undefined {
+  if (!c) return 'unknown to the simulator';
+  const last = c.tasks[c.tasks.length - 1];
+  switch (r.state) {
+    case 'succeeded':
+      return c.version === r.to && last?.result === 'succeeded'
+        ? undefined
+        : `simulator: ${c.version}, ${last?.result}`;
+    case 'failed':
+      return last?.result === 'failed' && last.message === r.message
+        ? undefined
+        : `simulator: ${last?.result} ${last?.message}`;
+    case 'timed_out':
+      return last?.result === 'timedOut' ? undefined : `simulator: ${last?.result}`;
+    case 'not_alive':
+      return c.tasks.length === 0 && !c.alive
+        ? undefined
+        : `simulator: ${c.tasks.length} tasks, alive ${c.alive}`;
+    default:
+      return `not final: ${r.state}`;
+  }
+}
+
 /** The one rollout of a harness has converged (or halted with nothing under way). */
 export function converged(s: FleetStatus): boolean {
   const r = s.rollouts[0];

@@ -5,14 +5,8 @@
  * against maxInFlight.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
-import {
-  converged,
-  type Harness,
-  type SimCollectorView,
-  startHarness,
-} from '../../support/rollout-harness.js';
+import { agreesWithSimulator, converged, type Harness, startHarness } from '../../support/rollout-harness.js';
 
 const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
 const LATEST = '19.470-4';
@@ -23,30 +17,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-/** Whether what we recorded is what the simulator knows happened. */
-function agreesWithSimulator(r: CollectorRecord, c: SimCollectorView | undefined): string | undefined {
-  if (!c) return 'unknown to the simulator';
-  const last = c.tasks[c.tasks.length - 1];
-  switch (r.state) {
-    case 'succeeded':
-      return c.version === r.to && last?.result === 'succeeded'
-        ? undefined
-        : `simulator: ${c.version}, ${last?.result}`;
-    case 'failed':
-      return last?.result === 'failed' && last.message === r.message
-        ? undefined
-        : `simulator: ${last?.result} ${last?.message}`;
-    case 'timed_out':
-      return last?.result === 'timedOut' ? undefined : `simulator: ${last?.result}`;
-    case 'not_alive':
-      return c.tasks.length === 0 && !c.alive
-        ? undefined
-        : `simulator: ${c.tasks.length} tasks, alive ${c.alive}`;
-    default:
-      return `not final: ${r.state}`;
-  }
-}
 
 describe('a rollout of 300 Collectors', () => {
   it('converges with outcomes matching the simulator, never more than maxInFlight unfinished tasks', async () => {
