@@ -133,6 +133,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (role === 'run') {
       const scheduler = new Scheduler({
         api: api.client,
+        redis,
         store,
         rollouts,
         queue,

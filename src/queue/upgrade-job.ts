@@ -8,6 +8,7 @@
  * holds ids only, never a secret.
  */
 import { type ConnectionOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import pLimit from 'p-limit';
 
 export const QUEUE_NAME = 'upgrades';
@@ -46,31 +47,49 @@ export async function enqueueUpgrades(queue: UpgradeQueue, jobs: readonly Upgrad
   await queue.addBulk(jobs.map((data) => ({ name: 'upgrade', data, opts: { jobId: jobIdOf(data) } })));
 }
 
-/** Job lookups at once while repairing: enough to overlap round trips, few enough to stay polite. */
+/** Lookups at once for the few jobs that need repairing (missing or failed ones). */
 const LOOKUPS_AT_ONCE = 16;
 
 /**
- * Makes sure each of `jobs` is live: missing ones are added, failed ones retried. `stillNeeded`
- * is asked again for a job that is gone, since a job also goes away when it ends the Collector's
- * upgrade between our read of the record and of the queue. Returns how many were repaired.
+ * Makes sure each of `jobs` is live: missing ones are added, failed ones retried. Whether each
+ * exists and whether it failed is read in one pipelined round trip on `redis` (BullMQ's keys
+ * share the deployment's hash tag); only the few that need repair are looked at further.
+ * `stillNeeded` is asked again for a job that is gone, since a job also goes away when it ends
+ * the Collector's upgrade between our read of the record and of the queue. Returns how many
+ * were repaired.
  */
 export async function ensureJobs(
   queue: UpgradeQueue,
+  redis: Redis,
   jobs: readonly UpgradeJobData[],
   stillNeeded: (job: UpgradeJobData) => Promise<boolean>,
 ): Promise<number> {
+  if (jobs.length === 0) return 0;
+  const pipe = redis.pipeline();
+  for (const job of jobs) {
+    pipe.exists(queue.toKey(jobIdOf(job)));
+    pipe.zscore(queue.toKey('failed'), jobIdOf(job));
+  }
+  const replies = (await pipe.exec()) ?? [];
+  const value = (i: number) => {
+    const [err, v] = replies[i] ?? [new Error('no reply')];
+    if (err) throw err;
+    return v;
+  };
   const limit = pLimit(LOOKUPS_AT_ONCE);
   const missing: UpgradeJobData[] = [];
   let retried = 0;
   await Promise.all(
-    jobs.map((data) =>
+    jobs.map((data, i) =>
       limit(async () => {
-        const job = await queue.getJob(jobIdOf(data));
-        if (!job) {
+        if (value(2 * i) === 0) {
           if (await stillNeeded(data)) missing.push(data);
-        } else if (await job.isFailed()) {
-          await job.retry('failed');
-          retried++;
+        } else if (value(2 * i + 1) !== null) {
+          const job = await queue.getJob(jobIdOf(data));
+          if (job && (await job.isFailed())) {
+            await job.retry('failed');
+            retried++;
+          }
         }
       }),
     ),

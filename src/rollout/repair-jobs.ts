@@ -4,13 +4,14 @@
  * between an admission and its enqueue, or to a job that failed unexpectedly. It reads only the
  * policies' slot holders (at most maxInFlight each), never the whole rollout.
  */
+import type { Redis } from 'ioredis';
 import type { Logger } from '../lib/logger.js';
 import { ensureJobs, type UpgradeJobData, type UpgradeQueue } from '../queue/upgrade-job.js';
 import { needsJob } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 
 export async function repairJobs(
-  deps: { store: CollectorStore; queue: UpgradeQueue; logger: Logger },
+  deps: { store: CollectorStore; queue: UpgradeQueue; redis: Redis; logger: Logger },
   policies: Iterable<string>,
 ): Promise<number> {
   const { store } = deps;
@@ -28,7 +29,7 @@ export async function repairJobs(
         const r = await store.get(job.rolloutId, job.collectorId);
         return r !== undefined && needsJob(r.state) && r.admissions === job.admission;
       };
-      const n = await ensureJobs(deps.queue, jobs, stillNeeded);
+      const n = await ensureJobs(deps.queue, deps.redis, jobs, stillNeeded);
       if (n > 0) deps.logger.warn({ rollout: rolloutId, repaired: n }, 'jobs re-enqueued');
       repaired += n;
     }

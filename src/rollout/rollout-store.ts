@@ -1,8 +1,8 @@
 /**
  * Rollouts in Redis. A rollout is a policy × target build; its id is `<policy>@<build>`. Its
  * phases are rollout-phase.ts's. A policy's current rollout is kept in one hash (policy → id), so
- * that a scheduler tick reads every current rollout, its counts and its policy's slots in one
- * round trip (`readCurrent`).
+ * that a scheduler tick reads every current rollout, its counts and its policy's slots in two
+ * round trips, whatever the number of Collectors (`readTick`).
  */
 import type { Redis } from 'ioredis';
 import type { LifeSettings, StateCounts } from './collector-state.js';

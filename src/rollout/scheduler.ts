@@ -1,6 +1,6 @@
 /**
  * The scheduler (run by the one leader) decides when things run. Each tick reads every policy's
- * current rollout with its counts and slots once (one round trip), then per policy in file order:
+ * current rollout with its counts and slots once (two round trips), then per policy in file order:
  * - a disabled policy pauses its rollout (`paused (policy disabled)`), a removed one too
  *   (`paused (policy removed)`); a policy enabled again un-pauses it;
  * - the target resolves to a build; a new build starts a new rollout and supersedes the old one;
@@ -10,6 +10,7 @@
  * Scans are the only API calls (besides reading the build list at most once a minute); the rest
  * is a few Redis round trips per tick, whatever the size of the fleet.
  */
+import type { Redis } from 'ioredis';
 import type { BuildTarget, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -29,6 +30,8 @@ import { supersedeRollout } from './supersede-rollout.js';
 
 export interface SchedulerDeps {
   api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
+  /** The connection of the stores (the job repair pipelines its lookups on it). */
+  redis: Redis;
   store: CollectorStore;
   rollouts: RolloutStore;
   queue: UpgradeQueue;
@@ -269,10 +272,14 @@ export class Scheduler {
     await this.learn(rollout, counts);
   }
 
-  /** The first status read of a task, learned from this rollout's durations when more finished. */
+  /**
+   * The first status read of a task, learned from this rollout's durations: after each success
+   * while few are known, then after every tenth (the 10th percentile hardly moves by then).
+   */
   private async learn(rollout: RolloutRecord, counts: CurrentRollout['counts']) {
     const succeeded = counts.succeeded ?? 0;
-    if (this.learnedAt.get(rollout.id) === succeeded) return;
+    const last = this.learnedAt.get(rollout.id);
+    if (last === succeeded || (last !== undefined && succeeded >= 50 && succeeded - last < 10)) return;
     this.learnedAt.set(rollout.id, succeeded);
     const firstRead = learnFirstRead(await this.deps.rollouts.durations(rollout.id), rollout.settings);
     if (firstRead !== rollout.firstPollMs) await this.deps.rollouts.setFirstPoll(rollout.id, firstRead);

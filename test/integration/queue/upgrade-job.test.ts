@@ -156,10 +156,15 @@ describe('upgrade queue', () => {
     await enqueueUpgrades(q, [job(1), job(5, 1)]);
 
     const asked: string[] = [];
-    const repaired = await ensureJobs(q, [job(1), job(2), job(3), job(4), job(5, 2)], async (j) => {
-      asked.push(jobIdOf(j));
-      return j.collectorId !== 4; // 4 finished between the read of its record and of the queue
-    });
+    const repaired = await ensureJobs(
+      q,
+      ctx.redis,
+      [job(1), job(2), job(3), job(4), job(5, 2)],
+      async (j) => {
+        asked.push(jobIdOf(j));
+        return j.collectorId !== 4; // 4 finished between the read of its record and of the queue
+      },
+    );
     expect(repaired).toBe(3); // 2 retried, 3 and 5 (admission 2) added
     expect(asked.sort()).toEqual([jobIdOf(job(3)), jobIdOf(job(4)), jobIdOf(job(5, 2))].sort());
     expect(await (await q.getJob(jobIdOf(job(2))))?.isFailed()).toBe(false);
@@ -172,9 +177,9 @@ describe('upgrade queue', () => {
 
     // Everything live now: nothing to repair, and nobody is asked.
     asked.length = 0;
-    expect(await ensureJobs(q, [job(1), job(2), job(3), job(5, 2)], async () => true)).toBe(0);
+    expect(await ensureJobs(q, ctx.redis, [job(1), job(2), job(3), job(5, 2)], async () => true)).toBe(0);
     expect(asked).toEqual([]);
-    expect(await ensureJobs(q, [], async () => true)).toBe(0);
+    expect(await ensureJobs(q, ctx.redis, [], async () => true)).toBe(0);
   });
 });
 

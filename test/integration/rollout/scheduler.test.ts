@@ -90,6 +90,7 @@ async function setup(policyInput: Partial<PolicyInput> = {}) {
         if (page.length) yield page;
       },
     },
+    redis: ctx.redis,
     store,
     rollouts,
     queue,
