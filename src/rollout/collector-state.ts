@@ -15,6 +15,7 @@
  *                 │   (not alive, error answers)    │     not_alive ◄──┘ (attempts spent)
  *                 │                                 ▼
  *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out
+ *                 │                                 └─no_task (offered again, no task was ever shown)─► waiting_retry
  *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
  *
  * Invariants (held by the store, checked by test/integration/rollout/collector-life.property.test.ts):
@@ -82,59 +83,22 @@ export const METRIC_STATES = [
 ] as const;
 export type MetricState = (typeof METRIC_STATES)[number];
 
+// biome-ignore format: a table reads best as one
 const INFO: Record<CollectorState, StateInfo> = {
-  queued: {
-    slot: false,
-    owner: 'scheduler',
-    settled: false,
-    final: false,
-    metric: 'queued',
-    gate: 'none',
-    index: 'queued',
-  },
-  waiting_retry: {
-    slot: false,
-    owner: 'scheduler',
-    settled: false,
-    final: false,
-    metric: 'waiting_retry',
-    gate: 'none',
-    index: 'retries',
-  },
-  admitted: { slot: true, owner: 'worker', settled: false, final: false, metric: 'pending', gate: 'none' },
-  creating: { slot: true, owner: 'worker', settled: false, final: false, metric: 'pending', gate: 'none' },
-  pending: { slot: true, owner: 'worker', settled: false, final: false, metric: 'pending', gate: 'none' },
-  progressing: {
-    slot: true,
-    owner: 'worker',
-    settled: false,
-    final: false,
-    metric: 'progressing',
-    gate: 'none',
-  },
-  reconciling: {
-    slot: true,
-    owner: 'scheduler',
-    settled: false,
-    final: false,
-    metric: 'pending',
-    gate: 'none',
-    index: 'reconciling',
-  },
-  succeeded: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'succeeded', gate: 'good' },
-  failed: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'failed', gate: 'bad' },
-  timed_out: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'timed_out', gate: 'bad' },
-  not_alive: {
-    slot: false,
-    owner: 'scheduler',
-    settled: true,
-    final: false,
-    metric: 'not_alive',
-    gate: 'sample',
-  },
-  rejected: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'rejected', gate: 'sample' },
-  error: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'error', gate: 'bad' },
-  skipped: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'skipped', gate: 'none' },
+  queued:        { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'queued',        gate: 'none', index: 'queued' },
+  waiting_retry: { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'waiting_retry', gate: 'none', index: 'retries' },
+  admitted:      { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none' },
+  creating:      { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none' },
+  pending:       { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none' },
+  progressing:   { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'progressing',   gate: 'none' },
+  reconciling:   { slot: true,  owner: 'scheduler', settled: false, final: false, metric: 'pending',       gate: 'none', index: 'reconciling' },
+  succeeded:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'succeeded',     gate: 'good' },
+  failed:        { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'failed',        gate: 'bad' },
+  timed_out:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'timed_out',     gate: 'bad' },
+  not_alive:     { slot: false, owner: 'scheduler', settled: true,  final: false, metric: 'not_alive',     gate: 'sample' },
+  rejected:      { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'rejected',      gate: 'sample' },
+  error:         { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'error',         gate: 'bad' },
+  skipped:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'skipped',       gate: 'none' },
 };
 
 const where = (test: (i: StateInfo) => boolean) => COLLECTOR_STATES.filter((s) => test(INFO[s]));
