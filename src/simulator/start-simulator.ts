@@ -79,7 +79,13 @@ function route(method: string, path: string): Route | Answer {
     return expect('POST', { endpoint: 'create', run: (c, _q, b) => createTask(c, b) });
   const m = /^collectors\/upgrades\/([^/]+)$/.exec(rest);
   if (m) {
-    const id = decodeURIComponent(m[1] as string);
+    let id: string;
+    try {
+      id = decodeURIComponent(m[1] as string);
+    } catch {
+      // A malformed percent-encoding names no task.
+      id = m[1] as string;
+    }
     return expect('GET', { endpoint: 'status', run: (c) => taskStatus(c, id) });
   }
   return legacyError(404, 'notfound', `No resource at ${path}.`);
@@ -221,7 +227,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   }
 
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://simulator');
+    // A target like `//` or `http://x` must not throw out of the handler (it killed the process).
+    const target = req.url ?? '/';
+    let url: URL;
+    try {
+      url = new URL(target.startsWith('/') ? `http://simulator${target}` : target);
+    } catch {
+      return send(res, legacyError(400, 'request.invalid', 'The request target is not a valid path.'));
+    }
     let path = url.pathname;
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
     const run = async () => {

@@ -3,6 +3,7 @@
  * (api-facts: some public clients add one), an unknown path answers 404 notfound and a known path
  * with the wrong method 405 method.unsupported; bodies are JSON.
  */
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   C,
@@ -88,6 +89,34 @@ describe('404 notfound for an unknown path', () => {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
     });
     expectLegacyError(res, 404, 'notfound');
+  });
+});
+
+describe('hostile request targets (issue #12: one request killed the process)', () => {
+  /** Sends a raw HTTP/1.1 request line and returns the status line of the answer. */
+  async function rawStatus(url: string, target: string): Promise<string> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+      });
+      let data = '';
+      socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
+      socket.on('data', (chunk: Buffer) => {
+        data += chunk.toString();
+      });
+      socket.on('end', () => resolve(data.split('\r\n')[0] ?? ''));
+      socket.on('error', reject);
+    });
+  }
+
+  it('GET // and a malformed percent-encoding in a task id get 4xx, and the simulator goes on answering', async () => {
+    const t = await startTestSimulator();
+    expect(await rawStatus(t.sim.url, '//')).toMatch(/^HTTP\/1\.1 4\d\d/);
+    expect(await rawStatus(t.sim.url, '/api/v1/collectors/upgrades/%E0%A4%A')).toMatch(/^HTTP\/1\.1 4\d\d/);
+    const res = await t.api('GET', 'collectors/upgrades/%E0%A4%A');
+    expect(res.status).toBe(404);
+    expect((await t.api('GET', 'collectors/upgrades/targets')).status).toBe(200);
   });
 });
 
