@@ -1,15 +1,33 @@
 /**
  * The daemon's HTTP endpoints: /metrics (Prometheus), /healthz (the process answers),
- * /readyz (Redis answers, policies are valid, the API accepted our credentials), /status (JSON of
- * every rollout). Listens on 127.0.0.1 by default; serves no secret.
+ * /readyz (Redis answers, policies are valid, the API accepted our credentials), always open for
+ * probes; on `run` also /status (JSON of every rollout) and the rollout API (create-rollout-api.ts).
+ * Listens on 127.0.0.1 by default; serves no secret.
+ *
+ * No request may stop the process: the target is parsed inside the handler's error handling
+ * (parse-request-target.ts), every failure becomes a JSON error (http-error.ts), and the server
+ * bounds what a client can hold: header count and time, the whole request's time, connections.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import type { RolloutApi } from './create-rollout-api.js';
+import { echo, HttpError, sendError, sendJson } from './http-error.js';
+import { parseRequestTarget } from './parse-request-target.js';
 
 const READY_CHECK_MS = 3000;
+
+/** Bounds on what one client can hold (Node's own default keeps the header size at 16 KB). */
+export const SERVER_LIMITS = {
+  /** Real ms to receive the request's headers. */
+  headersTimeoutMs: 10_000,
+  /** Real ms to receive the whole request, body included. */
+  requestTimeoutMs: 30_000,
+  maxHeadersCount: 100,
+  maxConnections: 1_000,
+} as const;
 
 /** A readiness check's answer, or why there is none: it must not hang the probe. */
 function withinTime(check: Promise<string | undefined>, ms: number): Promise<string | undefined> {
@@ -31,7 +49,10 @@ export interface HttpServerOptions {
   port: number;
   registry: Registry;
   readiness: readonly ReadinessCheck[];
+  /** `run`: GET /status. */
   status?: () => Promise<unknown>;
+  /** `run`: the rollout endpoints, and the access rule of the read endpoints (/status included). */
+  api?: RolloutApi;
   logger: Logger;
 }
 
@@ -40,25 +61,39 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
+const PROBE = ['GET', 'HEAD'];
+
+function allowRead(req: IncomingMessage): void {
+  if (!PROBE.includes(req.method ?? ''))
+    throw new HttpError('method_not_allowed', 'use GET or HEAD', { allow: PROBE.join(', ') });
+}
+
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(text);
-  };
-  const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://daemon').pathname.replace(/\/+$/, '') || '/';
-    const run = async () => {
-      if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'use GET' });
-      switch (path) {
-        case '/metrics': {
+  const endpoints = [
+    '/metrics',
+    '/healthz',
+    '/readyz',
+    ...(options.status ? ['/status'] : []),
+    ...(options.api?.endpoints ?? []),
+  ];
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const target = parseRequestTarget(req.url);
+    const [first, ...more] = target.segments;
+    if (more.length === 0) {
+      switch (first) {
+        case 'metrics': {
+          allowRead(req);
           const text = await options.registry.metrics();
           res.writeHead(200, { 'content-type': options.registry.contentType });
-          return res.end(text);
+          res.end(text);
+          return;
         }
-        case '/healthz':
-          return json(res, 200, { status: 'ok' });
-        case '/readyz': {
+        case 'healthz':
+          allowRead(req);
+          return sendJson(res, 200, { status: 'ok' });
+        case 'readyz': {
+          allowRead(req);
           const results = await Promise.all(
             options.readiness.map(async (r) => ({
               name: r.name,
@@ -66,26 +101,49 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
             })),
           );
           const problems = results.filter((r) => r.problem);
-          return json(res, problems.length ? 503 : 200, {
+          return sendJson(res, problems.length ? 503 : 200, {
             status: problems.length ? 'not ready' : 'ready',
             checks: Object.fromEntries(results.map((r) => [r.name, r.problem ?? 'ok'])),
           });
         }
-        case '/status':
-          if (options.status) return json(res, 200, await options.status());
-          return json(res, 404, { error: 'no status here' });
-        case '/':
-          return json(res, 200, { endpoints: ['/metrics', '/healthz', '/readyz', '/status'] });
-        default:
-          return json(res, 404, { error: `no such path: ${path}` });
+        case 'status':
+          if (!options.status) break;
+          allowRead(req);
+          options.api?.authorizeRead(req);
+          return sendJson(res, 200, await options.status());
+        case undefined:
+          allowRead(req);
+          return sendJson(res, 200, { endpoints });
       }
-    };
-    run().catch((err: Error) => {
-      options.logger.error({ err: err.message, path }, 'http request failed');
-      if (!res.headersSent) json(res, 500, { error: 'internal error' });
-      else res.destroy();
-    });
+    }
+    if (options.api && (await options.api.handle(req, res, target))) return;
+    throw new HttpError('not_found', `no such path: ${echo(target.path)}`);
+  };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
+    if (err instanceof HttpError) {
+      if (!res.headersSent) sendError(res, err);
+      return;
+    }
+    options.logger.error(
+      { err: (err as Error)?.message, method: req.method, path: echo((req.url ?? '').split('?')[0] ?? '') },
+      'http request failed',
+    );
+    if (!res.headersSent) sendError(res, new HttpError('internal', 'internal error'));
+    else res.destroy();
+  };
+  const server: Server = createServer((req, res) => {
+    // Synchronous throws included: one request must never take the process down.
+    const answer = async () => route(req, res);
+    answer()
+      .catch((err: unknown) => fail(req, res, err))
+      .catch(() => res.destroy());
   });
+  // Node answers malformed requests itself (400, 431 for headers too large, 408) and closes them.
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
+  server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
+  server.maxConnections = SERVER_LIMITS.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -93,6 +151,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       resolve();
     });
   });
+  // After listen: a later server error (EMFILE on accept) is logged, not thrown.
+  server.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'http server error'));
   const a = server.address() as AddressInfo;
   const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
   return {

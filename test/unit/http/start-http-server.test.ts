@@ -1,13 +1,18 @@
 /**
  * The daemon's HTTP endpoints on a loopback port: /healthz, /readyz naming the failing checks,
- * /metrics in Prometheus's text format, /status, and 404/405 for everything else.
+ * /metrics in Prometheus's text format, /status, and 404/405 for everything else, as
+ * `{error: {code, message}}`; hostile requests (`GET //`, broken percent-encodings, absolute
+ * targets, garbage request lines, header floods) get an answer or a closed connection, and the
+ * server answers the next request.
  */
+import { connect } from 'node:net';
 import { Gauge, Registry } from 'prom-client';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ReadinessCheck,
   type RunningHttpServer,
+  SERVER_LIMITS,
   startHttpServer,
 } from '../../../src/http/start-http-server.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
@@ -44,8 +49,38 @@ async function call(server: RunningHttpServer, path: string, method = 'GET') {
   } catch {
     json = undefined;
   }
-  return { status: res.statusCode, type: String(res.headers['content-type']), text, json };
+  return {
+    status: res.statusCode,
+    type: String(res.headers['content-type']),
+    allow: res.headers.allow,
+    text,
+    json,
+  };
 }
+
+/** Sends `raw` as is on a new connection; resolves to what came back until the server closed it. */
+function rawRequest(server: RunningHttpServer, raw: string | Buffer): Promise<string> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(raw));
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => {
+      out += d;
+    });
+    socket.on('end', () => resolve(out));
+    socket.on('close', () => resolve(out));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNRESET' ? resolve(out) : reject(err),
+    );
+    socket.setTimeout(5000, () => {
+      socket.destroy();
+      resolve(out);
+    });
+  });
+}
+
+const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
 
 describe('startHttpServer', () => {
   it('listens on the given host and a free port, and says where', async () => {
@@ -124,7 +159,7 @@ describe('startHttpServer', () => {
     const { server, log } = await start({ registry });
     const res = await call(server, '/metrics');
     expect(res.status).toBe(500);
-    expect(res.json).toEqual({ error: 'internal error' });
+    expect(res.json).toEqual({ error: { code: 'internal', message: 'internal error' } });
     expect(log.lines().some((l) => l.msg === 'http request failed' && l.path === '/metrics')).toBe(true);
   });
 
@@ -139,7 +174,9 @@ describe('startHttpServer', () => {
 
   it('lists its endpoints at /', async () => {
     const { server } = await start();
-    expect((await call(server, '/')).json).toEqual({
+    expect((await call(server, '/')).json).toEqual({ endpoints: ['/metrics', '/healthz', '/readyz'] });
+    const { server: run } = await start({ status: async () => ({}) });
+    expect((await call(run, '/')).json).toEqual({
       endpoints: ['/metrics', '/healthz', '/readyz', '/status'],
     });
   });
@@ -148,21 +185,74 @@ describe('startHttpServer', () => {
     const { server } = await start();
     const res = await call(server, '/nope');
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: 'no such path: /nope' });
+    expect(res.json).toEqual({ error: { code: 'not_found', message: 'no such path: /nope' } });
     expect((await call(server, '/healthz/')).status).toBe(200);
     expect((await call(server, '/healthz?verbose=1')).status).toBe(200);
   });
 
-  it('answers 405 to methods other than GET and HEAD', async () => {
+  it('answers 405 to methods other than GET and HEAD, with Allow', async () => {
     const { server } = await start();
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
       const res = await call(server, '/metrics', method);
       expect(res.status).toBe(405);
-      expect(res.json).toEqual({ error: 'use GET' });
+      expect(res.allow).toBe('GET, HEAD');
+      expect(res.json).toEqual({ error: { code: 'method_not_allowed', message: 'use GET or HEAD' } });
     }
     const head = await call(server, '/healthz', 'HEAD');
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
+  });
+
+  describe('hostile requests', () => {
+    const request = (target: string, extra = '') =>
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Connection: close\r\n\r\n`;
+
+    it('GET // (which killed the process) answers 404, and the server answers afterwards', async () => {
+      const { server } = await start({ status: async () => ({ rollouts: [] }) });
+      for (const target of ['//', '///', '//status', '//127.0.0.1:1/healthz']) {
+        const answer = await rawRequest(server, request(target));
+        expect(statusOf(answer), target).toBe(404);
+        expect(answer).toContain('"code":"not_found"');
+      }
+      expect((await call(server, '/healthz')).status).toBe(200);
+    });
+
+    it('a malformed percent-encoding answers 400, and the server answers afterwards', async () => {
+      const { server } = await start();
+      for (const target of ['/%E0%A4%A', '/%', '/metrics%ZZ', '/healthz/%C0%80']) {
+        const answer = await rawRequest(server, request(target));
+        expect(statusOf(answer), target).toBe(400);
+        expect(answer).toContain('"code":"invalid"');
+      }
+      expect((await call(server, '/healthz')).status).toBe(200);
+    });
+
+    it('absolute, asterisk and garbage targets and request lines get a 4xx or a closed connection', async () => {
+      const { server } = await start();
+      const answers = [
+        await rawRequest(server, request('http://evil.example/healthz')),
+        await rawRequest(server, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+        await rawRequest(server, 'BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
+        await rawRequest(server, '\x00\x01\x02 garbage\r\n\r\n'),
+        await rawRequest(server, `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+        await rawRequest(server, request('/healthz', 'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n')),
+      ];
+      for (const answer of answers) {
+        const status = statusOf(answer);
+        if (answer !== '') expect(status >= 400 && status < 500, answer.slice(0, 80)).toBe(true);
+      }
+      expect((await call(server, '/healthz')).status).toBe(200);
+    });
+
+    it('too many headers are refused; the limits on time are set', async () => {
+      const { server } = await start();
+      const headers = Array.from({ length: 3000 }, (_, i) => `X-H${i}: v\r\n`).join('');
+      const answer = await rawRequest(server, request('/healthz', headers));
+      // Node stops reading at maxHeadersCount (100) or the 16 KB header size: 431 or the 200 of the first 100.
+      expect([200, 431]).toContain(statusOf(answer));
+      expect((await call(server, '/healthz')).status).toBe(200);
+      expect(SERVER_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(SERVER_LIMITS.requestTimeoutMs);
+    });
   });
 
   it('close() stops listening', async () => {

@@ -1,0 +1,223 @@
+/**
+ * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`, `/rollouts/{id}/history`,
+ * and the access rule of `/status`) and the operator actions of src/rollout/control.ts as
+ * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|forget}`.
+ *
+ * A control request goes through, in this order: the path (404) and the method (405 with
+ * `Allow`), the caller's rate (429), the token or loopback rule (401/403; authorize-request.ts),
+ * the body (415/413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep
+ * their kind as the code (`not_found` 404, `conflict` 409, `invalid` 400). Nothing is read from
+ * Redis before the caller is authorized. The history records the actor `http:<address>`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import type { Logger } from '../lib/logger.js';
+import { withTimeout } from '../lib/with-timeout.js';
+import type { CollectorState } from '../rollout/collector-state.js';
+import {
+  abort,
+  type ControlDeps,
+  ControlError,
+  type ControlResult,
+  forget,
+  pause,
+  promote,
+  resume,
+  retry,
+} from '../rollout/control.js';
+import { HISTORY_LIMIT } from '../rollout/event-log.js';
+import { readFleetStatus, rolloutStatus } from '../rollout/read-fleet-status.js';
+import { authorizeRequest, type ControlToken } from './authorize-request.js';
+import { echo, HttpError, sendJson } from './http-error.js';
+import type { RequestTarget } from './parse-request-target.js';
+import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
+import { readJsonBody } from './read-json-body.js';
+import { AbortBody, describeIssues, EmptyBody, PromoteBody, RetryBody } from './schema.js';
+
+/** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
+const REDIS_WAIT_MS = 10_000;
+const TIMED_OUT = Symbol('timed out');
+/** Longest rollout id looked up (a policy name, `@`, a build). */
+const ID_LIMIT = 256;
+
+export interface RolloutApiOptions {
+  deps: ControlDeps;
+  /** `forget` deletes keys directly; the list reads every rollout's counts in one pipeline. */
+  redis: Redis;
+  /** Undefined: control endpoints answer only to loopback callers. */
+  token: ControlToken | undefined;
+  /** `--auth-reads`: the read endpoints need the token (or loopback) too. */
+  authReads: boolean;
+  logger: Logger;
+  /** Default: CONTROL_RATE per remote address. */
+  rateLimiter?: RateLimiter;
+  redisWaitMs?: number;
+}
+
+export interface RolloutApi {
+  /** For the index at `/`. */
+  endpoints: readonly string[];
+  /** Throws a 401/403 HttpError unless the caller may read (always, without `--auth-reads`). */
+  authorizeRead(req: IncomingMessage): void;
+  /** Answers the request and resolves true when the path is one of the API's; false otherwise. */
+  handle(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<boolean>;
+}
+
+interface Action<S extends z.ZodType> {
+  body: S;
+  run(deps: ControlDeps, id: string, actor: string, body: z.infer<S>, redis: Redis): Promise<ControlResult>;
+}
+const action = <S extends z.ZodType>(body: S, run: Action<S>['run']): Action<S> => ({ body, run });
+
+const ACTIONS: Record<string, Action<z.ZodType>> = {
+  pause: action(EmptyBody, (deps, id, actor) => pause(deps, id, actor)),
+  resume: action(EmptyBody, (deps, id, actor) => resume(deps, id, actor)),
+  abort: action(AbortBody, (deps, id, actor, body: AbortBody) => abort(deps, id, actor, body.reason)),
+  promote: action(PromoteBody, (deps, id, actor, body: PromoteBody) =>
+    promote(deps, id, actor, body.full ?? false),
+  ),
+  retry: action(RetryBody, (deps, id, actor, body: RetryBody) =>
+    retry(deps, id, actor, body.only as CollectorState[]),
+  ),
+  forget: action(EmptyBody, (deps, id, _actor, _body, redis) => forget(deps, id, redis)),
+};
+
+const READ = ['GET', 'HEAD'] as const;
+
+/** An id that names no rollout for sure is not looked up (nor written into a key name). */
+function checkId(id: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (id.length > ID_LIMIT || /[\u0000-\u001f\u007f]/.test(id))
+    throw new HttpError('not_found', `no rollout '${echo(id)}' (see GET /rollouts)`);
+}
+
+function allow(req: IncomingMessage, methods: readonly string[]): void {
+  if (!methods.includes(req.method ?? ''))
+    throw new HttpError('method_not_allowed', `use ${methods.join(' or ')}`, { allow: methods.join(', ') });
+}
+
+export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
+  const { deps, redis, logger } = options;
+  const limiter = options.rateLimiter ?? new RateLimiter(CONTROL_RATE);
+  const waitMs = options.redisWaitMs ?? REDIS_WAIT_MS;
+
+  /** Refusals are logged at warn for control requests (rate-limited), at debug for reads (not). */
+  const authorize = (req: IncomingMessage, level: 'warn' | 'debug' = 'warn'): string => {
+    const decision = authorizeRequest({
+      token: options.token,
+      authorization: req.headers.authorization,
+      host: req.headers.host,
+      remoteAddress: req.socket.remoteAddress,
+    });
+    if (decision.ok) return decision.actor;
+    logger[level](
+      { remote: req.socket.remoteAddress, method: req.method, code: decision.error.code },
+      'http request refused',
+    );
+    throw decision.error;
+  };
+  const authorizeRead = (req: IncomingMessage) => {
+    if (options.authReads) authorize(req, 'debug');
+  };
+  /** Redis work within time: a 503 rather than a request that hangs while Redis is away. */
+  const redisWork = <T>(work: Promise<T>, what: string): Promise<T> =>
+    withTimeout<T | typeof TIMED_OUT>(work, waitMs, () => TIMED_OUT).then((r) => {
+      if (r === TIMED_OUT)
+        throw new HttpError('unavailable', `Redis did not answer within ${waitMs / 1000} s; ${what}`);
+      return r;
+    });
+
+  const getRollout = async (res: ServerResponse, id: string) => {
+    checkId(id);
+    const record = await redisWork(deps.rollouts.get(id), 'try again');
+    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    const counts = await redisWork(deps.store.counts(id), 'try again');
+    sendJson(res, 200, rolloutStatus(record, counts));
+  };
+
+  const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {
+    const raw = query.get('limit');
+    const limit = raw === null ? HISTORY_LIMIT : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT)
+      throw new HttpError('invalid', `limit: expected a whole number from 1 to ${HISTORY_LIMIT}`);
+    checkId(id);
+    if (!(await redisWork(deps.rollouts.get(id), 'try again')))
+      throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    const events = await redisWork(deps.events.history(id, limit), 'try again');
+    sendJson(res, 200, { rollout: id, events });
+  };
+
+  const control = async (req: IncomingMessage, res: ServerResponse, id: string, name: string) => {
+    const act = ACTIONS[name] as Action<z.ZodType>;
+    const caller = req.socket.remoteAddress ?? 'unknown';
+    const rate = limiter.take(caller);
+    if (!rate.ok)
+      throw new HttpError(
+        'rate_limited',
+        `too many control requests; try again in ${rate.retryAfterSeconds} s`,
+        {
+          'retry-after': String(rate.retryAfterSeconds),
+        },
+      );
+    const actor = authorize(req);
+    checkId(id);
+    const parsed = act.body.safeParse(await readJsonBody(req));
+    if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
+    let result: ControlResult;
+    try {
+      result = await redisWork(
+        act.run(deps, id, actor, parsed.data, redis),
+        `the ${name} may still take effect: see GET /rollouts/{id}/history`,
+      );
+    } catch (err) {
+      if (err instanceof ControlError) {
+        logger.info({ actor, rollout: id, action: name, refused: err.kind }, 'control action refused');
+        throw new HttpError(err.kind, err.message);
+      }
+      throw err;
+    }
+    logger.info({ actor, rollout: id, action: name }, 'control action');
+    sendJson(res, 200, result);
+  };
+
+  return {
+    endpoints: [
+      '/rollouts',
+      '/rollouts/{id}',
+      '/rollouts/{id}/history',
+      ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
+    ],
+    authorizeRead,
+    async handle(req, res, target) {
+      const [root, id, sub, ...rest] = target.segments;
+      if (root !== 'rollouts' || rest.length > 0) return false;
+      if (id === undefined) {
+        allow(req, READ);
+        authorizeRead(req);
+        const status = await redisWork(
+          readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }),
+          'try again',
+        );
+        sendJson(res, 200, { rollouts: status.rollouts });
+        return true;
+      }
+      if (sub === undefined) {
+        allow(req, READ);
+        authorizeRead(req);
+        await getRollout(res, id);
+        return true;
+      }
+      if (sub === 'history') {
+        allow(req, READ);
+        authorizeRead(req);
+        await getHistory(res, id, target.query);
+        return true;
+      }
+      if (!Object.hasOwn(ACTIONS, sub)) return false;
+      allow(req, ['POST']);
+      await control(req, res, id, sub);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The JSON bodies of the control endpoints (zod). Strict: an unknown field (`{"ful": true}`) is a
+ * 400 that names it, not an action done differently from what was meant.
+ */
+import { z } from 'zod';
+import { RETRYABLE_STATES } from '../rollout/control.js';
+
+/** pause, resume, forget: nothing to say (an empty body is `{}`). */
+export const EmptyBody = z.strictObject({});
+export type EmptyBody = z.infer<typeof EmptyBody>;
+
+export const AbortBody = z.strictObject({
+  /** Why, for the history and the notifications (default `by http:<address>`). */
+  reason: z
+    .string()
+    .trim()
+    .min(1, { error: 'write a reason, or leave the field out' })
+    .max(500, { error: 'at most 500 characters' })
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+    .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, { error: 'control characters are refused' })
+    .optional(),
+});
+export type AbortBody = z.infer<typeof AbortBody>;
+
+export const PromoteBody = z.strictObject({
+  /** Every remaining wave at once (`promote --full`). */
+  full: z.boolean().optional(),
+});
+export type PromoteBody = z.infer<typeof PromoteBody>;
+
+export const RetryBody = z.strictObject({
+  /** The outcomes whose Collectors get one new attempt (`retry --only`). */
+  only: z
+    .array(z.enum(RETRYABLE_STATES, { error: `expected one of ${RETRYABLE_STATES.join(', ')}` }))
+    .min(1, { error: `list at least one of ${RETRYABLE_STATES.join(', ')}` })
+    .max(RETRYABLE_STATES.length * 2),
+});
+export type RetryBody = z.infer<typeof RetryBody>;
+
+/** Every problem of a body in one line: `only[1]: expected one of ...; full: ...`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const path = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+      return `${path ? path.replace(/^\./, '') : 'body'}: ${i.message}`;
+    })
+    .join('; ');
+}
