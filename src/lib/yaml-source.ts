@@ -173,7 +173,11 @@ function editDistance(a: string, b: string): number {
 }
 
 function unknownKeyReason(schema: unknown, path: readonly PropertyKey[], key: string): string {
-  const known = [...new Set(knownKeysAt(schema, path))];
+  return unknownFieldReason(key, [...new Set(knownKeysAt(schema, path))]);
+}
+
+/** `unknown field (did you mean "bake"?)` when one of `known` is close to `key`. */
+export function unknownFieldReason(key: string, known: readonly string[]): string {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const candidate of known) {

@@ -7,8 +7,16 @@
 import { z } from 'zod';
 import { isBuildVersion } from '../lib/version.js';
 import { durationField, ms } from './duration-field.js';
+import { FailureGate } from './failure-gate.js';
+import { FreezePeriods } from './freeze-period.js';
 import { MaintenanceWindow } from './maintenance-window.js';
+import { MaxInFlight, splitMaxInFlight } from './max-in-flight.js';
+import { Schedule } from './schedule.js';
 import { isEmptySelection, oneOrMany, Selection } from './selection.js';
+import { checkWaveSelects, type Wave, WaveEntry } from './wave.js';
+
+export { FailureGate } from './failure-gate.js';
+export type { Wave, WaveSize } from './wave.js';
 
 export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
 export const LATEST = 'latest';
@@ -36,33 +44,6 @@ function ratio() {
     .min(0, 'must be between 0 and 1')
     .max(1, 'must be between 0 and 1');
 }
-
-/** One wave: a count of Collectors (`10`) or a share of the selected ones (`"5%"`). */
-export type WaveSize = { kind: 'count'; count: number } | { kind: 'percent'; percent: number };
-
-const WAVE_HINT = 'expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%")';
-const Wave = z.union([z.number(), z.string()], { error: WAVE_HINT }).transform((value, ctx): WaveSize => {
-  if (typeof value === 'number') {
-    if (Number.isInteger(value) && value >= 1) return { kind: 'count', count: value };
-  } else {
-    const m = /^(\d+(?:\.\d+)?)\s*%$/.exec(value.trim());
-    const percent = m ? Number(m[1]) : Number.NaN;
-    if (percent > 0 && percent <= 100) return { kind: 'percent', percent };
-  }
-  ctx.addIssue({
-    code: 'custom',
-    message: `${WAVE_HINT}, above 0 and at most 100%; got ${JSON.stringify(value)}`,
-  });
-  return z.NEVER;
-});
-
-export const FailureGate = z.strictObject({
-  /** Halt the rollout when (failed + timed_out) / outcomes so far exceeds this share. Required. */
-  maxFailureRatio: ratio(),
-  /** Outcomes needed before the ratio is judged. Default 10. */
-  minOutcomes: wholeNumber(1, 1_000_000).default(10),
-});
-export type FailureGate = z.infer<typeof FailureGate>;
 
 export const NotAliveRetry = z.strictObject({
   /** Task creations tried in all (the first included) while the service answers `collector.not.alive`. Default 5. */
@@ -114,7 +95,8 @@ export const ApiBudget = z.strictObject({
 });
 export type ApiBudget = z.infer<typeof ApiBudget>;
 
-export const Policy = z.strictObject({
+/** The policy's fields as written; `Policy` (below) is what code reads. */
+const PolicyFields = z.strictObject({
   /** Unique name, `[a-z0-9][a-z0-9-]*` (at most 63 characters); used in rollout ids and metric labels. Required. */
   name: z
     .string({ error: (iss) => (iss.input === undefined ? 'required field is missing' : 'expected text') })
@@ -144,14 +126,27 @@ export const Policy = z.strictObject({
     'selection',
     { allowEmpty: true },
   ).default([]),
-  /** Collectors of this policy with an unfinished task at once, across all processes. Default 50. */
-  maxInFlight: wholeNumber(1, 100_000).default(50),
-  /** Cumulative sizes of the rollout's waves (counts or shares of the selected Collectors). Default `["100%"]`. */
-  waves: oneOrMany(Wave, 'wave size').default([{ kind: 'percent', percent: 100 }]),
-  /** Halts a rollout whose failures exceed a share. Default none (never halts). */
+  /**
+   * Collectors of this policy with an unfinished task at once, across all processes: a count
+   * 1..100000 or a share of the selection (`"10%"`, rounded up, at least 1). Parsed into
+   * `maxInFlight` + `maxInFlightPercent` (max-in-flight.ts). Default 50.
+   */
+  maxInFlight: MaxInFlight.default({ kind: 'count', count: 50 }),
+  /**
+   * The rollout's waves: cumulative sizes, each optionally followed by a `bake` and an
+   * `approval: manual`; the first may `select` its members. Default `["100%"]`.
+   */
+  waves: oneOrMany(WaveEntry, 'wave')
+    .default([{ size: { kind: 'percent', percent: 100 } }])
+    .superRefine((waves, ctx) => checkWaveSelects(waves as Wave[], ctx)),
+  /** Halts (or aborts) a rollout whose failures climb, per type, per wave and overall. Default none. */
   failureGate: FailureGate.optional(),
   /** Weekly hours in which tasks may be started; any open window suffices. Default none (always open). */
   windows: oneOrMany(MaintenanceWindow, 'window', { allowEmpty: true }).default([]),
+  /** When tasks may start: `{ start, end, endBehavior: stop|abort, timeZone }` (schedule.ts). Default none (any time). */
+  schedule: Schedule.optional(),
+  /** Change freezes, `[{ start, end, reason, timeZone }]`, in which no task starts (freeze-period.ts). Default none. */
+  freeze: FreezePeriods.default([]),
   retry: z
     .strictObject({
       /** Retries of a Collector that is not running. Default `{ attempts: 5, backoff: 10m }`. */
@@ -175,6 +170,8 @@ export const Policy = z.strictObject({
   /** Collectors per page when listing the upgradable ones, 1..1000. Default 1000. */
   pageSize: wholeNumber(1, 1000).default(1000),
 });
+/** A policy file, parsed: `maxInFlight` is split into a count and a percentage (max-in-flight.ts). */
+export const Policy = PolicyFields.transform(splitMaxInFlight);
 export type Policy = z.infer<typeof Policy>;
 /** A policy as written, before defaults (durations as text). */
 export type PolicyInput = z.input<typeof Policy>;

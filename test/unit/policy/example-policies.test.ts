@@ -21,6 +21,13 @@ describe('the policies shipped in config/', () => {
     );
   });
 
+  it('linux-fleet ships disabled (real credentials would start upgrading at once), canaries first', () => {
+    const linux = byName('linux-fleet');
+    expect(linux?.enabled).toBe(false);
+    expect(linux?.waves[0]).toMatchObject({ select: { hostName: ['web-canary-*'] }, approval: 'manual' });
+    expect(linux?.failureGate).toMatchObject({ onTrip: 'pause', timed_out: { max: 5 } });
+  });
+
   it('linux-fleet selects Linux web and API hosts, not excluded ones', () => {
     const linux = byName('linux-fleet');
     if (!linux) throw new Error('linux-fleet missing');

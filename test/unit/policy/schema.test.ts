@@ -35,8 +35,9 @@ describe('Policy defaults', () => {
       select: [{}],
       exclude: [],
       maxInFlight: 50,
-      waves: [{ kind: 'percent', percent: 100 }],
+      waves: [{ size: { kind: 'percent', percent: 100 } }],
       windows: [],
+      freeze: [],
       retry: {
         notAlive: { attempts: 5, backoff: 600_000 },
         errors: { attempts: 3, backoff: 60_000 },
@@ -47,6 +48,16 @@ describe('Policy defaults', () => {
       api: { requestsPerSecond: 4, maxConcurrent: 10 },
       pageSize: 1000,
     });
+    expect(loaded?.policy.failureGate).toBeUndefined();
+    expect(loaded?.policy.schedule).toBeUndefined();
+  });
+
+  it('gives the same defaults from code: one wave of 100%, no failure gate', () => {
+    const policy = Policy.parse({ name: 'minimal' });
+    expect(policy.waves).toEqual([{ size: { kind: 'percent', percent: 100 } }]);
+    expect(policy.failureGate).toBeUndefined();
+    const file = dir.write('minimal.yaml', yaml('name: minimal'));
+    expect(loadPolicies({ files: [file] })[0]?.policy).toEqual(policy);
   });
 
   it('reads the example of the issue, durations in milliseconds and single values as lists', () => {
@@ -79,11 +90,11 @@ describe('Policy defaults', () => {
     expect(policy.taskTimeout).toBe(40 * 60_000);
     expect(policy.api).toEqual({ requestsPerSecond: 2.5, maxConcurrent: 4 });
     expect(policy.waves).toEqual([
-      { kind: 'count', count: 5 },
-      { kind: 'percent', percent: 10 },
-      { kind: 'percent', percent: 100 },
+      { size: { kind: 'count', count: 5 } },
+      { size: { kind: 'percent', percent: 10 } },
+      { size: { kind: 'percent', percent: 100 } },
     ]);
-    expect(policy.failureGate).toEqual({ maxFailureRatio: 0.1, minOutcomes: 10 });
+    expect(policy.failureGate).toEqual({ maxFailureRatio: 0.1, minOutcomes: 10, onTrip: 'pause' });
     expect(policy.windows).toEqual([
       { days: ['sat', 'sun'], start: 22 * 60, end: 6 * 60, timeZone: 'Europe/Berlin' },
     ]);
@@ -105,6 +116,97 @@ describe('Policy defaults', () => {
     });
     expect(policy.taskTimeout).toBe(3_600_000);
     expect(policy.select).toHaveLength(2);
+  });
+});
+
+describe('failureGate', () => {
+  it('takes the legacy ratio alone, with its defaults', () => {
+    expect(Policy.parse({ name: 'g', failureGate: { maxFailureRatio: 0.2 } }).failureGate).toEqual({
+      maxFailureRatio: 0.2,
+      minOutcomes: 10,
+      onTrip: 'pause',
+    });
+  });
+
+  it('takes criteria per outcome type, each with a ratio and/or a max and a minSample (default 10)', () => {
+    const file = dir.write(
+      'g.yaml',
+      yaml(
+        'name: g',
+        'failureGate:',
+        '  onTrip: abort',
+        '  failed: { ratio: 0.05, minSample: 20 }',
+        '  timed_out: { max: 3 }',
+        '  error: { ratio: 0.1, max: 5 }',
+        '  rejected: { max: 0 }',
+        '  not_alive: { ratio: 0.5 }',
+      ),
+    );
+    expect(loadPolicies({ files: [file] })[0]?.policy.failureGate).toEqual({
+      minOutcomes: 10,
+      onTrip: 'abort',
+      failed: { ratio: 0.05, minSample: 20 },
+      timed_out: { max: 3, minSample: 10 },
+      error: { ratio: 0.1, max: 5, minSample: 10 },
+      rejected: { max: 0, minSample: 10 },
+      not_alive: { ratio: 0.5, minSample: 10 },
+    });
+  });
+
+  it('takes both forms together', () => {
+    expect(
+      Policy.parse({ name: 'g', failureGate: { maxFailureRatio: 0.1, minOutcomes: 4, failed: { max: 2 } } })
+        .failureGate,
+    ).toEqual({ maxFailureRatio: 0.1, minOutcomes: 4, onTrip: 'pause', failed: { max: 2, minSample: 10 } });
+  });
+});
+
+describe('waves', () => {
+  it('takes sizes and objects with size, bake and approval; the first may select its canaries', () => {
+    const file = dir.write(
+      'w.yaml',
+      yaml(
+        'name: w',
+        'waves:',
+        '  - select: { hostName: ["canary-*"] }',
+        '    bake: 30m',
+        '    approval: manual',
+        '  - size: 10',
+        '    bake: 1h',
+        '  - "50%"',
+        '  - { size: "100%", approval: manual }',
+      ),
+    );
+    expect(loadPolicies({ files: [file] })[0]?.policy.waves).toEqual([
+      { select: { hostName: ['canary-*'] }, bakeMs: 30 * 60_000, approval: 'manual' },
+      { size: { kind: 'count', count: 10 }, bakeMs: 3_600_000 },
+      { size: { kind: 'percent', percent: 50 } },
+      { size: { kind: 'percent', percent: 100 }, approval: 'manual' },
+    ]);
+  });
+
+  it('takes a first wave with both select and size, and a single wave as a list of one', () => {
+    expect(
+      Policy.parse({ name: 'w', waves: [{ size: 2, select: { osName: ['Linux'] } }, '100%'] }).waves,
+    ).toEqual([
+      { size: { kind: 'count', count: 2 }, select: { osName: ['Linux'] } },
+      { size: { kind: 'percent', percent: 100 } },
+    ]);
+    expect(Policy.parse({ name: 'w', waves: 10 }).waves).toEqual([{ size: { kind: 'count', count: 10 } }]);
+  });
+
+  // Defect (src/policy/wave.ts, WaveEntry): the union of a bare size and a wave object reports a
+  // field of the object that fails (approval, bake, size) as the union's generic message on the
+  // wave, so the field's own message ('expected "manual" (or leave approval out)', the duration
+  // hint) never reaches the operator. Remove `.fails` once the union picks its branch by the
+  // input's type.
+  it('names the field of a wave object that is wrong, with its own message', () => {
+    expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    approval: auto'))).toContain(
+      'p.yaml:4:5: waves[0].approval: expected "manual" (or leave approval out)',
+    );
+    expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    bake: soon'))).toContain(
+      'p.yaml:4:5: waves[0].bake: expected a duration like 90s, 10m, 2h',
+    );
   });
 });
 
@@ -186,7 +288,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
     [
       'maxInFlight text',
       yaml('name: a', 'maxInFlight: many'),
-      'p.yaml:2:1: maxInFlight: expected a number, got "many"',
+      'p.yaml:2:1: maxInFlight: expected a number of Collectors (e.g. 50) or a percentage of the selected ones (e.g. "10%"), got "many"',
     ],
     [
       'waves',
@@ -199,9 +301,79 @@ describe('Policy validation names file, line, column, field and reason', () => {
       'p.yaml:3:3: failureGate.maxFailureRatio: must be between 0 and 1',
     ],
     [
-      'failureGate missing',
+      'failureGate without a criterion',
       yaml('name: a', 'failureGate:', '  minOutcomes: 5'),
-      'p.yaml:3:3: failureGate.maxFailureRatio: expected a number between 0 and 1',
+      'p.yaml:2:1: failureGate: give maxFailureRatio and/or a criterion per outcome (failed, timed_out, error, rejected, not_alive)',
+    ],
+    [
+      'failureGate criterion without ratio or max',
+      yaml('name: a', 'failureGate:', '  failed: { minSample: 5 }'),
+      'p.yaml:3:3: failureGate.failed: give a ratio and/or a max',
+    ],
+    [
+      'failureGate criterion ratio',
+      yaml('name: a', 'failureGate:', '  failed: { ratio: 2 }'),
+      'p.yaml:3:13: failureGate.failed.ratio: must be between 0 and 1',
+    ],
+    [
+      'failureGate criterion max negative',
+      yaml('name: a', 'failureGate:', '  timed_out: { max: -1 }'),
+      'p.yaml:3:16: failureGate.timed_out.max: must be at least 0',
+    ],
+    [
+      'failureGate criterion max fraction',
+      yaml('name: a', 'failureGate:', '  error: { max: 1.5 }'),
+      'p.yaml:3:12: failureGate.error.max: must be a whole number',
+    ],
+    [
+      'failureGate minSample',
+      yaml('name: a', 'failureGate:', '  not_alive: { max: 3, minSample: 0 }'),
+      'p.yaml:3:24: failureGate.not_alive.minSample: must be at least 1',
+    ],
+    [
+      'failureGate onTrip',
+      yaml('name: a', 'failureGate:', '  onTrip: stop', '  maxFailureRatio: 0.1'),
+      'p.yaml:3:3: failureGate.onTrip: expected pause or abort',
+    ],
+    [
+      'failureGate unknown outcome',
+      yaml('name: a', 'failureGate:', '  maxFailureRatio: 0.1', '  skipped: { max: 1 }'),
+      'p.yaml:4:3: failureGate.skipped: unknown field',
+    ],
+    [
+      'failureGate criterion unknown key',
+      yaml('name: a', 'failureGate:', '  failed: { max: 1, ratoi: 0.2 }'),
+      'p.yaml:3:21: failureGate.failed.ratoi: unknown field (did you mean "ratio"?)',
+    ],
+    [
+      'wave unknown key',
+      yaml('name: a', 'waves:', '  - size: 10', '    bak: 1h'),
+      'p.yaml:4:5: waves[0].bak: unknown field (did you mean "bake"?)',
+    ],
+    [
+      'wave select not first',
+      yaml('name: a', 'waves:', '  - 10', '  - size: 20', '    select: { hostName: [x] }'),
+      'p.yaml:5:5: waves[1].select: only the first wave may select its members',
+    ],
+    [
+      'wave without size or select',
+      yaml('name: a', 'waves:', '  - 10', '  - bake: 1h'),
+      'p.yaml:4:5: waves[1].size: a wave needs a size (only a first wave with select may leave it out)',
+    ],
+    [
+      'first wave without size or select',
+      yaml('name: a', 'waves:', '  - approval: manual', '  - "100%"'),
+      'p.yaml:3:5: waves[0].size: a wave needs a size (only a first wave with select may leave it out)',
+    ],
+    [
+      'empty canary selection',
+      yaml('name: a', 'waves:', '  - select: {}', '  - "100%"'),
+      'p.yaml:3:5: waves[0].select: a canary selection needs at least one criterion',
+    ],
+    [
+      'wave of another kind',
+      yaml('name: a', 'waves: [true]'),
+      'p.yaml:2:9: waves[0]: expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%"), or {size, bake, approval}',
     ],
     [
       'window time',
