@@ -1,15 +1,14 @@
 /**
  * The Redis of a process: REDIS_URL, or for `run` a private redis-server with append-only
- * persistence in the data folder (its URL is left there for `status` and `report`). Opens the
+ * persistence in the data folder (private-redis.ts: `status`, `report` and the other commands
+ * find it there, and open the folder themselves once `run` has stopped). Opens the
  * connection of the process's own commands and the one BullMQ needs; `close()` undoes it all.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
-import { ensureRedis } from '../lib/redis-server.js';
 import type { DaemonConfig } from './daemon-config.js';
-import { privateRedisUrlFile } from './open-state.js';
+import { startPrivateRedis } from './private-redis.js';
 
 export interface RedisConnections {
   url: string;
@@ -31,16 +30,14 @@ export async function connectRedis(
   try {
     let url = config.redisUrl;
     if (!url) {
-      const ensured = await ensureRedis({ logger, dataDir: join(config.dataDir, 'redis'), appendOnly: true });
-      url = ensured.url;
-      undo.push(() => ensured.stop());
-      // `status` and `report` on this machine find the private Redis through this file.
-      const urlFile = privateRedisUrlFile(config);
-      mkdirSync(config.dataDir, { recursive: true });
-      writeFileSync(urlFile, `${ensured.url}\n`);
-      undo.push(async () => rmSync(urlFile, { force: true }));
+      // Holds <dataDir>/redis.lock while it serves the folder; `status`, `report` and the other
+      // commands on this machine find it through <dataDir>/redis-url, and open the folder
+      // themselves once it has stopped (private-redis.ts).
+      const local = await startPrivateRedis({ dataDir: config.dataDir, logger });
+      url = local.url;
+      undo.push(() => local.stop());
       logger.info(
-        { source: ensured.source, dataDir: join(config.dataDir, 'redis') },
+        { source: 'local', dataDir: join(config.dataDir, 'redis') },
         'REDIS_URL is not set: started a private Redis',
       );
     }

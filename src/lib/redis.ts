@@ -86,6 +86,8 @@ export async function pingRedis(url: string, timeoutMs = 2000): Promise<string |
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,
+    // ioredis's default (2 s) keeps a short-lived process alive that long after a failed probe.
+    disconnectTimeout: 100,
   });
   redis.on('error', () => {});
   let timer: NodeJS.Timeout | undefined;
