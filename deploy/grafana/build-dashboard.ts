@@ -90,6 +90,7 @@ const PHASE_COLORS: Record<RolloutPhase, string> = {
   converged: 'green',
   paused: 'yellow',
   halted: 'red',
+  aborted: 'dark-red',
   superseded: 'text',
 };
 
@@ -119,6 +120,7 @@ const STATE_COLORS: Partial<Record<MetricState, string>> = {
   error: 'dark-orange',
   not_alive: 'purple',
   rejected: 'dark-red',
+  aborted: 'text',
 };
 
 function progressRow(): cog.Builder<dashboard.Panel>[] {
@@ -165,9 +167,9 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       .title('Rollout phase')
       .description(
         'running: admitting and upgrading; converged: every selected Collector has an outcome; ' +
-          'paused: its policy is disabled or removed, nothing new starts; ' +
+          'paused by an operator or because its policy is disabled or removed (nothing new starts); ' +
           'halted: the failure gate stopped admissions until `fleet-upgrade resume`; ' +
-          'superseded: a newer target took over.',
+          'aborted: nothing more starts, ever; superseded: a newer target took over.',
       )
       .datasource(DS)
       .withTarget(query('A', Q.rolloutPhase, '{{rollout}}'))

@@ -18,18 +18,18 @@ const R = 'rollout=~"$rollout"';
  * States with an outcome (METRIC_STATES of src/rollout/collector-state.ts): the final states,
  * and not_alive (settled until a scan sees the Collector alive again).
  */
-const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|error|skipped';
+const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|error|skipped|aborted';
 /**
  * Outcomes the failure gate counts as bad (src/rollout/failure-gate.ts): failed, timed_out and
  * error. not_alive and rejected are not the build's fault: they only add to the sample.
  */
 const FAILED = 'failed|timed_out|error';
-/** Outcomes the failure gate judges (bad, good or sample): every outcome but skipped. */
+/** Outcomes the failure gate judges (bad, good or sample): every outcome but skipped and aborted. */
 const JUDGED = 'succeeded|failed|timed_out|not_alive|rejected|error';
 /**
  * Every phase of src/rollout/rollout-phase.ts as the number the phase timeline shows, which
  * build-dashboard.ts maps back to the name (`satisfies`: a new phase without a number does not
- * compile). paused is 5 so that the numbers of the older phases keep their meaning.
+ * compile). paused is 5 and aborted 6 so that the numbers of the older phases keep their meaning.
  */
 export const PHASE_NUMBERS = {
   running: 1,
@@ -37,6 +37,7 @@ export const PHASE_NUMBERS = {
   halted: 3,
   superseded: 4,
   paused: 5,
+  aborted: 6,
 } as const satisfies Record<RolloutPhase, number>;
 
 /** Collectors per rollout and state, one value per pair whatever the number of daemons. */

@@ -15,6 +15,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +108,8 @@ async function answers(url: string): Promise<boolean> {
 let dir = '';
 let sim: RunningSimulator | undefined;
 let prometheus: RunningPrometheus | undefined;
+/** A webhook receiver on loopback: the notification metrics (and their alert) have series. */
+let receiver: Server | undefined;
 const processes: Spawned[] = [];
 const prefix = `test:${randomBytes(6).toString('hex')}:`;
 let startedAt = 0;
@@ -131,6 +135,18 @@ beforeAll(async () => {
     stringify({ name: POLICY, target: 'latest', maxInFlight: 8, poll: { initial: '30s', max: '2m' } }),
   );
   const [runPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
+  const settingsFile = join(dir, 'fleet-upgrade.yaml');
+  await writeFile(
+    settingsFile,
+    stringify({
+      webhooks: [{ name: 'observer', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/` }],
+    }),
+  );
 
   // The compose scrape config, pointed at the loopback processes, scraping every second.
   const compose = parse(await readFile(join(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
@@ -166,7 +182,10 @@ beforeAll(async () => {
   };
   const scale = ['--time-scale', String(TIME_SCALE)];
   processes.push(
-    spawnCli(['run', '--policy', policyFile, '--listen', `127.0.0.1:${runPort}`, ...scale], env),
+    spawnCli(
+      ['run', '--policy', policyFile, '--config', settingsFile, '--listen', `127.0.0.1:${runPort}`, ...scale],
+      env,
+    ),
   );
   processes.push(spawnCli(['worker', '--listen', `127.0.0.1:${workerPort}`, ...scale], env));
   for (const port of [runPort, workerPort]) {
@@ -201,6 +220,7 @@ beforeAll(async () => {
 }, 720_000);
 
 afterAll(async () => {
+  await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
   for (const p of processes) await stopChild(p.child);
   await prometheus?.stop();
   await sim?.close();
