@@ -203,6 +203,8 @@ async function openBench(n: number, url: string): Promise<Bench> {
   const schedulerDeps: SchedulerDeps = {
     api,
     redis: state.redis,
+    keys: state.keys,
+    events: state.events,
     store,
     rollouts,
     queue,

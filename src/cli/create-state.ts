@@ -1,10 +1,11 @@
 /**
  * The orchestrator's state in Redis as every command opens it: the keys of the deployment, the
- * Collectors' records and the rollouts.
+ * Collectors' records, the rollouts and their events.
  */
 import type { Logger } from '../lib/logger.js';
 import type { Redis } from '../lib/redis.js';
 import { CollectorStore } from '../rollout/collector-store.js';
+import { EventLog } from '../rollout/event-log.js';
 import { createKeys, type Keys } from '../rollout/keys.js';
 import { RolloutStore } from '../rollout/rollout-store.js';
 
@@ -13,6 +14,8 @@ export interface FleetState {
   keys: Keys;
   store: CollectorStore;
   rollouts: RolloutStore;
+  /** Rollout events: history and the notification outbox. */
+  events: EventLog;
 }
 
 export function createState(redis: Redis, keyPrefix: string, logger?: Logger): FleetState {
@@ -22,5 +25,6 @@ export function createState(redis: Redis, keyPrefix: string, logger?: Logger): F
     keys,
     store: new CollectorStore(redis, keys, logger),
     rollouts: new RolloutStore(redis, keys),
+    events: new EventLog(redis, keys),
   };
 }

@@ -5,12 +5,16 @@
  * field. The API credentials come from the environment (or the file's `api` section), never from
  * flags, so that no secret shows in a process list.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type ApiConfig, readApiConfig } from '../api/index.js';
+import type { ControlToken } from '../http/authorize-request.js';
+import { readControlToken } from '../http/read-control-token.js';
 import { parseDuration } from '../lib/duration.js';
 import { ConfigError, formatIssue, type SourceIssue } from '../lib/errors.js';
-import { loadSourceFile } from '../lib/yaml-source.js';
+import { loadSourceFile, locateField } from '../lib/yaml-source.js';
+import { readWebhooks, type Webhook } from '../notify/read-webhooks.js';
+import { WebhookListFile } from '../notify/schema.js';
 import { DEFAULT_POLICY_DIR } from '../policy/load-policies.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
@@ -45,6 +49,18 @@ export const DaemonConfigFile = z.strictObject({
       accessKeyFile: z.string().optional(),
     })
     .optional(),
+  /** Webhook notifications of rollout events (src/notify, README "Notifications"). */
+  webhooks: WebhookListFile.optional(),
+  /** The HTTP control API's token is read from this file (README "HTTP control API"). */
+  controlTokenFile: z.string().min(1).optional(),
+  controlToken: z
+    .never({
+      error:
+        'an inline token is refused: name a file that holds it (controlTokenFile: PATH) or set FLEET_UPGRADE_CONTROL_TOKEN',
+    })
+    .optional(),
+  /** The HTTP read endpoints need the control token too. */
+  authReads: z.boolean().optional(),
 });
 export type DaemonConfigFile = z.infer<typeof DaemonConfigFile>;
 
@@ -56,6 +72,8 @@ export interface DaemonFlags {
   logLevel?: string;
   concurrency?: number;
   timeScale?: number;
+  /** `run --auth-reads`. */
+  authReads?: boolean;
 }
 
 export interface DaemonConfig {
@@ -82,6 +100,12 @@ export interface DaemonConfig {
   apiBudget: { requestsPerSecond: number; maxConcurrent: number };
   /** Undefined when only settings that need no API were asked for (status, report). */
   api?: ApiConfig;
+  /** Where `run` sends rollout events (URLs and secrets resolved from the environment or files). */
+  webhooks: Webhook[];
+  /** The HTTP control API's token (read only when asked: `needControl`); unset: loopback callers only. */
+  controlToken?: ControlToken;
+  /** The HTTP read endpoints (/status, /rollouts...) need the token (or loopback without one) too. */
+  authReads: boolean;
 }
 
 export function parseListen(text: string, field: string): { host: string; port: number } {
@@ -111,6 +135,15 @@ function envNumber(
   return n;
 }
 
+function envBoolean(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[]): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  issues.push({ file: 'environment', field: name, reason: `expected true or false, got '${env[name]}'` });
+  return undefined;
+}
+
 function envDuration(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[]): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -128,6 +161,10 @@ export interface LoadDaemonConfigInput {
   fileExists?: (file: string) => boolean;
   /** Whether the API settings are required (run, worker, plan) or not (status, report). */
   needApi: boolean;
+  /** Reads a text file: a webhook's `secretFile`, the settings file to locate an error (default: from disk). */
+  readText?: (file: string) => string;
+  /** Whether the HTTP control token is read (run) or not. */
+  needControl?: boolean;
 }
 
 export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
@@ -197,7 +234,48 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
         file.apiBudget?.maxConcurrent ??
         10,
     },
+    webhooks: [],
+    authReads:
+      flags.authReads ?? envBoolean(env, 'FLEET_UPGRADE_AUTH_READS', issues) ?? file.authReads ?? false,
   };
+  if (input.needControl) {
+    const readText = input.readText ?? ((f: string) => readFileSync(f, 'utf8'));
+    const settingsFile = configFile ?? 'settings';
+    const control = readControlToken({
+      env,
+      fileField: file.controlTokenFile,
+      settingsFile,
+      readFile: readText,
+      locate: (path) => {
+        try {
+          return locateField(readText(settingsFile), path);
+        } catch {
+          return undefined;
+        }
+      },
+    });
+    if (control.token) config.controlToken = control.token;
+    issues.push(...control.issues);
+  }
+  if (file.webhooks?.length) {
+    const readText = input.readText ?? ((f: string) => readFileSync(f, 'utf8'));
+    const settingsFile = configFile ?? 'settings';
+    const hooks = readWebhooks({
+      list: file.webhooks,
+      file: settingsFile,
+      env,
+      readFile: readText,
+      locate: (path) => {
+        try {
+          return locateField(readText(settingsFile), path);
+        } catch {
+          return undefined;
+        }
+      },
+    });
+    config.webhooks = hooks.webhooks;
+    issues.push(...hooks.issues);
+  }
   if (input.needApi) {
     const fromFile: Record<string, string | undefined> = {
       SUMOLOGIC_BASE_URL: file.api?.baseUrl,
@@ -240,6 +318,8 @@ export function rehearsalConfig(
     tickMs: 250,
     stalledIntervalMs: 5000,
     apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+    webhooks: [],
+    authReads: false,
     ...base,
   };
 }

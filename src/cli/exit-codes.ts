@@ -5,7 +5,9 @@ export const EXIT = {
   failure: 1,
   /** `run --once`: the rollout converged, but some Collectors ended other than succeeded. */
   incomplete: 2,
-  /** Bad command line (unknown option, missing argument). */
+  /** An operator command that does not apply to the rollout's phase (e.g. resume a running rollout). */
+  conflict: 3,
+  /** Bad command line (unknown option, missing argument, unknown rollout). */
   usage: 64,
   /** A configuration, policy or fleet file is invalid. */
   config: 78,

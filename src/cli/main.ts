@@ -4,14 +4,22 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
+import { ControlError } from '../rollout/control.js';
+import { abortCommand } from './abort.js';
 import { demoCommand } from './demo.js';
 import { EXIT } from './exit-codes.js';
+import { forgetCommand } from './forget.js';
+import { historyCommand } from './history.js';
+import { pauseCommand } from './pause.js';
 import { planCommand } from './plan.js';
+import { promoteCommand } from './promote.js';
 import { reportCommand } from './report.js';
 import { resumeCommand } from './resume.js';
+import { retryCommand } from './retry.js';
 import { runCommand } from './run.js';
 import { simulateCommand } from './simulate.js';
 import { statusCommand } from './status.js';
+import { upgradeCommand } from './upgrade.js';
 import { workerCommand } from './worker.js';
 
 export function buildProgram(): Command {
@@ -28,7 +36,14 @@ export function buildProgram(): Command {
   program.addCommand(planCommand());
   program.addCommand(statusCommand());
   program.addCommand(reportCommand());
+  program.addCommand(pauseCommand());
   program.addCommand(resumeCommand());
+  program.addCommand(abortCommand());
+  program.addCommand(promoteCommand());
+  program.addCommand(retryCommand());
+  program.addCommand(historyCommand());
+  program.addCommand(forgetCommand());
+  program.addCommand(upgradeCommand());
   program.addCommand(simulateCommand());
   program.addCommand(demoCommand());
   // Sub-commands made apart from the program do not inherit these; usage errors must exit 64 everywhere.
@@ -55,6 +70,7 @@ export function exitCodeFor(err: unknown): number {
     return EXIT.usage;
   }
   if (err instanceof ConfigError) return EXIT.config;
+  if (err instanceof ControlError) return err.kind === 'conflict' ? EXIT.conflict : EXIT.usage;
   if (err instanceof FleetError && err.code === 'FLEET_ERR_USAGE') return EXIT.usage;
   return EXIT.failure;
 }

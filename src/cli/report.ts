@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { FleetError } from '../lib/errors.js';
 import type { CollectorRecord } from '../rollout/collector-state.js';
 import { loadDaemonConfig } from './daemon-config.js';
-import { openState } from './open-state.js';
+import { withState } from './open-state.js';
 
 export const REPORT_COLUMNS = [
   'id',
@@ -20,6 +20,8 @@ export const REPORT_COLUMNS = [
   'requestTime',
   'finishedAt',
   'message',
+  'retries',
+  'attemptLog',
 ] as const;
 
 const TIME_COLUMNS: ReadonlySet<string> = new Set(['discoveredAt', 'requestTime', 'finishedAt']);
@@ -32,22 +34,30 @@ export function csvCell(value: unknown, column?: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+/** `1:created 10000012 succeeded; 2:not_alive` — each attempt's number, answer, task and outcome. */
+export function formatAttempts(log: CollectorRecord['attemptLog']): string {
+  return (log ?? [])
+    .map((a) => [`${a.n}:${a.answer ?? 'sent'}`, a.taskId, a.outcome].filter(Boolean).join(' '))
+    .join('; ');
+}
+
 export function toCsvRow(r: CollectorRecord): string {
-  return REPORT_COLUMNS.map((c) => csvCell(r[c], c)).join(',');
+  return REPORT_COLUMNS.map((c) => csvCell(c === 'attemptLog' ? formatAttempts(r.attemptLog) : r[c], c)).join(
+    ',',
+  );
 }
 
 export function reportCommand(): Command {
   return new Command('report')
     .description(
-      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts, times, message.',
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message.',
     )
     .argument('[rollout]', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
     .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
     .action(async (rolloutArg: string | undefined, flags: { format: 'json' | 'csv'; config?: string }) => {
       const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
-      const state = await openState(config);
-      try {
+      await withState(config, async (state) => {
         const all = await state.rollouts.list();
         const rollout = rolloutArg ? all.find((r) => r.id === rolloutArg) : all[0];
         if (!rollout) {
@@ -66,8 +76,6 @@ export function reportCommand(): Command {
         } else {
           process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
         }
-      } finally {
-        await state.close();
-      }
+      });
     });
 }

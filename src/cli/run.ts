@@ -55,13 +55,19 @@ interface RunFlags extends DaemonFlags {
 
 export function runCommand(): Command {
   const command = new Command('run')
-    .description('Run the scheduler, workers and HTTP endpoints (/metrics, /healthz, /readyz, /status).')
+    .description(
+      'Run the scheduler, workers and HTTP endpoints (/metrics, /healthz, /readyz, /status, the rollout API).',
+    )
     .option('--listen <host:port>', 'address of the HTTP endpoints (default 127.0.0.1:9464)')
     .option('--policy <file>', 'run this policy file instead of the folder (repeatable)', collect)
     .option('--policies <dir>', 'folder of policy files (default config/policies)')
-    .option('--once', 'run until the rollouts converge, print a summary, exit 0 (all succeeded) or 2', false);
+    .option('--once', 'run until the rollouts converge, print a summary, exit 0 (all succeeded) or 2', false)
+    .option(
+      '--auth-reads',
+      'the HTTP read endpoints (/status, /rollouts...) need the control token too (FLEET_UPGRADE_AUTH_READS)',
+    );
   addDaemonOptions(command).action(async (flags: RunFlags) => {
-    const config = loadDaemonConfig({ env: process.env, flags, needApi: true });
+    const config = loadDaemonConfig({ env: process.env, flags, needApi: true, needControl: true });
     const logger = createLogger({ level: config.logLevel, name: 'run' });
     const store = createPolicyStore({
       ...(config.policyFiles.length ? { files: config.policyFiles } : { dir: config.policyDir }),

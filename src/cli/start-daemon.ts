@@ -5,6 +5,7 @@
  * few seconds.
  */
 import type { Worker } from 'bullmq';
+import { createRolloutApi, type RolloutApi } from '../http/create-rollout-api.js';
 import { type ReadinessCheck, type RunningHttpServer, startHttpServer } from '../http/start-http-server.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -12,6 +13,7 @@ import { closeRedis, createRedis, type Redis } from '../lib/redis.js';
 import { openSharedClock } from '../lib/shared-clock.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../metrics/create-metrics.js';
+import { startNotifier } from '../notify/start-notifier.js';
 import type { Policy } from '../policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../queue/upgrade-job.js';
 import type { CollectorStore } from '../rollout/collector-store.js';
@@ -130,12 +132,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, stop };
     let status: (() => Promise<unknown>) | undefined;
+    let rolloutApi: RolloutApi | undefined;
     if (role === 'run') {
+      // Before the scheduler can record an event: from here on every webhook's consumer group exists.
+      const notifier = await startNotifier({
+        redis,
+        keys,
+        webhooks: config.webhooks,
+        logger,
+        metrics,
+        claimIdleMs: config.stalledIntervalMs,
+      });
+      cleanups.push(() => notifier.stop());
       const scheduler = new Scheduler({
         api: api.client,
         redis,
+        keys,
         store,
         rollouts,
+        events: state.events,
         queue,
         clock,
         logger,
@@ -154,6 +169,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const snapshot = () => readFleetStatus({ redis, keys, rollouts, queue });
       metrics.exportFleet(snapshot);
       status = snapshot;
+      rolloutApi = createRolloutApi({
+        deps: { rollouts, store, events: state.events, clock, keys },
+        redis,
+        token: config.controlToken,
+        authReads: config.authReads,
+        logger,
+      });
     }
     const http = await startHttpServer({
       host: config.listen.host,
@@ -161,11 +183,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       registry: metrics.registry,
       logger,
       status,
+      api: rolloutApi,
       readiness: readinessChecks(redis, api.client, options.policyProblems),
     });
     daemon.http = http;
     cleanups.push(() => http.close());
-    logger.info({ url: http.url, role }, 'http listening');
+    const access = rolloutApi && {
+      control: config.controlToken ? 'bearer token' : 'loopback callers only (no token configured)',
+      authReads: config.authReads,
+    };
+    logger.info({ url: http.url, role, ...access }, 'http listening');
     return daemon;
   } catch (err) {
     await stop();

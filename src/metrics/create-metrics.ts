@@ -47,6 +47,13 @@ export interface Metrics {
   watchRedis(ping: () => Promise<boolean>): void;
   /** The API budget in real requests per second (limit × time scale), for the dashboard's limit line. */
   setApiBudget(requestsPerSecond: number, concurrent: number): void;
+  /** Webhook attempts by webhook name and outcome: `delivered`, `failed` (retried), `gave_up`. */
+  webhookDeliveries: Counter<'webhook' | 'outcome'>;
+  /**
+   * fleet_upgrade_webhook_pending: `read()` (webhook name → events not yet delivered) at every
+   * scrape; a failed read shows no series.
+   */
+  exportWebhookPending(read: () => Promise<Map<string, number>>): void;
 }
 
 export function createMetrics(
@@ -134,7 +141,49 @@ export function createMetrics(
     registers: [registry],
   });
 
+  const webhookDeliveries = new Counter({
+    name: 'fleet_upgrade_webhook_deliveries_total',
+    help: 'Webhook notification attempts, by webhook (its name in the settings) and outcome: delivered, failed (will be retried), gave_up.',
+    labelNames: ['webhook', 'outcome'],
+    registers: [registry],
+  });
+  const webhookPendingSources: (() => Promise<Map<string, number>>)[] = [];
+
+  /** Removes the series of counters labelled with rollouts that no longer exist. */
+  async function forgetSeries(counter: Counter<string>, keep: ReadonlySet<string>) {
+    for (const v of (await counter.get()).values) {
+      const rollout = v.labels.rollout;
+      if (typeof rollout === 'string' && !keep.has(rollout)) counter.remove(v.labels);
+    }
+  }
+  const forgetRollouts = (keep: ReadonlySet<string>) => {
+    void forgetSeries(tasksCreated, keep);
+    void forgetSeries(results, keep);
+  };
+
   const metrics: Metrics = {
+    webhookDeliveries,
+    exportWebhookPending(read) {
+      webhookPendingSources.push(read);
+      if (webhookPendingSources.length > 1) return;
+      new Gauge({
+        name: 'fleet_upgrade_webhook_pending',
+        help: 'Events recorded but not yet delivered (or skipped by its event filter), per webhook.',
+        labelNames: ['webhook'],
+        registers: [registry],
+        async collect() {
+          this.reset();
+          for (const source of webhookPendingSources) {
+            const counts = await withTimeout(
+              source().catch(() => new Map<string, number>()),
+              1000,
+              () => new Map<string, number>(),
+            );
+            for (const [webhook, n] of counts) this.labels(webhook).set(n);
+          }
+        },
+      });
+    },
     setApiBudget(rate, concurrent) {
       budgetRate.set(rate);
       budgetConcurrent.set(concurrent);
@@ -185,6 +234,8 @@ export function createMetrics(
             const byState = countsByMetricState(r.counts);
             for (const m of METRIC_STATES) this.labels(r.id, m).set(byState[m]);
           }
+          // A forgotten rollout's counters go too (a snapshot that failed shows no rollouts: keep them).
+          if (s.rollouts.length) forgetRollouts(new Set(s.rollouts.map((r) => r.id)));
         },
       });
       new Gauge({

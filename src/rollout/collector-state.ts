@@ -17,16 +17,19 @@
  *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out
  *                 │                                 └─no_task (offered again, no task was ever shown)─► waiting_retry
  *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
+ *   queued, waiting_retry, admitted ──abort──► aborted
+ *   failed, timed_out, not_alive, error, rejected ──operator_retry──► waiting_retry
  *
  * Invariants (held by the store, checked by test/integration/rollout/collector-life.property.test.ts):
  * - a Collector holds an in-flight slot exactly while its state is a slot state;
- * - a final state never changes; `not_alive` is settled but reopens when a scan sees it alive;
+ * - a final state changes only by an operator's retry; `not_alive` is settled but reopens when a
+ *   scan sees it alive;
  * - `attempts` (creates sent) never goes down;
  * - the counts per state equal the records;
  * - only `send` creates a task, `send` only leaves `admitted`, and `admitted` is reached only
  *   through the one admitter from a state in which the service has shown that no task runs:
  *   so a Collector never gets a second task in one rollout unless the service shows that none
- *   runs and the build was not reached.
+ *   runs and the build was not reached, or an operator asks for it (`retry`).
  */
 
 /** Every state, in the order `status` and the metrics show them. */
@@ -45,6 +48,7 @@ export const COLLECTOR_STATES = [
   'rejected',
   'error',
   'skipped',
+  'aborted',
 ] as const;
 export type CollectorState = (typeof COLLECTOR_STATES)[number];
 
@@ -80,6 +84,7 @@ export const METRIC_STATES = [
   'rejected',
   'error',
   'skipped',
+  'aborted',
 ] as const;
 export type MetricState = (typeof METRIC_STATES)[number];
 
@@ -99,6 +104,7 @@ const INFO: Record<CollectorState, StateInfo> = {
   rejected:      { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'rejected',      gate: 'sample' },
   error:         { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'error',         gate: 'bad' },
   skipped:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'skipped',       gate: 'none' },
+  aborted:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'aborted',       gate: 'none' },
 };
 
 const where = (test: (i: StateInfo) => boolean) => COLLECTOR_STATES.filter((s) => test(INFO[s]));
@@ -163,6 +169,10 @@ export interface CollectorRecord {
   attempts: number;
   /** Times the admitter gave it a slot; part of its job id. */
   admissions: number;
+  /** The wave (0-based) in which it was first admitted: the failure gate judges each wave. */
+  wave?: number;
+  /** New attempts an operator asked for (`retry`): an attempt, never a new Collector. */
+  retries?: number;
   /** `collector.not.alive` answers since it was last seen alive. */
   notAliveAnswers: number;
   /** Create answers that were errors other than the vendor's codes (401, 403, 4xx, unreadable). */
@@ -192,13 +202,60 @@ export interface CollectorRecord {
   lastStatus?: number;
   /** The process (host:pid) that created the task. */
   createdBy?: string;
+  /** Its latest attempts (at most ATTEMPT_LOG_SIZE), oldest first: what `report` shows of each. */
+  attemptLog?: AttemptEntry[];
+}
+
+/** One create attempt of a Collector, as `report` shows it. */
+export interface AttemptEntry {
+  /** The attempt's number (the record's `attempts` when it was sent). */
+  n: number;
+  sentAt: number;
+  /** What the service answered: created, not_alive, error, transient_error, rejected, unknown. */
+  answer?: string;
+  taskId?: string;
+  /** How the attempt ended, when it ended the Collector's turn (a settled state). */
+  outcome?: CollectorState;
+  endedAt?: number;
+}
+
+/** Attempts kept per Collector: enough to read a story, small enough for 100,000 Collectors. */
+export const ATTEMPT_LOG_SIZE = 5;
+
+const ANSWER_OF: Partial<Record<CollectorEventType, string>> = {
+  created: 'created',
+  not_alive: 'not_alive',
+  rejected: 'rejected',
+  task_unknown: 'unknown',
+};
+
+/** The attempt log after a move: a new entry at `send`, the answer and the outcome on the latest. */
+function logAttempt(
+  r: CollectorRecord,
+  event: CollectorEvent,
+  next: CollectorRecord,
+  now: number,
+): AttemptEntry[] | undefined {
+  const log = r.attemptLog ?? [];
+  if (event.type === 'send') return [...log, { n: next.attempts, sentAt: now }].slice(-ATTEMPT_LOG_SIZE);
+  const last = log[log.length - 1];
+  if (!last) return r.attemptLog;
+  const answer =
+    event.type === 'create_error' ? (event.transient ? 'transient_error' : 'error') : ANSWER_OF[event.type];
+  const patch: Partial<AttemptEntry> = {};
+  if (answer && !last.answer) patch.answer = answer;
+  if (event.type === 'created') patch.taskId = event.taskId;
+  if (INFO[next.state].settled && next.state !== r.state)
+    Object.assign(patch, { outcome: next.state, endedAt: now });
+  if (Object.keys(patch).length === 0) return r.attemptLog;
+  return [...log.slice(0, -1), { ...last, ...patch }];
 }
 
 /** What happens to a Collector. The worker and the scheduler turn service answers into these. */
 export type CollectorEvent =
   | { type: 'discover' }
-  /** The admitter gives it a slot. */
-  | { type: 'admit' }
+  /** The admitter gives it a slot, in the rollout's current wave (`wave`, for a first attempt). */
+  | { type: 'admit'; wave?: number }
   /** A create is about to be sent. */
   | { type: 'send' }
   /** A create found unanswered within the ambiguity window is sent again: the same attempt. */
@@ -231,7 +288,11 @@ export type CollectorEvent =
   /** A scan lists a not_alive Collector alive again. */
   | { type: 'seen_alive' }
   /** A newer rollout of the policy took over. */
-  | { type: 'supersede'; message: string };
+  | { type: 'supersede'; message: string }
+  /** The rollout was aborted before this Collector's create was sent. */
+  | { type: 'abort'; message: string }
+  /** An operator asked for one new attempt (`retry`): through the admitter, as a retry. */
+  | { type: 'operator_retry'; message: string };
 export type CollectorEventType = CollectorEvent['type'];
 
 /**
@@ -283,6 +344,15 @@ export const TRANSITIONS: readonly (readonly [
   ['waiting_retry', 'supersede', 'skipped'],
   ['admitted', 'supersede', 'skipped'],
   ['reconciling', 'supersede', 'skipped'],
+  ['queued', 'abort', 'aborted'],
+  ['waiting_retry', 'abort', 'aborted'],
+  ['admitted', 'abort', 'aborted'],
+  // The operator's retry: the one way out of a final state (a new attempt, never a new Collector).
+  ['failed', 'operator_retry', 'waiting_retry'],
+  ['timed_out', 'operator_retry', 'waiting_retry'],
+  ['not_alive', 'operator_retry', 'waiting_retry'],
+  ['error', 'operator_retry', 'waiting_retry'],
+  ['rejected', 'operator_retry', 'waiting_retry'],
 ];
 
 const ALLOWED = new Set(TRANSITIONS.map(([from, event, to]) => `${from ?? ''}|${event}|${to}`));
@@ -348,7 +418,10 @@ export function transition(
   const r = record;
   const to = (state: CollectorState, patch: Partial<CollectorRecord> = {}): TransitionResult => {
     if (!isAllowed(from, event.type, state)) return refuse();
-    return { ok: true, move: { from, event: event.type, next: { ...r, ...patch, state } } };
+    const next: CollectorRecord = { ...r, ...patch, state };
+    const attemptLog = logAttempt(r, event, next, now);
+    if (attemptLog) next.attemptLog = attemptLog;
+    return { ok: true, move: { from, event: event.type, next } };
   };
   const retryAt = (ms: number) => ({ nextAttemptAt: now + ms });
   const final = (state: CollectorState, message: string, extra: Partial<CollectorRecord> = {}) =>
@@ -356,7 +429,12 @@ export function transition(
 
   switch (event.type) {
     case 'admit':
-      return to('admitted', { admittedAt: now, admissions: r.admissions + 1, nextAttemptAt: undefined });
+      return to('admitted', {
+        admittedAt: now,
+        admissions: r.admissions + 1,
+        nextAttemptAt: undefined,
+        ...(r.wave === undefined && event.wave !== undefined ? { wave: event.wave } : {}),
+      });
     case 'send':
       return to('creating', { createSentAt: now, attempts: r.attempts + 1 });
     case 'resend':
@@ -442,6 +520,21 @@ export function transition(
       });
     case 'supersede':
       return final('skipped', event.message);
+    case 'abort':
+      return final('aborted', event.message);
+    case 'operator_retry':
+      return to('waiting_retry', {
+        retries: (r.retries ?? 0) + 1,
+        notAliveAnswers: 0,
+        errorAnswers: 0,
+        transientErrors: 0,
+        statusErrors: 0,
+        finishedAt: undefined,
+        reconcilingSince: undefined,
+        taskProven: undefined,
+        message: event.message,
+        ...retryAt(0),
+      });
   }
 }
 

@@ -17,7 +17,14 @@ import {
   type StateCounts,
 } from './collector-state.js';
 import type { Keys } from './keys.js';
-import { parseCounts, parseRollout, policyOf, type RolloutRecord, replies } from './rollout-store.js';
+import {
+  parseCounts,
+  parseRollout,
+  parseWaveCounts,
+  policyOf,
+  type RolloutRecord,
+  replies,
+} from './rollout-store.js';
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
@@ -32,6 +39,8 @@ export interface ApplyOptions {
   counters?: Partial<Record<'statusReads' | 'createRequests', number>>;
   /** A successful upgrade's duration (ms), recorded for the poll schedule when a move is written. */
   durationMs?: number;
+  /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
+  canaries?: ReadonlySet<number>;
 }
 
 /** What a worker step needs, read in one round trip. */
@@ -50,7 +59,7 @@ export class CollectorStore {
     private readonly keys: Keys,
     private readonly logger?: Logger,
   ) {
-    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout', name: 'apply-moves', keys: 8 }]);
+    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout', name: 'apply-moves', keys: 9 }]);
     this.redis = redis as Scripted;
   }
 
@@ -84,6 +93,11 @@ export class CollectorStore {
 
   async counts(rolloutId: string): Promise<StateCounts> {
     return parseCounts(await this.redis.hgetall(this.keys.counts(rolloutId)));
+  }
+
+  /** Counts per state of each wave (0-based) in which Collectors were admitted. */
+  async waveCounts(rolloutId: string): Promise<StateCounts[]> {
+    return parseWaveCounts(await this.redis.hgetall(this.keys.waveCounts(rolloutId)));
   }
 
   /** The record and the rollout fields a worker step needs, in one round trip. */
@@ -147,12 +161,15 @@ export class CollectorStore {
       const slot = before === after ? 'keep' : after ? 'take' : 'free';
       const oldIndex = m.from === undefined ? undefined : indexOf(m.from);
       const newIndex = indexOf(m.next.state);
+      const canary = m.from === undefined && options.canaries?.has(m.next.id);
       const score =
         newIndex === 'retries'
           ? (m.next.nextAttemptAt ?? 0)
           : newIndex === 'reconciling'
             ? (m.next.reconcilingSince ?? 0)
-            : '';
+            : canary
+              ? 'c'
+              : '';
       args.push(
         String(m.next.id),
         m.from ?? '',
@@ -162,6 +179,7 @@ export class CollectorStore {
         oldIndex ? INDEX_CODE[oldIndex] : '',
         newIndex ? INDEX_CODE[newIndex] : '',
         score,
+        m.next.wave === undefined ? '' : m.next.wave,
       );
       sent.push(i);
     });
@@ -178,6 +196,7 @@ export class CollectorStore {
       k.reconciling(rolloutId),
       k.rollout(rolloutId),
       k.durations(rolloutId),
+      k.waveCounts(rolloutId),
       rolloutId,
       options.limit ?? 0,
       k.slotFreedChannel,
@@ -194,10 +213,15 @@ export class CollectorStore {
   }
 
   /** Writes the records of newly found Collectors (`queued`); returns the ids that were new. */
-  async discover(rolloutId: string, records: readonly CollectorRecord[]): Promise<number[]> {
+  async discover(
+    rolloutId: string,
+    records: readonly CollectorRecord[],
+    canaries?: ReadonlySet<number>,
+  ): Promise<number[]> {
     const outcomes = await this.apply(
       rolloutId,
       records.map((next) => ({ from: undefined, event: 'discover' as const, next })),
+      canaries?.size ? { canaries } : {},
     );
     return records.filter((_, i) => outcomes[i] === 'written').map((r) => r.id);
   }

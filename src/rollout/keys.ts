@@ -18,12 +18,16 @@ export interface Keys {
   readonly policies: string;
   /** SET of rollouts that are no longer current but hold tasks of unknown id the scheduler resolves. */
   readonly followed: string;
+  /** HASH name → JSON of a one-off policy (`fleet-upgrade upgrade --collector ...`). */
+  readonly oneOffs: string;
   /** HASH of one rollout: phase, settings, counters (rollout-store.ts). */
   rollout(rolloutId: string): string;
   /** HASH collectorId → JSON CollectorRecord. */
   results(rolloutId: string): string;
   /** HASH state → number of Collectors in it. */
   counts(rolloutId: string): string;
+  /** HASH `<wave>:<state>` → number of the wave's Collectors in it (the gate judges each wave). */
+  waveCounts(rolloutId: string): string;
   /** ZSET of Collectors in `queued`, scored by their place in the admission order. */
   queued(rolloutId: string): string;
   /** ZSET of Collectors in `waiting_retry`, scored by the clock time of their next attempt. */
@@ -34,6 +38,10 @@ export interface Keys {
   slots(policy: string): string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
+  /** LIST of a rollout's events (JSON), oldest first: its audit trail (event-log.ts). */
+  history(rolloutId: string): string;
+  /** STREAM of every rollout event, for delivery to webhooks at least once (src/notify). */
+  readonly outbox: string;
   /** STRING: the token of the scheduler that leads. */
   readonly leader: string;
   /** HASH of processes that run workers: id → JSON heartbeat. */
@@ -56,14 +64,18 @@ export function createKeys(prefix = ''): Keys {
     rollouts: `${base}:rollouts`,
     policies: `${base}:policies`,
     followed: `${base}:followed`,
+    oneOffs: `${base}:one-offs`,
     rollout: (id) => `${base}:rollout:${id}`,
     results: (id) => `${base}:results:${id}`,
     counts: (id) => `${base}:counts:${id}`,
+    waveCounts: (id) => `${base}:wave-counts:${id}`,
     queued: (id) => `${base}:queued:${id}`,
     retries: (id) => `${base}:retries:${id}`,
     reconciling: (id) => `${base}:reconciling:${id}`,
     slots: (policy) => `${base}:slots:${policy}`,
     durations: (id) => `${base}:durations:${id}`,
+    history: (id) => `${base}:history:${id}`,
+    outbox: `${base}:outbox`,
     leader: `${base}:leader`,
     processes: `${base}:processes`,
     clock: `${base}:clock`,

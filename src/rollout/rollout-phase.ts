@@ -1,15 +1,20 @@
 /**
  * A rollout's own life: its phases and the events that move it. Every change of phase goes
- * through `nextPhase`, so that operator actions, the failure gate, the policy files and the
- * scheduler are all events of one machine.
+ * through `nextPhase`, so that operator actions (src/rollout/control.ts), the failure gate, the
+ * policy files and the scheduler are all events of one machine, recorded in the rollout's
+ * history (event-log.ts).
  *
  *   running ──converge──► converged ──reopen──► running
- *   running | converged ──halt (failure gate)──► halted ──resume (operator)──► running
- *   running | converged ──pause (policy disabled or removed)──► paused ──unpause──► running
- *   any but superseded ──supersede (a newer build)──► superseded ──restart (the build is the target again)──► running
+ *   running | converged ──halt (the failure gate, onTrip: pause)──► halted ──resume──► running
+ *   running | converged ──pause (an operator; a policy disabled or removed)──► paused ──resume | unpause──► running
+ *   running | converged | paused | halted ──abort (an operator; the gate with onTrip: abort; a schedule's end)──► aborted
+ *   running | converged | paused | halted ──supersede (a newer build)──► superseded ──restart──► running
+ * `aborted` is for good: nothing more starts in that rollout. Its policy starts no newer build
+ * until the policy file changes or an operator resumes the aborted rollout (which releases the
+ * policy, not the rollout).
  */
 
-export const ROLLOUT_PHASES = ['running', 'converged', 'paused', 'halted', 'superseded'] as const;
+export const ROLLOUT_PHASES = ['running', 'converged', 'paused', 'halted', 'aborted', 'superseded'] as const;
 export type RolloutPhase = (typeof ROLLOUT_PHASES)[number];
 
 export type RolloutEvent =
@@ -19,6 +24,7 @@ export type RolloutEvent =
   | 'resume'
   | 'pause'
   | 'unpause'
+  | 'abort'
   | 'supersede'
   | 'restart';
 
@@ -28,9 +34,14 @@ const TABLE: readonly (readonly [RolloutPhase, RolloutEvent, RolloutPhase])[] = 
   ['running', 'halt', 'halted'],
   ['converged', 'halt', 'halted'],
   ['halted', 'resume', 'running'],
+  ['paused', 'resume', 'running'],
   ['running', 'pause', 'paused'],
   ['converged', 'pause', 'paused'],
   ['paused', 'unpause', 'running'],
+  ['running', 'abort', 'aborted'],
+  ['converged', 'abort', 'aborted'],
+  ['paused', 'abort', 'aborted'],
+  ['halted', 'abort', 'aborted'],
   ['running', 'supersede', 'superseded'],
   ['converged', 'supersede', 'superseded'],
   ['paused', 'supersede', 'superseded'],
@@ -48,11 +59,16 @@ export function admits(phase: RolloutPhase): boolean {
   return phase === 'running' || phase === 'converged';
 }
 
-/** Why a paused rollout is paused, as `status` shows it: `paused (policy disabled)`. */
+/** Why a paused rollout is paused when its policy paused it: `paused (policy disabled)`. */
 export const PAUSE_REASONS = {
   policyDisabled: 'policy disabled',
   policyRemoved: 'policy removed',
 } as const;
+
+/** Whether a pause came from the policy files (and ends when the policy is back), not an operator. */
+export function isPolicyPause(reason: string | undefined): boolean {
+  return reason === PAUSE_REASONS.policyDisabled || reason === PAUSE_REASONS.policyRemoved;
+}
 
 /** The phase as a person reads it. */
 export function describePhase(phase: RolloutPhase, reason?: string): string {

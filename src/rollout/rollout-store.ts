@@ -5,6 +5,7 @@
  * round trips, whatever the number of Collectors (`readTick`).
  */
 import type { Redis } from 'ioredis';
+import { defineScripts } from '../lib/redis-scripts.js';
 import type { LifeSettings, StateCounts } from './collector-state.js';
 import type { Keys } from './keys.js';
 import { nextPhase, type RolloutEvent, type RolloutPhase } from './rollout-phase.js';
@@ -48,6 +49,40 @@ export interface RolloutRecord {
   gateBaseline?: Record<string, number>;
   /** Clock ms after a task's request of its first status read, learned by the scheduler. */
   firstPollMs?: number;
+  /** Who paused it and when (an operator), for `status`. */
+  pausedBy?: string;
+  pausedAt?: number;
+  /** Why and by whom it was aborted. */
+  abortReason?: string;
+  /** An operator resumed the aborted rollout: its policy may start a newer build. */
+  releasedAt?: number;
+  /** The policy as it was when the rollout last took it (a changed policy releases an abort). */
+  policyHash?: string;
+  /** The wave in progress (0-based), and what the next one waits for. */
+  wave: WaveProgress;
+  /** Canaries found so far (Collectors a first wave's `select` picks). */
+  canaries: number;
+  /** Per-wave counts when an operator resumed: the gate judges each wave on what came after. */
+  waveBaseline?: Record<string, number>[];
+  /** Clock ms an upgrade is expected to take (the learned 95th percentile), for the window fit. */
+  expectedMs?: number;
+  /** Why nothing starts now, in words, as the scheduler last saw it ('' when nothing holds it). */
+  holding?: string;
+}
+
+/** Where a rollout's waves stand: written by the scheduler and by `promote`, compare-and-set on `seq`. */
+export interface WaveProgress {
+  /** The wave in progress, 0-based. */
+  index: number;
+  /** After the wave's last outcome: baking until `bakeUntil`, or awaiting an operator's promote. */
+  waitingFor?: 'bake' | 'approval';
+  bakeUntil?: number;
+  /** `promote --full`: every remaining wave at once. */
+  full?: boolean;
+  /** Waves of the rollout's plan when the scheduler last looked (for `status` and `promote`). */
+  of?: number;
+  /** Times the progress was written (the compare-and-set token). */
+  seq: number;
 }
 
 export interface CurrentRollout {
@@ -89,6 +124,16 @@ export function parseRollout(raw: Record<string, string>): RolloutRecord | undef
     pauseReason: raw.pauseReason || undefined,
     gateBaseline: raw.gateBaseline ? (JSON.parse(raw.gateBaseline) as Record<string, number>) : undefined,
     firstPollMs: num('firstPollMs'),
+    pausedBy: raw.pausedBy || undefined,
+    pausedAt: num('pausedAt'),
+    abortReason: raw.abortReason || undefined,
+    releasedAt: num('releasedAt'),
+    policyHash: raw.policyHash || undefined,
+    wave: raw.wave ? (JSON.parse(raw.wave) as WaveProgress) : { index: 0, seq: 0 },
+    canaries: num('canaries') ?? 0,
+    waveBaseline: raw.waveBaseline ? (JSON.parse(raw.waveBaseline) as Record<string, number>[]) : undefined,
+    expectedMs: num('expectedMs'),
+    holding: raw.holding || undefined,
   };
 }
 
@@ -98,13 +143,33 @@ export function parseCounts(raw: Record<string, string>): StateCounts {
   return out as StateCounts;
 }
 
+/** `<wave>:<state>` → n, as counts per state for each wave (0-based; missing waves empty). */
+export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
+  const out: Record<string, number>[] = [];
+  for (const [key, n] of Object.entries(raw)) {
+    const colon = key.indexOf(':');
+    const wave = Number(key.slice(0, colon));
+    if (!Number.isInteger(wave) || wave < 0 || wave > 10_000 || Number(n) === 0) continue;
+    for (let w = out.length; w <= wave; w++) out.push({});
+    (out[wave] as Record<string, number>)[key.slice(colon + 1)] = Number(n);
+  }
+  return out as StateCounts[];
+}
+
 type PipelineReply = [Error | null, unknown][] | null;
 
+type Scripted = Redis & { fuCasFields(key: string, ...args: (string | number)[]): Promise<number> };
+
 export class RolloutStore {
+  private readonly redis: Scripted;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly keys: Keys,
-  ) {}
+  ) {
+    defineScripts(redis, [{ command: 'fuCasFields', module: 'rollout', name: 'cas-fields', keys: 1 }]);
+    this.redis = redis as Scripted;
+  }
 
   async get(id: string): Promise<RolloutRecord | undefined> {
     return parseRollout(await this.redis.hgetall(this.keys.rollout(id)));
@@ -139,10 +204,20 @@ export class RolloutStore {
    * What a scheduler tick reads, in two round trips: every policy's current rollout, and the
    * rollouts it still follows (superseded ones with tasks of unknown id), each with its counts.
    */
-  async readTick(): Promise<{ current: Map<string, CurrentRollout>; followed: CurrentRollout[] }> {
-    const [policies, followedIds] = replies(
-      await this.redis.pipeline().hgetall(this.keys.policies).smembers(this.keys.followed).exec(),
-    ) as [Record<string, string>, string[]];
+  async readTick(): Promise<{
+    current: Map<string, CurrentRollout>;
+    followed: CurrentRollout[];
+    /** The one-off policies (one-off-policies.ts), as stored. */
+    oneOffs: Record<string, string>;
+  }> {
+    const [policies, followedIds, oneOffs] = replies(
+      await this.redis
+        .pipeline()
+        .hgetall(this.keys.policies)
+        .smembers(this.keys.followed)
+        .hgetall(this.keys.oneOffs)
+        .exec(),
+    ) as [Record<string, string>, string[], Record<string, string>];
     const currentIds = Object.values(policies);
     const read = await this.readMany([...currentIds, ...followedIds]);
     const current = new Map<string, CurrentRollout>();
@@ -151,7 +226,7 @@ export class RolloutStore {
       if (r) current.set(policy, r);
     });
     const followed = read.slice(currentIds.length).filter((r): r is CurrentRollout => r !== undefined);
-    return { current, followed };
+    return { current, followed, oneOffs };
   }
 
   /** The rollouts `ids` with their counts and their policy's slots held, in one round trip. */
@@ -231,35 +306,74 @@ export class RolloutStore {
   }
 
   /**
-   * Moves the rollout by `event` when its phase allows it. Returns the new phase, or undefined
-   * (nothing written) when the event does not apply to `from`.
+   * Moves the rollout by `event` when its phase allows it: a compare-and-set on the phase the
+   * caller read, so that an operator's command and a scheduler tick never undo each other.
+   * Returns the new phase, or undefined (nothing written) when the event does not apply to the
+   * phase read, or the stored phase changed meanwhile. `fields` are written with the move.
    */
   async move(
     rollout: Pick<RolloutRecord, 'id' | 'phase'>,
     event: RolloutEvent,
     now: number,
     reason = '',
+    fields: Record<string, string | number> = {},
   ): Promise<RolloutPhase | undefined> {
     const phase = nextPhase(rollout.phase, event);
     if (!phase) return undefined;
-    const fields: Record<string, string | number> = { phase, updatedAt: now };
-    if (phase === 'converged') fields.convergedAt = now;
-    if (phase === 'halted') fields.haltReason = reason;
-    if (phase === 'paused') fields.pauseReason = reason;
+    const set: Record<string, string | number> = { phase, updatedAt: now, ...fields };
+    if (phase === 'converged') set.convergedAt = now;
+    if (phase === 'halted') set.haltReason = reason;
+    if (phase === 'paused') set.pauseReason = reason;
+    if (phase === 'aborted') set.abortReason = reason;
     if (phase === 'running') {
-      fields.haltReason = '';
-      fields.pauseReason = '';
+      set.haltReason = '';
+      set.pauseReason = '';
+      set.pausedBy = '';
+      set.pausedAt = '';
     }
-    await this.redis.hset(this.keys.rollout(rollout.id), fields);
-    return phase;
+    const written = await this.redis.fuCasFields(
+      this.keys.rollout(rollout.id),
+      'phase',
+      rollout.phase,
+      ...Object.entries(set).flat(),
+    );
+    return written === 1 ? phase : undefined;
   }
 
-  /** An operator resumes a halted rollout: its failure gate counts only outcomes from now on. */
-  async resume(id: string, counts: StateCounts, now: number): Promise<boolean> {
+  /** Writes the waves' progress when nobody wrote it since `expectedSeq` was read. */
+  async setWave(id: string, expectedSeq: number, next: Omit<WaveProgress, 'seq'>): Promise<boolean> {
+    const key = this.keys.rollout(id);
+    const raw = await this.redis.hget(key, 'wave');
+    const current = raw ?? '';
+    const seq = raw ? (JSON.parse(raw) as WaveProgress).seq : 0;
+    if (seq !== expectedSeq) return false;
+    const value = JSON.stringify({ ...next, seq: expectedSeq + 1 });
+    return (await this.redis.fuCasFields(key, 'wave', current, 'wave', value)) === 1;
+  }
+
+  /** Writes plain fields of a rollout (timestamps, the policy's hash, baselines). */
+  async setFields(id: string, fields: Record<string, string | number>): Promise<void> {
+    await this.redis.hset(this.keys.rollout(id), fields);
+  }
+
+  /**
+   * A halted or paused rollout goes on: its failure gate counts only outcomes from now on, over
+   * the rollout and per wave. Returns whether it was resumed.
+   */
+  async resume(
+    id: string,
+    counts: StateCounts,
+    now: number,
+    waveCounts: StateCounts[] = [],
+  ): Promise<boolean> {
     const rollout = await this.get(id);
     if (!rollout || !nextPhase(rollout.phase, 'resume')) return false;
-    await this.redis.hset(this.keys.rollout(id), 'gateBaseline', JSON.stringify(counts));
-    return (await this.move(rollout, 'resume', now)) !== undefined;
+    return (
+      (await this.move(rollout, 'resume', now, '', {
+        gateBaseline: JSON.stringify(counts),
+        waveBaseline: JSON.stringify(waveCounts),
+      })) !== undefined
+    );
   }
 
   async noteScan(id: string, now: number): Promise<void> {

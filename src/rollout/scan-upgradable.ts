@@ -2,7 +2,8 @@
  * A scan pages through the service's upgradable Collectors for a rollout's build and keeps those
  * the policy selects and would move (planMove: downgrades only when allowed). Being listed means:
  * not on the build, and no unfinished task. So, per Collector listed:
- * - not known yet: recorded `queued` (discovery order is the admission order);
+ * - not known yet: recorded `queued` (discovery order is the admission order; canaries, the
+ *   Collectors a first wave's `select` picks, come before every other);
  * - known `not_alive`, listed alive, while the rollout admits and before `retry.notAlive.until`:
  *   back to `queued` (catch-up of a Collector that came back);
  * - known `reconciling`, on a page read after it went there: evidence that its task of unknown
@@ -25,6 +26,8 @@ export interface ScanResult {
   added: number[];
   /** not_alive Collectors seen alive and queued again. */
   caughtUp: number[];
+  /** Of the added, those the first wave's `select` picks (canaries, admitted first). */
+  canaries: number;
 }
 
 export interface ScanDeps {
@@ -59,7 +62,9 @@ export async function scanUpgradable(
   const own = compileSelection(policy);
   const taken = earlier.map((p) => compileSelection(p));
   const matches = (c: Collector) => own(c) && !taken.some((t) => t(c));
-  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [] };
+  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [], canaries: 0 };
+  const canarySelect = policy.waves[0]?.select;
+  const isCanary = canarySelect ? compileSelection({ select: [canarySelect], exclude: [] }) : undefined;
   const until = rollout.settings.notAliveUntilMs;
   for await (const { page, requestedAt } of timedPages(
     deps.api,
@@ -95,7 +100,10 @@ export async function scanUpgradable(
         if (t.ok) moves.push(t.move);
       }
     }
-    result.added.push(...(await deps.store.discover(rollout.id, fresh)));
+    const canaries = new Set(isCanary ? selected.filter((c) => isCanary(c)).map((c) => c.id) : []);
+    const added = await deps.store.discover(rollout.id, fresh, canaries);
+    result.added.push(...added);
+    result.canaries += added.filter((id) => canaries.has(id)).length;
     const outcomes = await deps.store.apply(rollout.id, moves);
     moves.forEach((m, i) => {
       if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);

@@ -3,37 +3,42 @@
  * current rollout with its counts and slots once (two round trips), then per policy in file order:
  * - a disabled policy pauses its rollout (`paused (policy disabled)`), a removed one too
  *   (`paused (policy removed)`); a policy enabled again un-pauses it;
- * - the target resolves to a build; a new build starts a new rollout and supersedes the old one;
- * - a scan, when due, pages through the listing (discovery, catch-up, reconciliation evidence);
- * - the failure gate may halt the rollout; the admitter (admit.ts) fills free slots;
- * - a rollout whose Collectors are all settled after a full scan converges.
+ * - the target resolves to a build; a new build starts a new rollout and supersedes the old one
+ *   (not after an abort, until the policy changes or the aborted rollout is resumed);
+ * - the rollout moves on (advance-rollout.ts): scans, the failure gate, the waves, admission,
+ *   convergence.
  * Scans are the only API calls (besides reading the build list at most once a minute); the rest
- * is a few Redis round trips per tick, whatever the size of the fleet.
+ * is a few Redis round trips per tick, whatever the size of the fleet. What happens is recorded
+ * in the rollout's history and the outbox of notifications (event-log.ts).
  */
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { BuildTarget, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { LATEST, type Policy } from '../policy/schema.js';
 import type { UpgradeQueue } from '../queue/upgrade-job.js';
-import { admit } from './admit.js';
-import { ACTIVE_STATES, type CollectorRecord, sumStates } from './collector-state.js';
+import { advanceRollout, type RolloutMemory } from './advance-rollout.js';
+import type { CollectorRecord } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
-import { judgeGate } from './failure-gate.js';
-import { learnFirstRead } from './poll-schedule.js';
+import { abortWaiting } from './control.js';
+import type { EventLog, EventSource, RolloutEventType } from './event-log.js';
+import type { Keys } from './keys.js';
+import { ONE_OFF_DESCRIPTION, OneOffPolicies, parseOneOffs } from './one-off-policies.js';
 import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
 import { repairJobs } from './repair-jobs.js';
-import { admits, PAUSE_REASONS } from './rollout-phase.js';
+import { admits, isPolicyPause, PAUSE_REASONS } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
-import { scanUpgradable } from './scan-upgradable.js';
 import { supersedeRollout } from './supersede-rollout.js';
 
 export interface SchedulerDeps {
   api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
   /** The connection of the stores (the job repair pipelines its lookups on it). */
   redis: Redis;
+  keys: Keys;
   store: CollectorStore;
   rollouts: RolloutStore;
+  events: EventLog;
   queue: UpgradeQueue;
   clock: Clock;
   logger: Logger;
@@ -64,27 +69,43 @@ export function settingsOf(policy: Policy): RolloutSettings {
   };
 }
 
+/** A short fingerprint of a policy as loaded: a changed policy file releases an aborted rollout's policy. */
+export function policyHash(policy: Policy): string {
+  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
+}
+
 /** The build a policy's target names today, or undefined when the service does not offer it. */
 export function resolveTarget(target: string, builds: readonly BuildTarget[]): string | undefined {
   if (target === LATEST) return builds.find((b) => b.latest)?.version ?? builds[builds.length - 1]?.version;
   return builds.some((b) => b.version === target) ? target : undefined;
 }
 
-const POLICY_PAUSES: readonly string[] = Object.values(PAUSE_REASONS);
-
 export class Scheduler {
-  private readonly lastScan = new Map<string, number>();
-  /** Rollouts whose Collectors all settled after their last scan: one more scan decides convergence. */
-  private readonly idleScanned = new Set<string>();
-  /** Successes counted when the first status read was last learned, per rollout. */
-  private readonly learnedAt = new Map<string, number>();
+  private readonly memory: RolloutMemory = {
+    lastScan: new Map(),
+    idleScanned: new Set(),
+    learnedAt: new Map(),
+    failuresReported: new Map(),
+  };
   private lastRepair = 0;
   private targets?: { at: number; builds: BuildTarget[] };
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  private readonly oneOffs: OneOffPolicies;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.oneOffs = new OneOffPolicies(deps.redis, deps.keys);
+  }
+
+  private isOneOff(policy: Policy): boolean {
+    return policy.name.startsWith('upgrade-') && policy.description === ONE_OFF_DESCRIPTION;
+  }
 
   private get scanEvery(): number {
     return this.deps.scanIntervalMs ?? 300_000;
+  }
+
+  private get reconcileEvery(): number {
+    return Math.min(this.scanEvery, 30_000);
   }
 
   /** The service's builds, read at most once a minute (clock time): a tick must stay cheap. */
@@ -95,19 +116,46 @@ export class Scheduler {
     return this.targets.builds;
   }
 
+  /** Records what happened to a rollout (history and notification outbox). */
+  private async emit(
+    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
+    type: RolloutEventType,
+    source: EventSource,
+    message: string,
+    detail?: Record<string, unknown>,
+  ): Promise<void> {
+    await this.deps.events.record({
+      type,
+      rollout: rollout.id,
+      policy: rollout.policy,
+      build: rollout.build,
+      at: this.deps.clock.now(),
+      source,
+      message,
+      ...(detail ? { detail } : {}),
+    });
+  }
+
   /**
    * One round over every policy. Errors of one policy do not stop the others. A Collector
    * selected by several enabled policies belongs to the first of them (in file order).
    */
-  async tick(policies: readonly Policy[]): Promise<void> {
+  async tick(filePolicies: readonly Policy[]): Promise<void> {
     const { rollouts, clock } = this.deps;
-    const { current, followed } = await rollouts.readTick();
-    const names = new Set(policies.map((p) => p.name));
+    const { current, followed, oneOffs: rawOneOffs } = await rollouts.readTick();
+    // One-off rollouts come first (an operator's explicit request wins), until they are done.
+    const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
+      const phase = current.get(p.name)?.rollout.phase;
+      return phase !== 'converged' && phase !== 'aborted';
+    });
+    const done = new Set(Object.keys(rawOneOffs));
+    const policies = [...oneOffs, ...filePolicies.filter((p) => !done.has(p.name))];
+    const names = new Set([...policies.map((p) => p.name), ...done]);
     const enabled = policies.filter((p) => p.enabled);
     const now = clock.now();
     for (const [name, cur] of current) {
       const policy = policies.find((p) => p.name === name);
-      if (policy?.enabled) continue;
+      if (policy?.enabled || done.has(name)) continue;
       const reason = names.has(name) ? PAUSE_REASONS.policyDisabled : PAUSE_REASONS.policyRemoved;
       await this.guarded(name, () => this.followPaused(cur, reason, now, policy?.pageSize ?? 1000));
     }
@@ -131,36 +179,35 @@ export class Scheduler {
     }
   }
 
+  /** Resolves tasks of unknown id of a rollout that no longer moves on, now and then. */
+  private async reconcileNow(rollout: RolloutRecord, now: number, pageSize: number) {
+    if (now - (this.memory.lastScan.get(rollout.id) ?? 0) < this.reconcileEvery) return;
+    this.memory.lastScan.set(rollout.id, now);
+    await reconcileUnknownTasks(this.deps, rollout, { pageSize, targets: await this.builds() });
+  }
+
   /**
    * A rollout whose policy is disabled or gone admits nothing; its tasks under way are followed
    * to their end by the workers, and its tasks of unknown id resolved from the listings here.
    */
   private async followPaused(cur: CurrentRollout, reason: string, now: number, pageSize: number) {
     const { rollout, counts } = cur;
-    if (admits(rollout.phase)) {
-      await this.deps.rollouts.move(rollout, 'pause', now, reason);
+    if (admits(rollout.phase) && (await this.deps.rollouts.move(rollout, 'pause', now, reason))) {
       this.deps.logger.warn({ rollout: rollout.id, reason }, 'rollout paused');
+      await this.emit(
+        rollout,
+        'rollout.paused',
+        'policy',
+        `${rollout.id} paused: ${reason}; nothing new starts until the policy is back`,
+      );
     }
-    if ((counts.reconciling ?? 0) > 0 && now - (this.lastScan.get(rollout.id) ?? 0) >= this.reconcileEvery) {
-      this.lastScan.set(rollout.id, now);
-      await reconcileUnknownTasks(this.deps, rollout, { pageSize, targets: await this.builds() });
-    }
+    if ((counts.reconciling ?? 0) > 0) await this.reconcileNow(rollout, now, pageSize);
   }
 
   /** A superseded rollout is followed until its tasks of unknown id are resolved (they keep their slots). */
   private async followSuperseded(f: CurrentRollout, now: number) {
-    const { rollout, counts } = f;
-    if ((counts.reconciling ?? 0) === 0) {
-      await this.deps.rollouts.follow(rollout.id, false);
-      return;
-    }
-    if (now - (this.lastScan.get(rollout.id) ?? 0) < this.reconcileEvery) return;
-    this.lastScan.set(rollout.id, now);
-    await reconcileUnknownTasks(this.deps, rollout, { pageSize: 1000, targets: await this.builds() });
-  }
-
-  private get reconcileEvery(): number {
-    return Math.min(this.scanEvery, 30_000);
+    if ((f.counts.reconciling ?? 0) === 0) await this.deps.rollouts.follow(f.rollout.id, false);
+    else await this.reconcileNow(f.rollout, now, 1000);
   }
 
   async tickPolicy(policy: Policy, cur: CurrentRollout | undefined, earlier: readonly Policy[] = []) {
@@ -176,7 +223,18 @@ export class Scheduler {
     }
     const now = clock.now();
     const settings = settingsOf(policy);
+    const hash = policyHash(policy);
     let view = cur;
+    if (view?.rollout.phase === 'aborted') {
+      const released = view.rollout.releasedAt !== undefined || view.rollout.policyHash !== hash;
+      if (!released || view.rollout.build === build) {
+        const waiting = (view.counts.queued ?? 0) + (view.counts.waiting_retry ?? 0);
+        if (waiting > 0)
+          await abortWaiting(this.deps, view.rollout, view.rollout.abortReason ?? 'aborted', now);
+        if ((view.counts.reconciling ?? 0) > 0) await this.reconcileNow(view.rollout, now, policy.pageSize);
+        return view.rollout;
+      }
+    }
     if (!view || view.rollout.build !== build) {
       const { rollout, replaced } = await rollouts.start(
         policy.name,
@@ -186,14 +244,33 @@ export class Scheduler {
         settings,
         now,
       );
-      if (replaced) await supersedeRollout(this.deps, replaced, now);
+      await rollouts.setFields(rollout.id, { policyHash: hash });
+      if (replaced) {
+        await supersedeRollout(this.deps, replaced, now);
+        const old = await rollouts.get(replaced);
+        if (old)
+          await this.emit(old, 'rollout.superseded', 'scheduler', `${replaced} superseded by ${rollout.id}`, {
+            by: rollout.id,
+          });
+      }
       if (rollout.phase === 'superseded') await rollouts.move(rollout, 'restart', now);
       [view] = await rollouts.readMany([rollout.id]);
       if (!view) return undefined;
       logger.info({ rollout: rollout.id, policy: policy.name, build, replaced }, 'rollout started');
+      if (policy.target !== build && this.isOneOff(policy)) await this.oneOffs.pin(policy.name, build);
+      await this.emit(
+        rollout,
+        'rollout.started',
+        'scheduler',
+        `${rollout.id} started: ${policy.name} to ${build}`,
+        {
+          ...(replaced ? { replaced } : {}),
+        },
+      );
     } else if (
       view.rollout.maxInFlight !== policy.maxInFlight ||
       view.rollout.target !== policy.target ||
+      view.rollout.policyHash !== hash ||
       JSON.stringify(view.rollout.settings) !== JSON.stringify(settings)
     ) {
       await rollouts.update(view.rollout.id, {
@@ -201,87 +278,34 @@ export class Scheduler {
         target: policy.target,
         settings,
       });
-      view.rollout = { ...view.rollout, maxInFlight: policy.maxInFlight, target: policy.target, settings };
+      await rollouts.setFields(view.rollout.id, { policyHash: hash });
+      view.rollout = {
+        ...view.rollout,
+        maxInFlight: policy.maxInFlight,
+        target: policy.target,
+        settings,
+        policyHash: hash,
+      };
     }
     const { rollout } = view;
-    if (rollout.phase === 'paused' && POLICY_PAUSES.includes(rollout.pauseReason ?? '')) {
-      rollout.phase = (await rollouts.move(rollout, 'unpause', now)) ?? rollout.phase;
-      logger.info({ rollout: rollout.id }, 'rollout running again: its policy is enabled');
-    }
-    await this.tickRollout(policy, view, targets, earlier, now);
-    return rollout;
-  }
-
-  private async tickRollout(
-    policy: Policy,
-    view: CurrentRollout,
-    targets: readonly BuildTarget[],
-    earlier: readonly Policy[],
-    now: number,
-  ) {
-    const { rollouts, store, logger } = this.deps;
-    const { rollout } = view;
-    const log = logger.child({ rollout: rollout.id });
-    let counts = view.counts;
-    const reconciling = counts.reconciling ?? 0;
-    const sinceScan = now - (this.lastScan.get(rollout.id) ?? 0);
-    const idle = sumStates(counts, ACTIVE_STATES) === 0;
-    const scanDue =
-      rollout.scans === 0 ||
-      sinceScan >= this.scanEvery ||
-      (reconciling > 0 && sinceScan >= this.reconcileEvery) ||
-      (idle && !this.idleScanned.has(rollout.id));
-    let addedByScan = 0;
-    if (scanDue) {
-      const scan = await scanUpgradable(this.deps, rollout, policy, earlier);
-      addedByScan = scan.added.length + scan.caughtUp.length;
-      this.lastScan.set(rollout.id, now);
-      await rollouts.noteScan(rollout.id, now);
-      if (reconciling > 0)
-        await reconcileUnknownTasks(this.deps, rollout, {
-          listed: scan.listed,
-          pageSize: policy.pageSize,
-          targets,
-        });
-      if (scan.added.length || scan.caughtUp.length)
-        log.info(
-          { added: scan.added.length, caughtUp: scan.caughtUp.length, listed: scan.listed.size },
-          'scan found Collectors',
-        );
-      counts = await store.counts(rollout.id);
-      if (idle) this.idleScanned.add(rollout.id);
-    }
-    const active = sumStates(counts, ACTIVE_STATES);
-    if (active > 0) this.idleScanned.delete(rollout.id);
-
-    if (admits(rollout.phase)) {
-      const verdict = judgeGate(policy.failureGate, counts, rollout.gateBaseline);
-      if (verdict.trip) {
-        rollout.phase = (await rollouts.move(rollout, 'halt', now, verdict.trip)) ?? rollout.phase;
-        log.warn({ reason: verdict.trip }, 'rollout halted by its failure gate');
+    if (rollout.phase === 'paused' && isPolicyPause(rollout.pauseReason)) {
+      const moved = await rollouts.move(rollout, 'unpause', now);
+      if (moved) {
+        rollout.phase = moved;
+        logger.info({ rollout: rollout.id }, 'rollout running again: its policy is enabled');
+        await this.emit(rollout, 'rollout.resumed', 'policy', `${rollout.id} runs again: its policy is back`);
       }
     }
-    await admit(this.deps, { rollout, policy, counts, slotsHeld: view.slotsHeld, now });
-    if (rollout.phase === 'running' && active === 0 && scanDue && addedByScan === 0 && idle) {
-      await rollouts.move(rollout, 'converge', now);
-      log.info({ counts }, 'rollout converged');
-    } else if (rollout.phase === 'converged' && active > 0) {
-      await rollouts.move(rollout, 'reopen', now);
-      log.info({ counts }, 'rollout running again');
-    }
-    await this.learn(rollout, counts);
-  }
-
-  /**
-   * The first status read of a task, learned from this rollout's durations: after each success
-   * while few are known, then after every tenth (the 10th percentile hardly moves by then).
-   */
-  private async learn(rollout: RolloutRecord, counts: CurrentRollout['counts']) {
-    const succeeded = counts.succeeded ?? 0;
-    const last = this.learnedAt.get(rollout.id);
-    if (last === succeeded || (last !== undefined && succeeded >= 50 && succeeded - last < 10)) return;
-    this.learnedAt.set(rollout.id, succeeded);
-    const firstRead = learnFirstRead(await this.deps.rollouts.durations(rollout.id), rollout.settings);
-    if (firstRead !== rollout.firstPollMs) await this.deps.rollouts.setFirstPoll(rollout.id, firstRead);
+    await advanceRollout(
+      {
+        ...this.deps,
+        emit: this.emit.bind(this),
+        memory: this.memory,
+        scanEveryMs: this.scanEvery,
+        reconcileEveryMs: this.reconcileEvery,
+      },
+      { policy, view, targets, earlier, now },
+    );
+    return rollout;
   }
 }

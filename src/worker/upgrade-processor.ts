@@ -38,6 +38,10 @@ export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps):
   switch (record.state) {
     case 'admitted':
       // The rollout stopped admitting after this Collector was admitted: no create is sent.
+      if (rollout.phase === 'aborted') {
+        await ctx.apply({ type: 'abort', message: 'the rollout was aborted before its task was created' });
+        return done;
+      }
       if (rollout.phase === 'superseded') {
         await ctx.apply({
           type: 'supersede',

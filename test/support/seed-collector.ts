@@ -63,6 +63,8 @@ export function pathTo(state: CollectorState, taskId = '424242', now = 0): Colle
       ];
     case 'skipped':
       return [{ type: 'supersede', message: 'seeded' }];
+    case 'aborted':
+      return [{ type: 'abort', message: 'seeded' }];
   }
 }
 

@@ -2,8 +2,9 @@
  * CollectorStore on a real Redis: records per rollout × Collector written only as moves of the
  * transition table (collector-state.ts), each a compare-and-set on the state it was computed
  * from, with the counts per state, the policy's in-flight slots, the indexes (queued, retries,
- * reconciling), the rollout's counters, the durations and the slot-freed channel kept by the one
- * Lua script in the same step; discovery that never overwrites; iteration over every record.
+ * reconciling), the counts per wave, the rollout's counters, the durations and the slot-freed
+ * channel kept by the one Lua script in the same step; discovery that never overwrites and puts
+ * canaries first; iteration over every record.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createState, type FleetState } from '../../../src/cli/create-state.js';
@@ -96,6 +97,9 @@ const ev = {
   noTask: { type: 'no_task', message: 'offered again by the listing' },
   seenAlive: { type: 'seen_alive' },
   supersede: { type: 'supersede', message: 'a newer build' },
+  abort: { type: 'abort', message: 'rollout aborted (by ops)' },
+  retry: { type: 'operator_retry', message: 'retried by ops' },
+  admitIn: (wave: number) => ({ type: 'admit', wave }) as const,
 } as const satisfies Record<string, CollectorEvent | ((...a: never[]) => CollectorEvent)>;
 
 /** The events that take a new (queued) record to each state, through the table only. */
@@ -114,6 +118,7 @@ const PATH: Record<CollectorState, CollectorEvent[]> = {
   rejected: [ev.admit, ev.send, ev.rejected],
   error: [ev.admit, ev.send, ev.error, ev.admit, ev.send, ev.error],
   skipped: [ev.supersede],
+  aborted: [ev.abort],
 };
 
 /** The move `event` makes of the stored record; throws when the table has none. */
@@ -164,6 +169,18 @@ async function recount(store: CollectorStore, rolloutId: string): Promise<StateC
   return out;
 }
 
+/** Counts per wave recomputed from the records (those admitted in a wave), as waveCounts() gives them. */
+function rewave(all: readonly CollectorRecord[]): StateCounts[] {
+  const out: StateCounts[] = [];
+  for (const r of all) {
+    if (r.wave === undefined) continue;
+    for (let w = out.length; w <= r.wave; w++) out.push({});
+    const wave = out[r.wave] as StateCounts;
+    wave[r.state] = (wave[r.state] ?? 0) + 1;
+  }
+  return out;
+}
+
 async function zset(key: string): Promise<[number, number][]> {
   const flat = await ctx.redis.zrange(key, '0', '-1', 'WITHSCORES');
   const out: [number, number][] = [];
@@ -200,6 +217,7 @@ async function expectConsistent(s: FleetState, rolloutIds: readonly string[]) {
         .map((r): [number, number] => [r.id, r.reconcilingSince ?? Number.NaN])
         .sort(byId),
     );
+    expect(await s.store.waveCounts(rolloutId)).toEqual(rewave(all));
     for (const r of all) if (SLOT_STATES.includes(r.state)) members.add(`${rolloutId}#${r.id}`);
   }
   const policies = new Set(rolloutIds.map(policyOf));
@@ -487,6 +505,11 @@ describe('CollectorStore: moves, compare-and-set and counts', () => {
       ev.noTask,
       ev.seenAlive,
       ev.supersede,
+      ev.admitIn(0),
+      ev.admitIn(1),
+      ev.admitIn(2),
+      ev.retry,
+      ev.abort,
     ];
     let snapshot = new Map<number, CollectorRecord>();
     const outcomesSeen = new Set<ApplyOutcome>();
@@ -522,6 +545,63 @@ describe('CollectorStore: moves, compare-and-set and counts', () => {
     }
     // The sequence went through every kind of outcome but `refused`.
     expect(outcomesSeen).toEqual(new Set(['written', 'stale', 'no_slot']));
+  });
+});
+
+describe('CollectorStore: counts per wave', () => {
+  it('counts a Collector in the wave of its first admission, through every later move, exactly', async () => {
+    const s = open();
+    await s.store.discover(ROLLOUT, [1, 2, 3, 4, 5].map(collector));
+    // Nobody admitted: no wave counts at all (queued Collectors belong to no wave yet).
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([]);
+    expect(await step(s.store, ROLLOUT, 1, ev.admitIn(0))).toBe('written');
+    expect(await step(s.store, ROLLOUT, 2, ev.admitIn(0))).toBe('written');
+    expect(await step(s.store, ROLLOUT, 3, ev.admitIn(2))).toBe('written');
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([{ admitted: 2 }, {}, { admitted: 1 }]);
+    for (const e of [ev.send, ev.created(), ev.status(6), ev.succeeded]) await step(s.store, ROLLOUT, 1, e);
+    for (const e of [ev.send, ev.created(), ev.failed]) await step(s.store, ROLLOUT, 2, e);
+    await step(s.store, ROLLOUT, 3, ev.withdraw);
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([
+      { succeeded: 1, failed: 1 },
+      {},
+      { waiting_retry: 1 },
+    ]);
+    // Admitted again while wave 3 (index 3) is open: it stays in its first wave.
+    expect(await step(s.store, ROLLOUT, 3, ev.admitIn(3))).toBe('written');
+    expect((await s.store.get(ROLLOUT, 3))?.wave).toBe(2);
+    // An operator's retry: the same Collector, the same wave, a new state.
+    expect(await step(s.store, ROLLOUT, 2, ev.retry)).toBe('written');
+    // Aborted while waiting in its wave; one that was never admitted is counted in no wave.
+    expect(await step(s.store, ROLLOUT, 2, ev.abort)).toBe('written');
+    expect(await step(s.store, ROLLOUT, 4, ev.abort)).toBe('written');
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([{ succeeded: 1, aborted: 1 }, {}, { admitted: 1 }]);
+    expect(await s.store.counts(ROLLOUT)).toEqual({ succeeded: 1, aborted: 2, admitted: 1, queued: 1 });
+    // The HASH itself: `<wave>:<state>`, zeros left behind by moves read as nothing.
+    const raw = await ctx.redis.hgetall(s.keys.waveCounts(ROLLOUT));
+    expect(raw).toMatchObject({ '0:succeeded': '1', '0:aborted': '1', '0:failed': '0', '2:admitted': '1' });
+    await expectConsistent(s, [ROLLOUT]);
+  });
+
+  it('a stale or refused move changes no wave count; rollouts keep their own', async () => {
+    const s = open();
+    await s.store.discover(ROLLOUT, [collector(1)]);
+    await s.store.discover(OTHER, [collector(1)]);
+    await step(s.store, ROLLOUT, 1, ev.admitIn(1));
+    const late = await moveOf(s.store, ROLLOUT, 1, ev.withdraw);
+    await step(s.store, ROLLOUT, 1, ev.send);
+    expect(await s.store.apply(ROLLOUT, [late])).toEqual(['stale']);
+    const refused: Move = {
+      from: 'creating',
+      event: 'abort',
+      next: { ...((await s.store.get(ROLLOUT, 1)) as CollectorRecord), state: 'aborted' },
+    };
+    expect(await s.store.apply(ROLLOUT, [refused])).toEqual(['refused']);
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([{}, { creating: 1 }]);
+    expect(await s.store.waveCounts(OTHER)).toEqual([]);
+    await step(s.store, OTHER, 1, ev.admitIn(0));
+    expect(await s.store.waveCounts(OTHER)).toEqual([{ admitted: 1 }]);
+    expect(await s.store.waveCounts(ROLLOUT)).toEqual([{}, { creating: 1 }]);
+    await expectConsistent(s, [ROLLOUT, OTHER]);
   });
 });
 
@@ -568,6 +648,29 @@ describe('CollectorStore: discovery', () => {
     const scores = scored.map(([, score]) => score);
     expect(new Set(scores).size).toBe(scores.length);
     expect([...scores].sort((p, q) => p - q)).toEqual(scores);
+  });
+
+  it('puts canaries first in the admission order, in the order found, and counts them in the rollout', async () => {
+    const s = open();
+    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 10, SETTINGS, T0);
+    await s.store.discover(ROLLOUT, [5, 3].map(collector));
+    // A scan finds 9 and 1 (canaries) among 8, 9, 1, 4.
+    expect(await s.store.discover(ROLLOUT, [8, 9, 1, 4].map(collector), new Set([9, 1, 77]))).toEqual([
+      8, 9, 1, 4,
+    ]);
+    expect(await s.store.indexed(ROLLOUT, 'queued')).toEqual([9, 1, 5, 3, 8, 4]);
+    expect((await s.rollouts.get(ROLLOUT))?.canaries).toBe(2);
+    // Canaries found by a later scan still go before every other, after the earlier canaries.
+    expect(await s.store.discover(ROLLOUT, [6, 2].map(collector), new Set([2]))).toEqual([6, 2]);
+    expect(await s.store.indexed(ROLLOUT, 'queued')).toEqual([9, 1, 2, 5, 3, 8, 4, 6]);
+    expect((await s.rollouts.get(ROLLOUT))?.canaries).toBe(3);
+    // A canary already known is neither moved nor counted again.
+    expect(await s.store.discover(ROLLOUT, [collector(9), collector(3)], new Set([9, 3]))).toEqual([]);
+    expect(await s.store.indexed(ROLLOUT, 'queued')).toEqual([9, 1, 2, 5, 3, 8, 4, 6]);
+    expect((await s.rollouts.get(ROLLOUT))?.canaries).toBe(3);
+    // Candidates come in that order.
+    expect((await s.store.candidates(ROLLOUT, T0, 4)).map((r) => r.id)).toEqual([9, 1, 2, 5]);
+    await expectConsistent(s, [ROLLOUT]);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * RolloutStore on a real Redis: a rollout (policy × build) is started once and found again, a
  * policy's new build replaces its current rollout, phases move only along the phase table
- * (rollout-phase.ts), an operator's resume records the gate's baseline, and a tick reads every
- * current rollout with its counts and its policy's slots in one round trip.
+ * (rollout-phase.ts) and only from the phase the caller read (a compare-and-set), the waves'
+ * progress is a compare-and-set on its seq, an operator's resume records the gate's baselines
+ * (over the rollout and per wave), and a tick reads every current rollout with its counts and its
+ * policy's slots in one round trip.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { createState } from '../../../src/cli/create-state.js';
@@ -10,6 +12,7 @@ import { type CollectorEvent, newRecord, transition } from '../../../src/rollout
 import { PAUSE_REASONS } from '../../../src/rollout/rollout-phase.js';
 import {
   parseRollout,
+  parseWaveCounts,
   policyOf,
   type RolloutRecord,
   type RolloutSettings,
@@ -67,6 +70,8 @@ describe('RolloutStore.start', () => {
     const { rollouts, store } = open();
     const first = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
     expect(first.replaced).toBeUndefined();
+    // Every field with a value; optional ones without a value read back as undefined (toEqual
+    // treats an undefined field as absent, so optional fields added later need no change here).
     const expected: RolloutRecord = {
       id: 'linux-fleet@19.470-4',
       policy: 'linux-fleet',
@@ -75,25 +80,30 @@ describe('RolloutStore.start', () => {
       phase: 'running',
       startedAt: T0,
       updatedAt: T0,
-      convergedAt: undefined,
       maxInFlight: 50,
       settings: SETTINGS,
       statusReads: 0,
       createRequests: 0,
       scans: 0,
-      lastScanAt: undefined,
-      haltReason: undefined,
-      pauseReason: undefined,
-      gateBaseline: undefined,
-      firstPollMs: undefined,
+      wave: { index: 0, seq: 0 },
+      canaries: 0,
     };
-    expect(first.rollout).toStrictEqual(expected);
-    expect(await rollouts.get(first.rollout.id)).toStrictEqual(expected);
+    expect(first.rollout).toEqual(expected);
+    expect(await rollouts.get(first.rollout.id)).toEqual(expected);
+    for (const field of [
+      'convergedAt',
+      'haltReason',
+      'pauseReason',
+      'abortReason',
+      'releasedAt',
+      'gateBaseline',
+    ] as const)
+      expect(first.rollout[field], field).toBeUndefined();
     await store.apply(first.rollout.id, [], { counters: { statusReads: 1 } });
     // Started again (the next tick, another leader): nothing is rewritten, not even the limits.
     const again = await rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0 + 60_000);
     expect(again.replaced).toBeUndefined();
-    expect(again.rollout).toStrictEqual({ ...expected, statusReads: 1 });
+    expect(again.rollout).toEqual({ ...expected, statusReads: 1 });
     expect((await rollouts.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
     expect(await rollouts.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
   });
@@ -213,6 +223,97 @@ describe('RolloutStore.move: the phase table', () => {
     expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
   });
 
+  it('is a compare-and-set: a move from a phase that is no longer stored writes nothing', async () => {
+    const { rollouts, keys } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    // An operator pauses it while a tick that read `running` still holds its copy.
+    expect(
+      await rollouts.move(rollout, 'pause', T0 + 1, 'by ops', { pausedBy: 'ops', pausedAt: T0 + 1 }),
+    ).toBe('paused');
+    const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
+    // The tick's converge and halt apply to `running` but no longer to what is stored.
+    expect(await rollouts.move(rollout, 'converge', T0 + 2)).toBeUndefined();
+    expect(await rollouts.move(rollout, 'halt', T0 + 2, 'gate', { haltedBy: 'x' })).toBeUndefined();
+    expect(await rollouts.move(rollout, 'abort', T0 + 2, 'gate')).toBeUndefined();
+    expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'paused',
+      pauseReason: 'by ops',
+      pausedBy: 'ops',
+      pausedAt: T0 + 1,
+      updatedAt: T0 + 1,
+    });
+    // Read again, the move applies.
+    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'abort', T0 + 3, 'by ops')).toBe(
+      'aborted',
+    );
+    expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'aborted', abortReason: 'by ops' });
+  });
+
+  it('of two concurrent moves from the same phase read, exactly one is written', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    for (let round = 0; round < 10; round++) {
+      const read = { id: rollout.id, phase: 'running' as const };
+      const results = await Promise.all([
+        rollouts.move(read, 'pause', T0 + round, 'by ops'),
+        rollouts.move(read, 'halt', T0 + round, 'the gate'),
+        rollouts.move(read, 'abort', T0 + round, 'by ops'),
+      ]);
+      const written = results.filter((r) => r !== undefined);
+      expect(written).toHaveLength(1);
+      const stored = await rollouts.get(rollout.id);
+      expect(stored?.phase).toBe(written[0]);
+      if (stored?.phase === 'aborted') break;
+      expect(
+        await rollouts.move({ id: rollout.id, phase: stored?.phase ?? 'running' }, 'resume', T0 + round),
+      ).toBe('running');
+    }
+  });
+
+  it('writes the extra fields with the move, and a move on a missing rollout writes nothing', async () => {
+    const { rollouts, keys } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(
+      await rollouts.move(rollout, 'pause', T0 + 5, 'by ops', { pausedBy: 'ops@host', pausedAt: T0 + 5 }),
+    ).toBe('paused');
+    expect(await rollouts.get(rollout.id)).toMatchObject({ pausedBy: 'ops@host', pausedAt: T0 + 5 });
+    // Going on clears who paused it.
+    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'resume', T0 + 6)).toBe('running');
+    expect((await rollouts.get(rollout.id))?.pausedBy).toBeUndefined();
+    expect(await rollouts.move({ id: 'nobody@1.0-1', phase: 'running' }, 'pause', T0)).toBeUndefined();
+    expect(await ctx.redis.exists(keys.rollout('nobody@1.0-1'))).toBe(0);
+  });
+
+  it('aborted is for good: nothing moves an aborted rollout', async () => {
+    const { rollouts, keys } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(await rollouts.move(rollout, 'abort', T0 + 1, 'the failure gate: too many failed')).toBe(
+      'aborted',
+    );
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'aborted',
+      abortReason: 'the failure gate: too many failed',
+      updatedAt: T0 + 1,
+    });
+    const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
+    const aborted = { id: rollout.id, phase: 'aborted' as const };
+    for (const event of [
+      'converge',
+      'reopen',
+      'halt',
+      'resume',
+      'pause',
+      'unpause',
+      'abort',
+      'supersede',
+      'restart',
+    ] as const)
+      expect(await rollouts.move(aborted, event, T0 + 2), event).toBeUndefined();
+    expect(await rollouts.resume(rollout.id, {}, T0 + 2)).toBe(false);
+    expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
+  });
+
   it('paused carries a pauseReason, halted a haltReason, and running clears both', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
@@ -266,6 +367,94 @@ describe('RolloutStore.resume', () => {
     // Running again: a second resume does nothing, the baseline stays.
     expect(await rollouts.resume(rollout.id, { failed: 5 }, T0 + 4)).toBe(false);
     expect((await rollouts.get(rollout.id))?.gateBaseline).toEqual({ failed: 3, succeeded: 1, queued: 40 });
+  });
+
+  it('resumes a paused rollout too, recording both baselines: over the rollout and per wave', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    await rollouts.move(rollout, 'pause', T0 + 1, 'by ops', { pausedBy: 'ops', pausedAt: T0 + 1 });
+    const waves = [{ succeeded: 2, failed: 1 }, {}, { timed_out: 4 }];
+    expect(await rollouts.resume(rollout.id, { succeeded: 2, failed: 1, timed_out: 4 }, T0 + 2, waves)).toBe(
+      true,
+    );
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      phase: 'running',
+      updatedAt: T0 + 2,
+      pauseReason: undefined,
+      pausedBy: undefined,
+      gateBaseline: { succeeded: 2, failed: 1, timed_out: 4 },
+      waveBaseline: waves,
+    });
+    // Without per-wave counts the per-wave baseline is empty, not left as it was.
+    await rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, 'gate');
+    expect(await rollouts.resume(rollout.id, { failed: 9 }, T0 + 4)).toBe(true);
+    expect(await rollouts.get(rollout.id)).toMatchObject({ gateBaseline: { failed: 9 }, waveBaseline: [] });
+  });
+});
+
+describe('RolloutStore.setWave and setFields', () => {
+  it('writes the waves’ progress only when its seq is the one read, and counts the seq up', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    expect(rollout.wave).toEqual({ index: 0, seq: 0 });
+    expect(await rollouts.setWave(rollout.id, 1, { index: 1 })).toBe(false);
+    expect((await rollouts.get(rollout.id))?.wave).toEqual({ index: 0, seq: 0 });
+    expect(
+      await rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'bake', bakeUntil: T0 + 60_000, of: 3 }),
+    ).toBe(true);
+    expect((await rollouts.get(rollout.id))?.wave).toEqual({
+      index: 0,
+      waitingFor: 'bake',
+      bakeUntil: T0 + 60_000,
+      of: 3,
+      seq: 1,
+    });
+    // A writer that read seq 0 lost: nothing written.
+    expect(await rollouts.setWave(rollout.id, 0, { index: 2, full: true })).toBe(false);
+    expect(await rollouts.setWave(rollout.id, 1, { index: 1, of: 3 })).toBe(true);
+    expect((await rollouts.get(rollout.id))?.wave).toEqual({ index: 1, of: 3, seq: 2 });
+  });
+
+  it('of concurrent writers that read the same seq, exactly one writes', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    await rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'approval' });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        rollouts.setWave(rollout.id, 1, { index: 1 + (i % 2), full: i % 2 === 1 }),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await rollouts.get(rollout.id))?.wave.seq).toBe(2);
+  });
+
+  it('setFields writes plain fields; they read back as the record’s', async () => {
+    const { rollouts } = open();
+    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    await rollouts.setFields(rollout.id, { releasedAt: T0 + 9, policyHash: 'abc123', canaries: 4 });
+    expect(await rollouts.get(rollout.id)).toMatchObject({
+      releasedAt: T0 + 9,
+      policyHash: 'abc123',
+      canaries: 4,
+    });
+  });
+});
+
+describe('parseWaveCounts', () => {
+  it('turns `<wave>:<state>` into counts per wave, filling missing waves, leaving out zeros and junk', () => {
+    expect(
+      parseWaveCounts({
+        '0:succeeded': '3',
+        '0:failed': '1',
+        '2:queued': '0',
+        '2:timed_out': '2',
+        '1:admitted': '0',
+      }),
+    ).toEqual([{ succeeded: 3, failed: 1 }, {}, { timed_out: 2 }]);
+    expect(parseWaveCounts({})).toEqual([]);
+    expect(
+      parseWaveCounts({ 'x:failed': '1', '-1:failed': '1', '1.5:failed': '2', '0:succeeded': '1' }),
+    ).toEqual([{ succeeded: 1 }]);
   });
 });
 

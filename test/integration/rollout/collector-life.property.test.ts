@@ -2,7 +2,8 @@
  * Property: random sequences of events (creates answered in every way, status answers, scans that
  * show or hide a Collector, alive or not, crashes mid-create, time passing, halts and resumes,
  * a supersede) driven through the real pieces (the admitter, the worker's steps, scans,
- * reconciliation, supersede, the Redis store and its Lua) against a model of an honest service,
+ * reconciliation, supersede, operator actions (pause, resume, abort, retry), the Redis store and
+ * its Lua) against a model of an honest service,
  * hold the invariants of src/rollout/collector-state.ts after every event:
  * - a slot is held exactly by the Collectors in slot states, and never more than maxInFlight;
  * - the counts per state and the indexes (queued, retries, reconciling) equal the records;
@@ -34,6 +35,8 @@ import {
   SLOT_STATES,
 } from '../../../src/rollout/collector-state.js';
 import { CollectorStore } from '../../../src/rollout/collector-store.js';
+import * as control from '../../../src/rollout/control.js';
+import { EventLog } from '../../../src/rollout/event-log.js';
 import { createKeys } from '../../../src/rollout/keys.js';
 import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
 import { RolloutStore } from '../../../src/rollout/rollout-store.js';
@@ -74,14 +77,17 @@ type Action =
   | { kind: 'taskEnds'; id: number; ok: boolean }
   | { kind: 'advance'; ms: number }
   | { kind: 'halt' }
+  | { kind: 'pause' }
+  | { kind: 'abort' }
+  | { kind: 'retry' }
   | { kind: 'resume' }
   | { kind: 'supersede' };
 
 const id = fc.constantFrom(...IDS);
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant({ kind: 'admit' } as const) },
+  { weight: 9, arbitrary: fc.constant({ kind: 'admit' } as const) },
   {
-    weight: 6,
+    weight: 18,
     arbitrary: fc.record({
       kind: fc.constant('step' as const),
       id,
@@ -109,19 +115,22 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       ),
     }),
   },
-  { weight: 2, arbitrary: fc.constant({ kind: 'scan' } as const) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('alive' as const), id, alive: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('taskEnds' as const), id, ok: fc.boolean() }) },
+  { weight: 6, arbitrary: fc.constant({ kind: 'scan' } as const) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('alive' as const), id, alive: fc.boolean() }) },
+  { weight: 9, arbitrary: fc.record({ kind: fc.constant('taskEnds' as const), id, ok: fc.boolean() }) },
   {
-    weight: 3,
+    weight: 9,
     arbitrary: fc.record({
       kind: fc.constant('advance' as const),
       ms: fc.oneof(fc.integer({ min: 1, max: 4_000 }), fc.integer({ min: 10_000, max: 40 * 60_000 })),
     }),
   },
-  { weight: 1, arbitrary: fc.constant({ kind: 'halt' } as const) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'resume' } as const) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'supersede' } as const) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'halt' } as const) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'resume' } as const) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'supersede' } as const) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'pause' } as const) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'retry' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'abort' } as const) },
 );
 
 /** The service as the model knows it: honest, one unfinished task per Collector at most. */
@@ -135,6 +144,11 @@ interface ServiceCollector {
 }
 
 class Violation extends Error {}
+
+/** An operator action that does not apply to the rollout's phase is refused: that is fine here. */
+function ignoreConflict(err: unknown): void {
+  if (!(err instanceof control.ControlError)) throw err;
+}
 
 async function runSequence(actions: readonly Action[], prefix: string): Promise<void> {
   const keys = createKeys(prefix);
@@ -282,6 +296,9 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
     },
   };
 
+  const events = new EventLog(ctx.redis, keys);
+  const controlDeps = { rollouts, store, events, clock, keys };
+  const retried = new Map<number, number>();
   let previous = new Map<number, CollectorRecord>();
   for (const a of actions) {
     const current = await rollouts.get(rolloutId);
@@ -292,7 +309,7 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
         const slotsHeld = await ctx.redis.scard(keys.slots(policy.name));
         await admit(
           { store, queue, logger: log.logger },
-          { rollout: current, policy, counts, slotsHeld, now: clock.now() },
+          { rollout: current, policy, counts, slotsHeld, now: clock.now(), room: counts.queued ?? 0 },
         );
         break;
       }
@@ -347,15 +364,48 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
         await rollouts.move(current, 'halt', clock.now(), 'property');
         break;
       case 'resume':
-        await rollouts.resume(rolloutId, await store.counts(rolloutId), clock.now());
+        await control.resume(controlDeps, rolloutId, 'property').catch(ignoreConflict);
         break;
+      case 'pause':
+        await control.pause(controlDeps, rolloutId, 'property').catch(ignoreConflict);
+        break;
+      case 'abort':
+        await control.abort(controlDeps, rolloutId, 'property').catch(ignoreConflict);
+        break;
+      case 'retry': {
+        const before = await store.counts(rolloutId);
+        await control
+          .retry(controlDeps, rolloutId, 'property', [...control.RETRYABLE_STATES])
+          .catch(ignoreConflict);
+        // The operator asks for a new attempt: a second task is theirs to allow.
+        for (const [i, r] of await store.getMany(rolloutId, [...IDS]))
+          if (r.state === 'waiting_retry' && (r.retries ?? 0) > (retried.get(i) ?? 0)) {
+            retried.set(i, r.retries ?? 0);
+            sc(i).shownFree = true;
+          }
+        expect(before).toBeDefined();
+        break;
+      }
       case 'supersede':
         await supersedeRollout({ store, rollouts, logger: log.logger }, rolloutId, clock.now());
         break;
     }
-    previous = await checkInvariants(keys, store, rolloutId, policy.name, previous, service);
+    previous = await checkInvariants(
+      keys,
+      store,
+      rolloutId,
+      policy.name,
+      previous,
+      service,
+      a.kind === 'retry',
+    );
   }
-  expect(log.lines().filter((l) => String(l.msg).startsWith('defect'))).toEqual([]);
+  expect(
+    log
+      .lines()
+      .filter((l) => String(l.msg).startsWith('defect'))
+      .map((l) => ({ msg: l.msg, from: l.from ?? l.state, event: l.event, to: l.to, reason: l.reason })),
+  ).toEqual([]);
 }
 
 async function checkInvariants(
@@ -365,6 +415,8 @@ async function checkInvariants(
   policy: string,
   previous: Map<number, CollectorRecord>,
   service: Map<number, ServiceCollector>,
+  /** An operator's retry: the one move out of a final state. */
+  retried: boolean,
 ): Promise<Map<number, CollectorRecord>> {
   const records = new Map<number, CollectorRecord>();
   for await (const r of store.all(rolloutId)) records.set(r.id, r);
@@ -390,8 +442,9 @@ async function checkInvariants(
   }
   for (const [i, r] of records) {
     const before = previous.get(i);
-    // Final stays final; attempts never go down.
-    if (before && isFinal(before.state)) expect(r).toEqual(before);
+    // Final stays final (but for an operator's retry); attempts never go down.
+    if (before && isFinal(before.state) && !(retried && r.state === 'waiting_retry'))
+      expect(r).toEqual(before);
     if (before) expect(r.attempts).toBeGreaterThanOrEqual(before.attempts);
   }
   // Every task the service runs belongs to a Collector that holds a slot.

@@ -6,7 +6,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
-import { agreesWithSimulator, converged, type Harness, startHarness } from '../../support/rollout-harness.js';
+import {
+  agreesWithSimulator,
+  converged,
+  exitOf,
+  type Harness,
+  startHarness,
+} from '../../support/rollout-harness.js';
 
 const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
 const LATEST = '19.470-4';
@@ -204,7 +210,7 @@ describe('waves and the failure gate', () => {
         poll: { initial: '20s', max: '1m' },
       },
     });
-    const daemon = await harness.startRun();
+    await harness.startRun();
     const halted = (s: Awaited<ReturnType<Harness['status']>>) => {
       const r = s.rollouts[0];
       return r?.phase === 'halted' && r.inflight === 0;
@@ -216,7 +222,10 @@ describe('waves and the failure gate', () => {
     expect((await harness.simStats()).tasksCreated).toBe(5);
 
     const id = status.rollouts[0]?.id as string;
-    await daemon.rollouts.resume(id, status.rollouts[0]?.counts ?? {}, Date.now());
+    // The operator's resume (the built CLI): the gate then judges only later outcomes, per wave too.
+    const resume = harness.spawnCli(['resume', id]);
+    expect(await exitOf(resume, 20_000), resume.output()).toBe(0);
+    expect(resume.output()).toMatch(/released the failure gate's halt/);
     // The next wave starts; its five failures (ids 6..10 come first) trip the gate again.
     status = await harness.waitFor((s) => halted(s) && (s.rollouts[0]?.counts.failed ?? 0) >= 10, 30_000);
     expect(status.rollouts[0]?.counts.failed).toBe(10);

@@ -6,172 +6,23 @@
  * goes through the real store, so the slot set, counts and indexes are checked as they are.
  * (Whole rollouts against the simulator are in rollout.test.ts and defects.test.ts.)
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { BuildTarget, Collector } from '../../../src/api/index.js';
-import { createManualClock } from '../../../src/lib/clock.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
-import { Policy, type PolicyInput } from '../../../src/policy/schema.js';
-import { createUpgradeQueue, jobIdOf, type UpgradeQueue } from '../../../src/queue/upgrade-job.js';
-import {
-  type CollectorEvent,
-  type CollectorRecord,
-  type CollectorState,
-  newRecord,
-  SLOT_STATES,
-  transition,
-} from '../../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector-store.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { describe, expect, it } from 'vitest';
+import type { BuildTarget } from '../../../src/api/index.js';
+import { Policy } from '../../../src/policy/schema.js';
+import { jobIdOf } from '../../../src/queue/upgrade-job.js';
 import { readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
 import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
-import { RolloutStore } from '../../../src/rollout/rollout-store.js';
-import { Scheduler, settingsOf } from '../../../src/rollout/scheduler.js';
-import { captureLogger } from '../../support/capture-logger.js';
-import { useTestRedis } from '../../support/redis.js';
-import { seedCollector } from '../../support/seed-collector.js';
+import {
+  BUILD,
+  collector,
+  expectSlotsTrue,
+  MINUTE,
+  NEWER,
+  OLD,
+  useSchedulerHarness,
+} from '../../support/scheduler-harness.js';
 
-const ctx = useTestRedis();
-const open: { queue?: UpgradeQueue; connection?: Redis }[] = [];
-
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    await o.queue?.close();
-    if (o.connection) await closeRedis(o.connection);
-  }
-});
-
-const OLD = '19.450-12';
-const BUILD = '19.470-4';
-const NEWER = '19.480-1';
-const MINUTE = 60_000;
-
-function collector(id: number, patch: Partial<Collector> = {}): Collector {
-  return {
-    id,
-    name: `c-${id}`,
-    hostName: `web-${id}`,
-    timeZone: 'Etc/UTC',
-    collectorType: 'Installable',
-    collectorVersion: OLD,
-    osName: 'Linux',
-    osArch: 'amd64',
-    osVersion: '6.8',
-    ephemeral: false,
-    alive: true,
-    lastSeenAlive: 0,
-    sourceSyncMode: 'UI',
-    links: [],
-    ...patch,
-  } as Collector;
-}
-
-async function setup(policyInput: Partial<PolicyInput> = {}) {
-  const keys = createKeys(ctx.prefix);
-  const connection = createRedis(ctx.url, { name: 'scheduler-test-bull', forBullmq: true });
-  const queue = createUpgradeQueue(connection, keys.bullPrefix);
-  open.push({ queue, connection });
-  const log = captureLogger('debug');
-  const store = new CollectorStore(ctx.redis, keys, log.logger);
-  const rollouts = new RolloutStore(ctx.redis, keys);
-  const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));
-  const targets: BuildTarget[] = [
-    { version: OLD, latest: false },
-    { version: BUILD, latest: true },
-  ];
-  /** What the listing offers for a build: the test's Collectors not on that build. */
-  const fleet = new Map<number, Collector>();
-  const listings: string[] = [];
-  const scheduler = new Scheduler({
-    api: {
-      listTargets: async () => targets,
-      async *collectorPages(params) {
-        listings.push(params?.toVersion ?? '');
-        const page = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
-        if (page.length) yield page;
-      },
-    },
-    redis: ctx.redis,
-    store,
-    rollouts,
-    queue,
-    clock,
-    logger: log.logger,
-    scanIntervalMs: 5 * MINUTE,
-  });
-  let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
-  const s = {
-    keys,
-    queue,
-    store,
-    rollouts,
-    scheduler,
-    clock,
-    fleet,
-    listings,
-    targets,
-    log,
-    get policy() {
-      return policy;
-    },
-    set policy(p: Policy) {
-      policy = p;
-    },
-    async tick(policies: Policy[] = [policy]) {
-      await scheduler.tick(policies);
-    },
-    async rolloutId() {
-      const id = await rollouts.currentOf(policy.name);
-      if (!id) throw new Error('no current rollout');
-      return id;
-    },
-    async record(id: number, rolloutId?: string): Promise<CollectorRecord> {
-      const r = await store.get(rolloutId ?? (await s.rolloutId()), id);
-      if (!r) throw new Error(`no record of ${id}`);
-      return r;
-    },
-    async counts(rolloutId?: string) {
-      return store.counts(rolloutId ?? (await s.rolloutId()));
-    },
-    /** The policy's slots, as `<collector>` of the current rollout. */
-    async slots(rolloutId?: string) {
-      const id = rolloutId ?? (await s.rolloutId());
-      return (await store.slotHolders(policy.name))
-        .filter((h) => h.rolloutId === id)
-        .map((h) => h.collectorId)
-        .sort((a, b) => a - b);
-    },
-    /** Moves a Collector of the current rollout by `events`, through the real store. */
-    async drive(id: number, events: CollectorEvent[]) {
-      const rolloutId = await s.rolloutId();
-      let r = await s.record(id);
-      for (const event of events) {
-        const t = transition(r, event, { now: clock.now(), settings: settingsOf(policy) });
-        if (!t.ok) throw new Error(t.reason);
-        expect(await store.apply(rolloutId, [t.move], { limit: policy.maxInFlight })).toEqual(['written']);
-        r = t.move.next;
-      }
-      return r;
-    },
-    /** Seeds a record of the current rollout in `state` (the first tick must have started it). */
-    async seed(id: number, state: CollectorState, taskId?: string) {
-      const rolloutId = await s.rolloutId();
-      return seedCollector(
-        { store, rolloutId, settings: settingsOf(policy), now: clock.now() },
-        newRecord(collector(id), BUILD, clock.now()),
-        state,
-        taskId,
-      );
-    },
-  };
-  return s;
-}
-
-/** Slot holders equal the records in slot states, for every rollout of the policy. */
-async function expectSlotsTrue(s: Awaited<ReturnType<typeof setup>>, rolloutId: string) {
-  const inSlotStates: number[] = [];
-  for await (const r of s.store.all(rolloutId)) if (SLOT_STATES.includes(r.state)) inSlotStates.push(r.id);
-  expect(await s.slots(rolloutId)).toEqual(inSlotStates.sort((a, b) => a - b));
-}
+const setup = useSchedulerHarness();
 
 describe('the one admitter', () => {
   it('admits from the first scan in discovery order up to maxInFlight, each with the job of its admission', async () => {
@@ -251,7 +102,7 @@ describe('the one admitter', () => {
     expect((await s.record(43)).state).toBe('waiting_retry');
     expect(await s.slots()).toEqual([]);
 
-    await s.rollouts.resume(rolloutId, await s.counts(), s.clock.now());
+    await s.rollouts.resume(rolloutId, await s.counts(), s.clock.now(), await s.store.waveCounts(rolloutId));
     await s.tick();
     expect(await s.record(43)).toMatchObject({ state: 'admitted', admissions: 2 });
   });
@@ -401,7 +252,7 @@ describe('policies that are disabled, removed or superseded', () => {
     expect(await s.slots()).toEqual([81]);
     const disabled = Policy.parse({ name: 'linux-fleet', maxInFlight: 1, enabled: false });
     await s.tick([disabled]);
-    const status = (await readFleetStatus({ redis: ctx.redis, keys: s.keys, rollouts: s.rollouts }))
+    const status = (await readFleetStatus({ redis: s.redis, keys: s.keys, rollouts: s.rollouts }))
       .rollouts[0];
     expect(status).toMatchObject({
       phase: 'paused',
@@ -455,7 +306,7 @@ describe('policies that are disabled, removed or superseded', () => {
     await expectSlotsTrue(s, newId);
     // The old rollout holds 4 of the policy's 5 slots (91, 92 admitted, 93, 94); the new one
     // admits into the one left, and each shows its own count.
-    const status = await readFleetStatus({ redis: ctx.redis, keys: s.keys, rollouts: s.rollouts });
+    const status = await readFleetStatus({ redis: s.redis, keys: s.keys, rollouts: s.rollouts });
     const byId = new Map(status.rollouts.map((r) => [r.id, r]));
     expect(byId.get(oldId)?.inflight).toBe(4);
     expect(byId.get(newId)?.inflight).toBe(1);
@@ -470,7 +321,7 @@ describe('policies that are disabled, removed or superseded', () => {
     (s.targets[1] as BuildTarget).latest = false;
     s.clock.advance(2 * MINUTE);
     await s.tick();
-    expect(await ctx.redis.smembers(s.keys.followed)).toEqual([oldId]);
+    expect(await s.redis.smembers(s.keys.followed)).toEqual([oldId]);
     // The task ends without reaching the old rollout's build: its listing offers it again.
     s.fleet.set(97, collector(97));
     s.clock.advance(MINUTE);
@@ -480,6 +331,6 @@ describe('policies that are disabled, removed or superseded', () => {
     expect(r.message).toMatch(/ended without reaching the build/);
     expect(await s.slots(oldId)).toEqual([]);
     await s.tick();
-    expect(await ctx.redis.smembers(s.keys.followed)).toEqual([]);
+    expect(await s.redis.smembers(s.keys.followed)).toEqual([]);
   });
 });

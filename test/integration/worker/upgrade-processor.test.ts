@@ -202,13 +202,14 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
         { store, queue, logger: log.logger },
         {
           rollout: current.rollout,
-          policy: { waves: [{ kind: 'percent', percent: 100 }], windows: [] },
+          policy: { windows: [] },
+          room: current.counts.queued ?? 0,
           counts: current.counts,
           slotsHeld: current.slotsHeld,
           now: t.clock.now(),
         },
       );
-      return admitted.map((r) => r.id);
+      return admitted.records.map((r) => r.id);
     },
     async runToEnd(id, maxSteps = 200) {
       const delays: number[] = [];

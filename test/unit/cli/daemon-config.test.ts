@@ -83,6 +83,8 @@ describe('loadDaemonConfig: defaults', () => {
       stalledIntervalMs: 30_000,
       dataDir: '.data',
       apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+      webhooks: [],
+      authReads: false,
     });
   });
 });

@@ -109,7 +109,7 @@ describe('csvCell', () => {
 });
 
 describe('toCsvRow', () => {
-  it('has a column for the admissions, next to the attempts', () => {
+  it('has a column for the admissions, next to the attempts, and the attempts themselves last', () => {
     expect(REPORT_COLUMNS).toEqual([
       'id',
       'name',
@@ -125,6 +125,8 @@ describe('toCsvRow', () => {
       'requestTime',
       'finishedAt',
       'message',
+      'retries',
+      'attemptLog',
     ]);
   });
 
@@ -147,14 +149,33 @@ describe('toCsvRow', () => {
       requestTime: '2025-01-06T09:01:00.000Z',
       finishedAt: '2025-01-06T09:03:20.000Z',
       message: 'Upgrade failed: "disk", full\nsecond line',
+      retries: '',
+      attemptLog: '',
     });
+  });
+
+  it('writes each attempt with its answer, task and outcome', () => {
+    const r = result({
+      state: 'succeeded',
+      retries: 1,
+      attemptLog: [
+        { n: 1, sentAt: T, answer: 'created', taskId: '10000001', outcome: 'failed', endedAt: T + 1 },
+        { n: 2, sentAt: T + 2, answer: 'not_alive' },
+        { n: 3, sentAt: T + 3, answer: 'created', taskId: '10000007', outcome: 'succeeded', endedAt: T + 4 },
+      ],
+    });
+    const [cells] = parseCsv(`${toCsvRow(r)}\n`);
+    expect(cells?.[REPORT_COLUMNS.indexOf('retries')]).toBe('1');
+    expect(cells?.[REPORT_COLUMNS.indexOf('attemptLog')]).toBe(
+      '1:created 10000001 failed; 2:not_alive; 3:created 10000007 succeeded',
+    );
   });
 
   it('leaves missing fields empty', () => {
     const { taskId: _t, requestTime: _r, finishedAt: _f, message: _m, ...queued } = result();
     const row = toCsvRow({ ...queued, state: 'queued' });
     expect(row).toBe(
-      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,',
+      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,,,',
     );
   });
 

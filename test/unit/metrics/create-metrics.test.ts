@@ -62,7 +62,7 @@ describe('metricState', () => {
     for (const s of METRIC_STATES) expect(metricState(s)).toBe(s);
   });
 
-  it('has waiting_retry (was waiting_alive) and error among the dashboard states', () => {
+  it('has waiting_retry (was waiting_alive), error and aborted among the dashboard states', () => {
     expect(METRIC_STATES).toEqual([
       'queued',
       'waiting_retry',
@@ -75,8 +75,10 @@ describe('metricState', () => {
       'rejected',
       'error',
       'skipped',
+      'aborted',
     ]);
     expect(METRIC_STATES).not.toContain('waiting_alive');
+    expect(metricState('aborted')).toBe('aborted');
   });
 
   it('is the one of collector-state.ts, re-exported', () => {

@@ -3,7 +3,9 @@
  * states' table as documented, `transition` against TRANSITIONS for every state × event (nothing
  * outside the table, ever), and the rules of each move: retries of not-alive and erroring
  * creates with their back-offs and limits, status errors that hand a task over to the listings,
- * admissions, attempts, and supersession.
+ * admissions (and the wave of the first), attempts, supersession, an abort (only what has not
+ * sent a create) and an operator's retry (only from an outcome, counted as a retry of the same
+ * Collector).
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -117,12 +119,13 @@ const TABLE: Record<
   rejected: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'rejected', gate: 'sample' },
   error: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'error', gate: 'bad' },
   skipped: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'skipped', gate: 'none' },
+  aborted: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'aborted', gate: 'none' },
 };
 
 /** Every event type, with the variants that take different paths. */
 const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   discover: [{ type: 'discover' }],
-  admit: [{ type: 'admit' }],
+  admit: [{ type: 'admit' }, { type: 'admit', wave: 2 }],
   send: [{ type: 'send' }],
   resend: [{ type: 'resend' }],
   withdraw: [{ type: 'withdraw', message: 'the rollout is paused' }],
@@ -155,6 +158,8 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   no_task: [{ type: 'no_task', message: 'listed again, no task runs' }],
   seen_alive: [{ type: 'seen_alive' }],
   supersede: [{ type: 'supersede', message: 'superseded by a newer rollout' }],
+  abort: [{ type: 'abort', message: 'rollout aborted (by ops@host)' }],
+  operator_retry: [{ type: 'operator_retry', message: 'retried by ops@host' }],
 };
 const EVENT_TYPES = Object.keys(EVENTS) as CollectorEventType[];
 const ALL_EVENTS = Object.values(EVENTS).flat();
@@ -300,9 +305,37 @@ describe('the transition table', () => {
     }
   });
 
-  it('final states never change; not_alive only reopens when seen alive', () => {
-    for (const s of FINAL_STATES) expect(rowsFrom(s)).toEqual([]);
-    expect(rowsFrom('not_alive')).toEqual([['not_alive', 'seen_alive', 'queued']]);
+  it('final states leave only by operator_retry; not_alive reopens when seen alive or retried', () => {
+    for (const s of FINAL_STATES)
+      for (const [, event, to] of rowsFrom(s)) {
+        expect(event, s).toBe('operator_retry');
+        expect(to, s).toBe('waiting_retry');
+      }
+    // Outcomes are retried; a success, a skip and an abort are for good.
+    for (const s of ['failed', 'timed_out', 'error', 'rejected'] as const)
+      expect(rowsFrom(s)).toEqual([[s, 'operator_retry', 'waiting_retry']]);
+    for (const s of ['succeeded', 'skipped', 'aborted'] as const) expect(rowsFrom(s)).toEqual([]);
+    expect(rowsFrom('not_alive')).toHaveLength(2);
+    expect(rowsFrom('not_alive')).toContainEqual(['not_alive', 'seen_alive', 'queued']);
+    expect(rowsFrom('not_alive')).toContainEqual(['not_alive', 'operator_retry', 'waiting_retry']);
+  });
+
+  it('abort leaves only states without a task, to aborted; operator_retry only outcomes, to waiting_retry', () => {
+    expect(TRANSITIONS.filter(([, e]) => e === 'abort')).toEqual([
+      ['queued', 'abort', 'aborted'],
+      ['waiting_retry', 'abort', 'aborted'],
+      ['admitted', 'abort', 'aborted'],
+    ]);
+    expect(TRANSITIONS.filter(([, , to]) => to === 'aborted').map(([, e]) => e)).toEqual([
+      'abort',
+      'abort',
+      'abort',
+    ]);
+    expect(
+      TRANSITIONS.filter(([, e]) => e === 'operator_retry')
+        .map(([from, , to]) => `${from}->${to}`)
+        .sort(),
+    ).toEqual(['error', 'failed', 'not_alive', 'rejected', 'timed_out'].map((s) => `${s}->waiting_retry`));
   });
 
   it('a slot is taken only by admit, and admitted is reached only by admit from a state without a task', () => {
@@ -637,6 +670,32 @@ describe('status reads', () => {
 });
 
 describe('admission, creates and tasks', () => {
+  it('admit with a wave records the wave of the first admission only', () => {
+    const first = move(record('queued'), { type: 'admit', wave: 0 });
+    expect(first).toMatchObject({ state: 'admitted', wave: 0, admissions: 1 });
+    // Withdrawn, then admitted again while a later wave is open: it stays in its first wave.
+    const again = walk(first, [
+      { type: 'withdraw', message: 'paused' },
+      { type: 'admit', wave: 3 },
+    ]);
+    expect(again).toMatchObject({ state: 'admitted', wave: 0, admissions: 2 });
+    // Without a wave nothing is recorded; a later admit with one records it then.
+    const none = move(record('queued'), { type: 'admit' });
+    expect(none.wave).toBeUndefined();
+    expect(Object.hasOwn(none, 'wave')).toBe(false);
+    const later = walk(none, [
+      { type: 'withdraw', message: 'paused' },
+      { type: 'admit', wave: 2 },
+    ]);
+    expect(later.wave).toBe(2);
+    // An operator's retry keeps the wave too.
+    const retried = move(record('failed', { wave: 1, retries: 0 }), {
+      type: 'operator_retry',
+      message: 'retried by ops',
+    });
+    expect(move(retried, { type: 'admit', wave: 4 }).wave).toBe(1);
+  });
+
   it('admit gives a slot state, counts the admission and clears the retry time', () => {
     for (const from of ['queued', 'waiting_retry'] as const) {
       const r = move(record(from, { admissions: 2, nextAttemptAt: NOW - 1 }), { type: 'admit' });
@@ -730,5 +789,183 @@ describe('supersede', () => {
         message: 'superseded',
         finishedAt: NOW,
       });
+  });
+});
+
+describe('abort', () => {
+  const abort: CollectorEvent = { type: 'abort', message: 'rollout aborted (by ops@host)' };
+
+  it('ends a Collector that has not sent a create: queued, waiting_retry or admitted; nothing else', () => {
+    const from = COLLECTOR_STATES.filter((s) => transition(record(s), abort, ctx()).ok);
+    expect(from).toEqual(['queued', 'waiting_retry', 'admitted']);
+    for (const s of from) {
+      const r = move(record(s, { attempts: 2, admissions: 3, nextAttemptAt: NOW + 5 }), abort);
+      expect(r).toMatchObject({
+        state: 'aborted',
+        message: 'rollout aborted (by ops@host)',
+        finishedAt: NOW,
+        attempts: 2,
+        admissions: 3,
+      });
+      // Aborted is final, settled, owned by nobody, holds no slot and is not judged by the gate.
+      expect(isFinal(r.state)).toBe(true);
+      expect(holdsSlot(r.state)).toBe(false);
+      expect(gateClass(r.state)).toBe('none');
+      expect(metricState(r.state)).toBe('aborted');
+    }
+  });
+
+  it('an aborted Collector never moves again, not even by an operator’s retry', () => {
+    const r = move(record('queued'), abort);
+    for (const e of ALL_EVENTS) expect(transition(r, e, ctx()).ok, e.type).toBe(false);
+  });
+});
+
+describe('operator_retry', () => {
+  const retry: CollectorEvent = { type: 'operator_retry', message: 'retried by ops@host' };
+  const OUTCOMES = ['failed', 'timed_out', 'not_alive', 'error', 'rejected'] as const;
+
+  it('applies to the outcomes failed, timed_out, not_alive, error and rejected only', () => {
+    expect(COLLECTOR_STATES.filter((s) => transition(record(s), retry, ctx()).ok).sort()).toEqual(
+      [...OUTCOMES].sort(),
+    );
+  });
+
+  it.each(OUTCOMES)(
+    '%s → waiting_retry due at once, retries +1, per-attempt counters reset, attempts kept',
+    (s) => {
+      const before = record(s, {
+        attempts: 4,
+        admissions: 5,
+        wave: 1,
+        taskId: '41',
+        notAliveAnswers: 2,
+        errorAnswers: 2,
+        transientErrors: 3,
+        statusErrors: 4,
+        statusReads: 9,
+        finishedAt: NOW - 10,
+        reconcilingSince: NOW - 60_000,
+        taskProven: true,
+        message: 'the old outcome',
+      });
+      const r = move(before, retry);
+      expect(r).toMatchObject({
+        state: 'waiting_retry',
+        retries: 1,
+        nextAttemptAt: NOW,
+        message: 'retried by ops@host',
+        notAliveAnswers: 0,
+        errorAnswers: 0,
+        transientErrors: 0,
+        statusErrors: 0,
+        // The same Collector: its attempts, admissions, reads, wave and last task are kept.
+        attempts: 4,
+        admissions: 5,
+        statusReads: 9,
+        wave: 1,
+        taskId: '41',
+      });
+      expect(r.finishedAt).toBeUndefined();
+      expect(r.reconcilingSince).toBeUndefined();
+      expect(r.taskProven).toBeUndefined();
+      expect(isSettled(r.state)).toBe(false);
+      // A second retry after another outcome counts on.
+      const twice = walk(r, [
+        { type: 'admit' },
+        { type: 'send' },
+        { type: 'rejected', message: 'again' },
+        retry,
+      ]);
+      expect(twice).toMatchObject({ state: 'waiting_retry', retries: 2, attempts: 5 });
+    },
+  );
+
+  it('the retried Collector gets the policy’s full allowance of answers again', () => {
+    const ended = move(record('creating', { notAliveAnswers: SETTINGS.notAliveAttempts - 1 }), {
+      type: 'not_alive',
+      message: 'down',
+    });
+    expect(ended.state).toBe('not_alive');
+    const cycle: CollectorEvent[] = [
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'not_alive', message: 'down' },
+    ];
+    const after = walk(move(ended, retry), cycle);
+    expect(after).toMatchObject({ state: 'waiting_retry', notAliveAnswers: 1 });
+  });
+});
+
+describe('the attempt log', () => {
+  /** Moves `r` through `events` at one-second steps; the record after the last. */
+  function through(r: CollectorRecord, events: CollectorEvent[], settings = SETTINGS): CollectorRecord {
+    let at = NOW;
+    let current = r;
+    for (const event of events) {
+      at += 1000;
+      const t = transition(current, event, { now: at, settings, random: () => 0.5 });
+      if (!t.ok) throw new Error(t.reason);
+      current = t.move.next;
+    }
+    return current;
+  }
+  const created = (taskId: string): CollectorEvent => ({
+    type: 'created',
+    taskId,
+    requestTime: NOW,
+    createdBy: 'h:1',
+  });
+
+  it('keeps each attempt: when it was sent, the answer, the task and how it ended', () => {
+    const r = through(record('admitted'), [
+      { type: 'send' },
+      { type: 'not_alive', message: 'down' },
+      { type: 'admit' },
+      { type: 'send' },
+      created('7'),
+      { type: 'status', status: 6 },
+      { type: 'failed', message: 'disk full', status: 3 },
+      { type: 'operator_retry', message: 'retried by ops' },
+      { type: 'admit' },
+      { type: 'send' },
+      created('9'),
+      { type: 'succeeded', status: 2 },
+    ]);
+    expect(r.attemptLog).toEqual([
+      { n: 1, sentAt: NOW + 1000, answer: 'not_alive' },
+      { n: 2, sentAt: NOW + 4000, answer: 'created', taskId: '7', outcome: 'failed', endedAt: NOW + 7000 },
+      {
+        n: 3,
+        sentAt: NOW + 10_000,
+        answer: 'created',
+        taskId: '9',
+        outcome: 'succeeded',
+        endedAt: NOW + 12_000,
+      },
+    ]);
+  });
+
+  it('records error answers, transient or not, and keeps only the latest few attempts', () => {
+    const events: CollectorEvent[] = [];
+    for (let i = 0; i < 8; i++)
+      events.push(
+        { type: 'send' },
+        { type: 'create_error', transient: i % 2 === 0, message: 'e' },
+        { type: 'admit' },
+      );
+    const r = through(record('admitted'), events, {
+      ...SETTINGS,
+      errorAttempts: 100,
+      transientAttempts: 100,
+    });
+    expect(r.attemptLog).toHaveLength(5);
+    expect(r.attemptLog?.map((a) => [a.n, a.answer])).toEqual([
+      [4, 'error'],
+      [5, 'transient_error'],
+      [6, 'error'],
+      [7, 'transient_error'],
+      [8, 'error'],
+    ]);
   });
 });

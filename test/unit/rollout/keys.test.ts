@@ -23,14 +23,18 @@ function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string
     rollouts: k.rollouts,
     policies: k.policies,
     followed: k.followed,
+    oneOffs: k.oneOffs,
     rollout: k.rollout(ID),
     results: k.results(ID),
     counts: k.counts(ID),
+    waveCounts: k.waveCounts(ID),
     queued: k.queued(ID),
     retries: k.retries(ID),
     reconciling: k.reconciling(ID),
     slots: k.slots('linux-fleet'),
     durations: k.durations(ID),
+    history: k.history(ID),
+    outbox: k.outbox,
     leader: k.leader,
     processes: k.processes,
     clock: k.clock,
@@ -51,14 +55,18 @@ describe('createKeys', () => {
       rollouts: 'p:{fleet-upgrade}:rollouts',
       policies: 'p:{fleet-upgrade}:policies',
       followed: 'p:{fleet-upgrade}:followed',
+      oneOffs: 'p:{fleet-upgrade}:one-offs',
       rollout: `p:{fleet-upgrade}:rollout:${ID}`,
       results: `p:{fleet-upgrade}:results:${ID}`,
       counts: `p:{fleet-upgrade}:counts:${ID}`,
+      waveCounts: `p:{fleet-upgrade}:wave-counts:${ID}`,
       queued: `p:{fleet-upgrade}:queued:${ID}`,
       retries: `p:{fleet-upgrade}:retries:${ID}`,
       reconciling: `p:{fleet-upgrade}:reconciling:${ID}`,
       slots: 'p:{fleet-upgrade}:slots:linux-fleet',
       durations: `p:{fleet-upgrade}:durations:${ID}`,
+      history: `p:{fleet-upgrade}:history:${ID}`,
+      outbox: 'p:{fleet-upgrade}:outbox',
       leader: 'p:{fleet-upgrade}:leader',
       processes: 'p:{fleet-upgrade}:processes',
       clock: 'p:{fleet-upgrade}:clock',
@@ -79,7 +87,17 @@ describe('createKeys', () => {
     const k = createKeys('p:');
     const keys = [...everyKey('p:'), k.slotFreedChannel];
     expect(new Set(keys).size).toBe(keys.length);
-    for (const of of [k.rollout, k.results, k.counts, k.queued, k.retries, k.reconciling, k.durations]) {
+    for (const of of [
+      k.rollout,
+      k.results,
+      k.counts,
+      k.waveCounts,
+      k.queued,
+      k.retries,
+      k.reconciling,
+      k.durations,
+      k.history,
+    ]) {
       expect(of('a@1')).not.toBe(of('b@1'));
       expect(of('a@1')).not.toBe(of('a@2'));
     }

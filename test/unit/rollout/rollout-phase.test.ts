@@ -1,12 +1,13 @@
 /**
  * A rollout's own life (src/rollout/rollout-phase.ts): the phase every event leads to from every
- * phase (and none where it does not apply), which phases admit Collectors, and the phase as
- * `status` shows it.
+ * phase (and none where it does not apply), which phases admit Collectors, which pauses come
+ * from the policy files, and the phase as `status` shows it.
  */
 import { describe, expect, it } from 'vitest';
 import {
   admits,
   describePhase,
+  isPolicyPause,
   nextPhase,
   PAUSE_REASONS,
   ROLLOUT_PHASES,
@@ -14,24 +15,54 @@ import {
   type RolloutPhase,
 } from '../../../src/rollout/rollout-phase.js';
 
-const EVENTS = ['converge', 'reopen', 'halt', 'resume', 'pause', 'unpause', 'supersede', 'restart'] as const;
+const EVENTS = [
+  'converge',
+  'reopen',
+  'halt',
+  'resume',
+  'pause',
+  'unpause',
+  'abort',
+  'supersede',
+  'restart',
+] as const;
 // Every event of the type is listed above (a new one fails to compile until it is).
 type Unlisted = Exclude<RolloutEvent, (typeof EVENTS)[number]>;
 const allListed: [Unlisted] extends [never] ? true : false = true;
 
 /** The phase table as the module's header draws it; every pair not named here leads nowhere. */
 const EXPECTED: Partial<Record<RolloutPhase, Partial<Record<RolloutEvent, RolloutPhase>>>> = {
-  running: { converge: 'converged', halt: 'halted', pause: 'paused', supersede: 'superseded' },
-  converged: { reopen: 'running', halt: 'halted', pause: 'paused', supersede: 'superseded' },
-  halted: { resume: 'running', supersede: 'superseded' },
-  paused: { unpause: 'running', supersede: 'superseded' },
+  running: {
+    converge: 'converged',
+    halt: 'halted',
+    pause: 'paused',
+    abort: 'aborted',
+    supersede: 'superseded',
+  },
+  converged: {
+    reopen: 'running',
+    halt: 'halted',
+    pause: 'paused',
+    abort: 'aborted',
+    supersede: 'superseded',
+  },
+  halted: { resume: 'running', abort: 'aborted', supersede: 'superseded' },
+  paused: { resume: 'running', unpause: 'running', abort: 'aborted', supersede: 'superseded' },
   superseded: { restart: 'running' },
+  // aborted: for good, nothing leads out of it (a resume releases its policy, not the rollout).
 };
 
 describe('nextPhase', () => {
-  it('knows the five phases', () => {
+  it('knows the six phases', () => {
     expect(allListed).toBe(true);
-    expect([...ROLLOUT_PHASES]).toEqual(['running', 'converged', 'paused', 'halted', 'superseded']);
+    expect([...ROLLOUT_PHASES]).toEqual([
+      'running',
+      'converged',
+      'paused',
+      'halted',
+      'aborted',
+      'superseded',
+    ]);
   });
 
   const cases = ROLLOUT_PHASES.flatMap((phase) =>
@@ -41,16 +72,22 @@ describe('nextPhase', () => {
     expect(nextPhase(phase, event)).toBe(expected);
   });
 
-  it('supersede applies to every phase but superseded; restart only there', () => {
+  it('supersede and abort apply to every phase but superseded and aborted; restart only to superseded', () => {
     for (const p of ROLLOUT_PHASES) {
-      expect(nextPhase(p, 'supersede') !== undefined).toBe(p !== 'superseded');
+      const ended = p === 'superseded' || p === 'aborted';
+      expect(nextPhase(p, 'supersede') !== undefined).toBe(!ended);
+      expect(nextPhase(p, 'abort')).toBe(ended ? undefined : 'aborted');
       expect(nextPhase(p, 'restart') !== undefined).toBe(p === 'superseded');
     }
   });
 
-  it('every phase can be left and reached again', () => {
+  it('resume goes on from halted or paused only', () => {
+    expect(ROLLOUT_PHASES.filter((p) => nextPhase(p, 'resume') !== undefined)).toEqual(['paused', 'halted']);
+  });
+
+  it('aborted is for good: no event leaves it; every other phase can be left; every phase can be reached', () => {
     for (const p of ROLLOUT_PHASES) {
-      expect(EVENTS.some((e) => nextPhase(p, e) !== undefined)).toBe(true);
+      expect(EVENTS.some((e) => nextPhase(p, e) !== undefined)).toBe(p !== 'aborted');
       expect(ROLLOUT_PHASES.some((q) => EVENTS.some((e) => nextPhase(q, e) === p))).toBe(true);
     }
   });
@@ -59,6 +96,15 @@ describe('nextPhase', () => {
 describe('admits', () => {
   it.each(ROLLOUT_PHASES)('%s', (phase) => {
     expect(admits(phase)).toBe(phase === 'running' || phase === 'converged');
+  });
+});
+
+describe('isPolicyPause', () => {
+  it('is true only for the pauses the policy files cause', () => {
+    expect(isPolicyPause(PAUSE_REASONS.policyDisabled)).toBe(true);
+    expect(isPolicyPause(PAUSE_REASONS.policyRemoved)).toBe(true);
+    for (const reason of [undefined, '', 'by ops@host', 'policy', 'Policy disabled', 'policy disabled '])
+      expect(isPolicyPause(reason), String(reason)).toBe(false);
   });
 });
 

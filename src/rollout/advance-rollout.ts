@@ -1,0 +1,294 @@
+/**
+ * One scheduler tick of one policy's current rollout, in order:
+ * 1. a scan of the listing when due (discovery, catch-up, evidence for tasks of unknown id);
+ * 2. the failure gate (per type, per wave and overall): a trip halts the rollout, or aborts it;
+ * 3. the waves (wave-progress.ts): a completed wave bakes, awaits approval, or opens the next;
+ * 4. the calendar (schedule and freezes) and the one admitter (admit.ts): free slots filled within
+ *    what the waves allow, with the in-flight limit of the policy (a percentage of the Collectors
+ *    found), each Collector only when its upgrade fits in its maintenance window;
+ * 5. convergence, the first status read learned from durations, failures reported in bulk.
+ * What happens is recorded as rollout events (history + notifications).
+ */
+import type { BuildTarget } from '../api/index.js';
+import { calendarState } from '../policy/calendar-state.js';
+import { maxInFlightOf, resolveMaxInFlight } from '../policy/max-in-flight.js';
+import type { Policy } from '../policy/schema.js';
+import { wavePlan } from '../policy/wave-limits.js';
+import { admit } from './admit.js';
+import {
+  ACTIVE_STATES,
+  COLLECTOR_STATES,
+  gateClass,
+  type StateCounts,
+  sumStates,
+} from './collector-state.js';
+import { abort } from './control.js';
+import type { EventSource, RolloutEventType } from './event-log.js';
+import { judgeGate } from './failure-gate.js';
+import { learnFirstRead, quantile } from './poll-schedule.js';
+import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
+import { admits } from './rollout-phase.js';
+import type { CurrentRollout, RolloutRecord } from './rollout-store.js';
+import { scanUpgradable } from './scan-upgradable.js';
+import type { SchedulerDeps } from './scheduler.js';
+import { progressWaves } from './wave-progress.js';
+
+/** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */
+export interface RolloutMemory {
+  lastScan: Map<string, number>;
+  /** Rollouts whose Collectors all settled after their last scan: one more scan decides convergence. */
+  idleScanned: Set<string>;
+  /** Successes counted when the first status read was last learned. */
+  learnedAt: Map<string, number>;
+  /** Bad outcomes last reported in a `collectors.failed` event, and when. */
+  failuresReported: Map<string, { bad: number; at: number }>;
+}
+
+export interface AdvanceDeps extends SchedulerDeps {
+  emit(
+    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
+    type: RolloutEventType,
+    source: EventSource,
+    message: string,
+    detail?: Record<string, unknown>,
+  ): Promise<void>;
+  memory: RolloutMemory;
+  scanEveryMs: number;
+  reconcileEveryMs: number;
+}
+
+/** Clock ms between two `collectors.failed` events of a rollout. */
+export const FAILURE_REPORT_EVERY_MS = 5 * 60_000;
+
+const badCount = (counts: StateCounts) =>
+  COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad').reduce((n, s) => n + (counts[s] ?? 0), 0);
+
+export async function advanceRollout(
+  deps: AdvanceDeps,
+  input: {
+    policy: Policy;
+    view: CurrentRollout;
+    targets: readonly BuildTarget[];
+    earlier: readonly Policy[];
+    now: number;
+  },
+): Promise<void> {
+  const { rollouts, store, logger, memory } = deps;
+  const { policy, view, targets, earlier, now } = input;
+  const { rollout } = view;
+  const log = logger.child({ rollout: rollout.id });
+  let counts = view.counts;
+  const reconciling = counts.reconciling ?? 0;
+  const sinceScan = now - (memory.lastScan.get(rollout.id) ?? 0);
+  const idle = sumStates(counts, ACTIVE_STATES) === 0;
+  const scanDue =
+    rollout.scans === 0 ||
+    sinceScan >= deps.scanEveryMs ||
+    (reconciling > 0 && sinceScan >= deps.reconcileEveryMs) ||
+    (idle && !memory.idleScanned.has(rollout.id));
+  let addedByScan = 0;
+  if (scanDue) {
+    const scan = await scanUpgradable(deps, rollout, policy, earlier);
+    addedByScan = scan.added.length + scan.caughtUp.length;
+    memory.lastScan.set(rollout.id, now);
+    await rollouts.noteScan(rollout.id, now);
+    if (reconciling > 0)
+      await reconcileUnknownTasks(deps, rollout, { listed: scan.listed, pageSize: policy.pageSize, targets });
+    if (addedByScan)
+      log.info(
+        { added: scan.added.length, caughtUp: scan.caughtUp.length, listed: scan.listed.size },
+        'scan found Collectors',
+      );
+    counts = await store.counts(rollout.id);
+    rollout.canaries += scan.canaries;
+    if (idle) memory.idleScanned.add(rollout.id);
+  }
+  const active = sumStates(counts, ACTIVE_STATES);
+  if (active > 0) memory.idleScanned.delete(rollout.id);
+
+  if (admits(rollout.phase)) await judge(deps, rollout, policy, counts, now);
+  let room = 0;
+  if (admits(rollout.phase)) room = await moveWaves(deps, rollout, policy, counts, now);
+  await fitLimit(deps, rollout, policy, counts);
+  const calendar = calendarState(policy, now);
+  const holding: string[] = [];
+  if (!calendar.open) {
+    holding.push(calendar.detail);
+    if (calendar.reason === 'after_schedule' && calendar.endBehavior === 'abort' && admits(rollout.phase)) {
+      await abort(
+        deps,
+        rollout.id,
+        'the schedule',
+        `its schedule ended (${calendar.detail})`,
+        'scheduler',
+      ).catch(() => undefined);
+      rollout.phase = 'aborted';
+    }
+  } else {
+    const admitted = await admit(deps, { rollout, policy, counts, slotsHeld: view.slotsHeld, now, room });
+    if (admitted.heldByWindow > 0 && admitted.records.length === 0)
+      holding.push(admitted.windowDetail ?? 'maintenance windows closed');
+  }
+  await noteHolding(deps, rollout, holding.join('; '));
+
+  if (rollout.phase === 'running' && active === 0 && scanDue && addedByScan === 0 && idle) {
+    if (await rollouts.move(rollout, 'converge', now)) {
+      log.info({ counts }, 'rollout converged');
+      await deps.emit(
+        rollout,
+        'rollout.converged',
+        'scheduler',
+        `${rollout.id} converged: ${summary(counts)}`,
+        { counts },
+      );
+    }
+  } else if (rollout.phase === 'converged' && active > 0) {
+    if (await rollouts.move(rollout, 'reopen', now)) log.info({ counts }, 'rollout running again');
+  }
+  await learn(deps, rollout, counts);
+  await reportFailures(deps, rollout, counts, now);
+}
+
+/** The policy's in-flight limit for the Collectors found so far (a percentage grows with them). */
+async function fitLimit(deps: AdvanceDeps, rollout: RolloutRecord, policy: Policy, counts: StateCounts) {
+  const limit = resolveMaxInFlight(maxInFlightOf(policy), sumStates(counts, COLLECTOR_STATES));
+  if (limit === rollout.maxInFlight) return;
+  await deps.rollouts.update(rollout.id, {
+    maxInFlight: limit,
+    target: rollout.target,
+    settings: rollout.settings,
+  });
+  rollout.maxInFlight = limit;
+}
+
+/** Why nothing starts now, for `status` (written only when it changes). */
+async function noteHolding(deps: AdvanceDeps, rollout: RolloutRecord, holding: string) {
+  if ((rollout.holding ?? '') === holding) return;
+  await deps.rollouts.setFields(rollout.id, { holding });
+  rollout.holding = holding;
+}
+
+/** `12 succeeded, 1 failed, 2 not_alive`, in the states' order. */
+export function summary(counts: StateCounts): string {
+  const parts = COLLECTOR_STATES.filter((s) => (counts[s] ?? 0) > 0).map((s) => `${counts[s]} ${s}`);
+  return parts.length ? parts.join(', ') : 'no Collectors';
+}
+
+/** The failure gate: a trip halts the rollout (onTrip: pause) or aborts it. */
+async function judge(
+  deps: AdvanceDeps,
+  rollout: RolloutRecord,
+  policy: Policy,
+  counts: StateCounts,
+  now: number,
+) {
+  if (!policy.failureGate) return;
+  const waves = await deps.store.waveCounts(rollout.id);
+  const verdict = judgeGate(policy.failureGate, counts, {
+    waves,
+    ...(rollout.gateBaseline ? { baseline: rollout.gateBaseline } : {}),
+    ...(rollout.waveBaseline ? { waveBaseline: rollout.waveBaseline } : {}),
+  });
+  if (!verdict.trip) return;
+  deps.logger.warn(
+    { rollout: rollout.id, reason: verdict.trip, onTrip: verdict.onTrip },
+    'the failure gate tripped',
+  );
+  if (verdict.onTrip === 'abort') {
+    await abort(deps, rollout.id, 'the failure gate', `the failure gate: ${verdict.trip}`, 'gate').catch(
+      () => undefined,
+    );
+    rollout.phase = 'aborted';
+    return;
+  }
+  const moved = await deps.rollouts.move(rollout, 'halt', now, verdict.trip);
+  if (!moved) return;
+  rollout.phase = moved;
+  await deps.emit(
+    rollout,
+    'rollout.halted',
+    'gate',
+    `${rollout.id} halted by its failure gate: ${verdict.trip}. Look at \`fleet-upgrade report ${rollout.id}\`, then \`fleet-upgrade resume ${rollout.id}\` or \`abort\``,
+    { criterion: verdict.trip, counts },
+  );
+}
+
+/** Moves the waves on and records what happened; returns how many first attempts may start. */
+async function moveWaves(
+  deps: AdvanceDeps,
+  rollout: RolloutRecord,
+  policy: Policy,
+  counts: StateCounts,
+  now: number,
+) {
+  const total = sumStates(counts, COLLECTOR_STATES);
+  const plan = wavePlan(policy.waves, total, rollout.canaries);
+  const step = progressWaves({ plan, progress: rollout.wave, counts, now });
+  const of = plan.length;
+  if (!step.changed && rollout.wave.of === of) return step.room;
+  if (!(await deps.rollouts.setWave(rollout.id, rollout.wave.seq, { ...step.progress, of }))) return 0;
+  rollout.wave = { ...step.progress, of, seq: rollout.wave.seq + 1 };
+  for (const n of step.news) {
+    const where = `wave ${n.wave} of ${of}`;
+    const message =
+      n.type === 'wave.completed'
+        ? `${rollout.id}: ${where} completed (${summary(counts)})`
+        : n.type === 'wave.started'
+          ? `${rollout.id}: ${where} started`
+          : n.type === 'rollout.baking'
+            ? `${rollout.id}: ${where} baking until ${new Date(n.until ?? now).toISOString()}; \`fleet-upgrade promote ${rollout.id}\` ends it now`
+            : `${rollout.id}: ${where} done, awaiting approval: \`fleet-upgrade promote ${rollout.id}\` starts the next wave`;
+    await deps.emit(rollout, n.type, 'scheduler', message, {
+      wave: n.wave,
+      of,
+      ...(n.until ? { until: n.until } : {}),
+    });
+  }
+  return step.room;
+}
+
+/**
+ * The first status read of a task, learned from this rollout's durations: after each success
+ * while few are known, then after every tenth (the 10th percentile hardly moves by then).
+ */
+async function learn(deps: AdvanceDeps, rollout: RolloutRecord, counts: StateCounts) {
+  const succeeded = counts.succeeded ?? 0;
+  const last = deps.memory.learnedAt.get(rollout.id);
+  if (last === succeeded || (last !== undefined && succeeded >= 50 && succeeded - last < 10)) return;
+  deps.memory.learnedAt.set(rollout.id, succeeded);
+  const durations = await deps.rollouts.durations(rollout.id);
+  const firstRead = learnFirstRead(durations, rollout.settings);
+  if (firstRead !== rollout.firstPollMs) await deps.rollouts.setFirstPoll(rollout.id, firstRead);
+  // The expected length of an upgrade, for the window fit: the 95th percentile once 20 are known.
+  if (durations.length >= 20) {
+    const p95 = Math.round(
+      quantile(
+        [...durations].sort((a, b) => a - b),
+        0.95,
+      ),
+    );
+    if (p95 !== rollout.expectedMs) await deps.rollouts.setFields(rollout.id, { expectedMs: p95 });
+  }
+}
+
+/** Collectors' final failures, aggregated: one event at most every few minutes while they grow. */
+async function reportFailures(deps: AdvanceDeps, rollout: RolloutRecord, counts: StateCounts, now: number) {
+  const bad = badCount(counts);
+  const last = deps.memory.failuresReported.get(rollout.id);
+  if (!last) {
+    deps.memory.failuresReported.set(rollout.id, { bad, at: now });
+    return;
+  }
+  if (bad <= last.bad || now - last.at < FAILURE_REPORT_EVERY_MS) return;
+  deps.memory.failuresReported.set(rollout.id, { bad, at: now });
+  const byState = Object.fromEntries(
+    COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad' && (counts[s] ?? 0) > 0).map((s) => [s, counts[s]]),
+  );
+  await deps.emit(
+    rollout,
+    'collectors.failed',
+    'scheduler',
+    `${rollout.id}: ${bad - last.bad} more Collectors failed (${bad} in all: ${summary(byState)}); \`fleet-upgrade report ${rollout.id}\` has their messages`,
+    { new: bad - last.bad, total: bad, byState },
+  );
+}

@@ -1,0 +1,201 @@
+/**
+ * The scheduler under test with a real Redis and a real BullMQ queue, and the service's listing
+ * stubbed: what a scan sees is the test's to say (`fleet`), the clock is manual. Every write goes
+ * through the real store. `useSchedulerHarness()` registers the hooks that close the queues.
+ */
+import { afterEach, expect } from 'vitest';
+import type { BuildTarget, Collector } from '../../src/api/index.js';
+import { createManualClock } from '../../src/lib/clock.js';
+import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
+import { Policy, type PolicyInput } from '../../src/policy/schema.js';
+import { createUpgradeQueue, type UpgradeQueue } from '../../src/queue/upgrade-job.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  type CollectorState,
+  newRecord,
+  SLOT_STATES,
+  transition,
+} from '../../src/rollout/collector-state.js';
+import { CollectorStore } from '../../src/rollout/collector-store.js';
+import type { ControlDeps } from '../../src/rollout/control.js';
+import { EventLog } from '../../src/rollout/event-log.js';
+import { createKeys } from '../../src/rollout/keys.js';
+import { RolloutStore } from '../../src/rollout/rollout-store.js';
+import { Scheduler, settingsOf } from '../../src/rollout/scheduler.js';
+import { captureLogger } from './capture-logger.js';
+import { useTestRedis } from './redis.js';
+import { seedCollector } from './seed-collector.js';
+
+export const OLD = '19.450-12';
+export const BUILD = '19.470-4';
+export const NEWER = '19.480-1';
+export const MINUTE = 60_000;
+
+/** A Collector as the listing shows it. */
+export function collector(id: number, patch: Partial<Collector> = {}): Collector {
+  return {
+    id,
+    name: `c-${id}`,
+    hostName: `web-${id}`,
+    timeZone: 'Etc/UTC',
+    collectorType: 'Installable',
+    collectorVersion: OLD,
+    osName: 'Linux',
+    osArch: 'amd64',
+    osVersion: '6.8',
+    ephemeral: false,
+    alive: true,
+    lastSeenAlive: 0,
+    sourceSyncMode: 'UI',
+    links: [],
+    ...patch,
+  } as Collector;
+}
+
+export type SchedulerHarness = Awaited<ReturnType<ReturnType<typeof useSchedulerHarness>>>;
+
+/** Registers the test's Redis and cleanup; returns `setup(policy)` for each test. */
+export function useSchedulerHarness() {
+  const ctx = useTestRedis();
+  const open: { queue?: UpgradeQueue; connection?: Redis }[] = [];
+  afterEach(async () => {
+    for (const o of open.splice(0)) {
+      await o.queue?.close();
+      if (o.connection) await closeRedis(o.connection);
+    }
+  });
+  return async function setup(policyInput: Partial<PolicyInput> = {}) {
+    const keys = createKeys(ctx.prefix);
+    const connection = createRedis(ctx.url, { name: 'scheduler-test-bull', forBullmq: true });
+    const queue = createUpgradeQueue(connection, keys.bullPrefix);
+    open.push({ queue, connection });
+    const log = captureLogger('debug');
+    const store = new CollectorStore(ctx.redis, keys, log.logger);
+    const rollouts = new RolloutStore(ctx.redis, keys);
+    const events = new EventLog(ctx.redis, keys);
+    const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));
+    const targets: BuildTarget[] = [
+      { version: OLD, latest: false },
+      { version: BUILD, latest: true },
+    ];
+    /** What the listing offers for a build: the test's Collectors not on that build. */
+    const fleet = new Map<number, Collector>();
+    const listings: string[] = [];
+    const scheduler = new Scheduler({
+      api: {
+        listTargets: async () => targets,
+        async *collectorPages(params) {
+          listings.push(params?.toVersion ?? '');
+          const page = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
+          if (page.length) yield page;
+        },
+      },
+      redis: ctx.redis,
+      keys,
+      store,
+      rollouts,
+      events,
+      queue,
+      clock,
+      logger: log.logger,
+      scanIntervalMs: 5 * MINUTE,
+    });
+    let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
+    const control: ControlDeps = { rollouts, store, events, clock, keys };
+    const s = {
+      redis: ctx.redis,
+      keys,
+      queue,
+      store,
+      rollouts,
+      events,
+      control,
+      scheduler,
+      clock,
+      fleet,
+      listings,
+      targets,
+      log,
+      get policy() {
+        return policy;
+      },
+      set policy(p: Policy) {
+        policy = p;
+      },
+      async tick(policies: Policy[] = [policy]) {
+        await scheduler.tick(policies);
+      },
+      async rolloutId() {
+        const id = await rollouts.currentOf(policy.name);
+        if (!id) throw new Error('no current rollout');
+        return id;
+      },
+      async rollout() {
+        const r = await rollouts.get(await s.rolloutId());
+        if (!r) throw new Error('no rollout');
+        return r;
+      },
+      async record(id: number, rolloutId?: string): Promise<CollectorRecord> {
+        const r = await store.get(rolloutId ?? (await s.rolloutId()), id);
+        if (!r) throw new Error(`no record of ${id}`);
+        return r;
+      },
+      async counts(rolloutId?: string) {
+        return store.counts(rolloutId ?? (await s.rolloutId()));
+      },
+      /** The policy's slots, as `<collector>` of the current rollout. */
+      async slots(rolloutId?: string) {
+        const id = rolloutId ?? (await s.rolloutId());
+        return (await store.slotHolders(policy.name))
+          .filter((h) => h.rolloutId === id)
+          .map((h) => h.collectorId)
+          .sort((a, b) => a - b);
+      },
+      /** Moves a Collector of the current rollout by `events`, through the real store. */
+      async drive(id: number, events: CollectorEvent[]) {
+        const rolloutId = await s.rolloutId();
+        let r = await s.record(id);
+        for (const event of events) {
+          const t = transition(r, event, { now: clock.now(), settings: settingsOf(policy) });
+          if (!t.ok) throw new Error(t.reason);
+          expect(await store.apply(rolloutId, [t.move], { limit: 1_000_000 })).toEqual(['written']);
+          r = t.move.next;
+        }
+        return r;
+      },
+      /** The Collector's task ran and ended (from admitted): `succeeded` or another outcome. */
+      async finish(id: number, outcome: 'succeeded' | 'failed' | 'timed_out' = 'succeeded') {
+        const end: CollectorEvent =
+          outcome === 'succeeded' ? { type: 'succeeded' } : { type: outcome, message: `test ${outcome}` };
+        return s.drive(id, [
+          { type: 'send' },
+          { type: 'created', taskId: `t${id}`, requestTime: clock.now(), createdBy: 'test' },
+          end,
+        ]);
+      },
+      /** Seeds a record of the current rollout in `state` (the first tick must have started it). */
+      async seed(id: number, state: CollectorState, taskId?: string) {
+        const rolloutId = await s.rolloutId();
+        return seedCollector(
+          { store, rolloutId, settings: settingsOf(policy), now: clock.now() },
+          newRecord(collector(id), BUILD, clock.now()),
+          state,
+          taskId,
+        );
+      },
+      /** The types of the rollout's recorded events, oldest first. */
+      async eventTypes(rolloutId?: string) {
+        return (await events.history(rolloutId ?? (await s.rolloutId()))).map((e) => e.type);
+      },
+    };
+    return s;
+  };
+}
+
+/** Slot holders equal the records in slot states, for every rollout of the policy. */
+export async function expectSlotsTrue(s: SchedulerHarness, rolloutId: string) {
+  const inSlotStates: number[] = [];
+  for await (const r of s.store.all(rolloutId)) if (SLOT_STATES.includes(r.state)) inSlotStates.push(r.id);
+  expect(await s.slots(rolloutId)).toEqual(inSlotStates.sort((a, b) => a - b));
+}
