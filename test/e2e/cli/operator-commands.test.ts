@@ -108,6 +108,36 @@ describe('pause, resume, abort', () => {
   }, 120_000);
 });
 
+describe('approval', () => {
+  it('a canary wave awaiting approval holds the next one until `promote`; status says so', async () => {
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: fleet(12),
+      policy: {
+        name: 'canaried',
+        maxInFlight: 10,
+        waves: [{ size: 2, approval: 'manual' }, '100%'],
+        poll: { initial: '30s', max: '1m' },
+      },
+    });
+    const h = harness;
+    await h.startRun();
+    await h.waitFor((s) => s.rollouts[0]?.wave.waitingFor === 'approval', 30_000);
+    const id = (await rollout(h))?.id as string;
+    expect((await h.status()).rollouts[0]?.counts).toEqual({ succeeded: 2, queued: 10 });
+    const status = await cli(h, ['status']);
+    expect(status.out).toMatch(/awaiting approval/);
+    expect(status.out).toMatch(new RegExp(`fleet-upgrade promote ${id.replace('.', '\\.')}`));
+    // It holds: a while later, still only the canaries.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await h.simStats()).tasksCreated).toBe(2);
+    const promoted = await cli(h, ['promote', id]);
+    expect(promoted.code, promoted.out).toBe(0);
+    await h.waitFor(converged, 60_000);
+    expect((await h.status()).rollouts[0]?.counts).toEqual({ succeeded: 12 });
+  }, 90_000);
+});
+
 describe('retry and a one-off upgrade', () => {
   it('retry --only failed creates exactly one new task per failed Collector', async () => {
     harness = await startHarness({
