@@ -5,6 +5,7 @@
 import type { Random } from '../lib/random.js';
 import { generateFleet } from './generate-fleet.js';
 import type { FleetFile } from './schema.js';
+import { drawsStop } from './stop-after-upgrade.js';
 import type { SimCollector } from './types.js';
 
 export function buildCollectors(fleet: FleetFile, start: number, rng: Random): SimCollector[] {
@@ -15,10 +16,12 @@ export function buildCollectors(fleet: FleetFile, start: number, rng: Random): S
     : [];
   const latest = fleet.builds[fleet.builds.length - 1] as string;
   const heartbeatMs = fleet.behaviour.heartbeatSeconds * 1000;
+  const stop = fleet.behaviour.stopAfterUpgrade;
   return [...explicit, ...generated]
     .map((c): SimCollector => {
       const hosted = c.type === 'Hosted';
       const host = c.hostName ?? (hosted ? '' : `host-${c.id}`);
+      const osName = c.osName ?? (hosted ? '' : 'Linux');
       return {
         id: c.id,
         name: c.name ?? (host || `collector-${c.id}`),
@@ -29,7 +32,7 @@ export function buildCollectors(fleet: FleetFile, start: number, rng: Random): S
         type: c.type,
         version: c.version ?? latest,
         osVersion: c.osVersion ?? (hosted ? '' : '5.15.0-105-generic'),
-        osName: c.osName ?? (hosted ? '' : 'Linux'),
+        osName,
         osArch: c.osArch ?? (hosted ? '' : 'amd64'),
         alive: c.alive,
         // Offline before we started: gone for between 31 minutes and three days.
@@ -38,6 +41,10 @@ export function buildCollectors(fleet: FleetFile, start: number, rng: Random): S
         outcome: c.outcome,
         upgradeSeconds: c.upgradeSeconds,
         failureMessage: c.failureMessage,
+        failureCause: c.failureCause,
+        // Drawn from the seed and the id only: the main stream (and so today's fleets) is untouched.
+        stopsAfterUpgrade: !hosted && (c.stopsAfterUpgrade ?? drawsStop(stop, fleet.seed, c.id, osName)),
+        stops: [],
         flap: c.flap,
         tasks: [],
       };

@@ -7,17 +7,28 @@
  * taskTimeoutSeconds after its request becomes 3 "timed out"; a stuck one waits for that, and so
  * does one whose Collector went offline during the upgrade (it stays pending). Time is settled
  * lazily: `advance(now)` replays every due event in order before anything is read or changed.
+ *
+ * Heartbeats: a running Collector beats every heartbeatSeconds, and `lastSeenAlive` is its last
+ * beat. A Collector can stop beating while the service still lists it alive: some time after a
+ * successful upgrade (`behaviour.stopAfterUpgrade`) or by /_sim. Then lastSeenAlive freezes, a
+ * task created for it is never picked up, and offlineAfterSeconds after its last beat it turns
+ * `alive: false`. It runs again only when restarted (restartAfterSeconds, or /_sim), and then
+ * picks up a task issued while it was stopped.
  */
 import { createRandom, type Random } from '../lib/random.js';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
 import { buildCollectors } from './build-collectors.js';
 import { EventQueue } from './event-queue.js';
-import type { FleetFile, Outcome } from './schema.js';
-import { type SimCollector, type SimTask, TaskStatus } from './types.js';
+import { drawFailure, failureRatioFor } from './failure-causes.js';
+import type { FailureCause, FleetFile, Outcome } from './schema.js';
+import { restartDelayMs, stopDelayMs } from './stop-after-upgrade.js';
+import { type SimCollector, type SimStop, type SimTask, TaskStatus } from './types.js';
 
 type SimEvent =
   | { at: number; kind: 'issue' | 'pickup' | 'step' | 'timeout'; task: SimTask }
-  | { at: number; kind: 'alive'; collector: SimCollector; alive: boolean; flap: boolean };
+  | { at: number; kind: 'alive'; collector: SimCollector; alive: boolean; flap: boolean }
+  | { at: number; kind: 'stop'; collector: SimCollector; afterTask: number }
+  | { at: number; kind: 'lost' | 'restart'; collector: SimCollector; stop: SimStop };
 
 export type CreateResult =
   | { ok: true; task: SimTask }
@@ -37,15 +48,11 @@ export interface ModelCounters {
   tasksByOutcome: { succeeded: number; failed: number; timedOut: number };
   unfinished: number;
   maxConcurrentTasks: number;
+  /** Failed tasks (not time-outs) by cause; `custom` = the Collector's own failureMessage. */
+  failuresByCause: Record<FailureCause | 'custom', number>;
+  /** Collectors that stopped heartbeating after a successful upgrade (each stop counts). */
+  stoppedAfterUpgrade: number;
 }
-
-const FAILURE_REASONS = [
-  'Upgrade failed: not enough disk space on the host to unpack the new build.',
-  "Upgrade failed: permission denied while replacing files in the Collector's installation directory.",
-  'Upgrade failed: could not download the installer (connection reset by peer).',
-  'Upgrade refused: remote upgrades are disabled on this Collector (disableUpgrade=true).',
-  'Upgrade failed: the new build did not start; the Collector rolled back to the previous version.',
-];
 
 export class FleetModel {
   private readonly buildList: string[];
@@ -54,6 +61,15 @@ export class FleetModel {
     tasksByOutcome: { succeeded: 0, failed: 0, timedOut: 0 },
     unfinished: 0,
     maxConcurrentTasks: 0,
+    failuresByCause: {
+      disk_space: 0,
+      upgrades_disabled: 0,
+      permission: 0,
+      network: 0,
+      unknown: 0,
+      custom: 0,
+    },
+    stoppedAfterUpgrade: 0,
   };
   /** Collectors in ascending id order: the stable order of the listing. */
   readonly collectors: SimCollector[];
@@ -167,10 +183,12 @@ export class FleetModel {
     for (let e = this.events.popDue(now); e; e = this.events.popDue(now)) this.apply(e);
   }
 
+  /** The last heartbeat: frozen while offline or stopped, else the latest beat at or before `now`. */
   lastSeenAlive(c: SimCollector, now: number): number {
     if (!c.alive) return c.offlineSince;
+    const at = c.stoppedAt === undefined ? now : Math.min(now, c.stoppedAt);
     const period = this.fleet.behaviour.heartbeatSeconds * 1000;
-    return now - ((((now - c.heartbeatPhase) % period) + period) % period);
+    return at - ((((at - c.heartbeatPhase) % period) + period) % period);
   }
 
   /** Creates an upgrade or downgrade task, checking the interface's five error conditions. */
@@ -215,7 +233,8 @@ export class FleetModel {
       return { ok: false, code: 'collector.not.alive', message: `Collector ${collectorId} is not alive.` };
     }
     const roll = this.rng.next();
-    const { failureRatio, stuckRatio } = this.fleet.behaviour;
+    const { stuckRatio } = this.fleet.behaviour;
+    const failureRatio = failureRatioFor(this.fleet.behaviour, c, toVersion);
     const task: SimTask = {
       id: this.nextTaskId++,
       collectorId,
@@ -228,7 +247,8 @@ export class FleetModel {
       steps: this.stepsFor(c.version, to),
       nextStep: 0,
       drawnOutcome: roll < stuckRatio ? 'stuck' : roll < stuckRatio + failureRatio ? 'fail' : 'succeed',
-      stalled: false,
+      // A stopped Collector still listed alive never hears of the task: it waits for the time-out.
+      stalled: c.stoppedAt !== undefined,
       stepScheduled: false,
     };
     this.tasks.set(task.id, task);
@@ -244,8 +264,9 @@ export class FleetModel {
     return { ok: true, task };
   }
 
-  /** Turns a Collector on or off (introspection or the flap schedule). */
+  /** Turns a Collector on or off (introspection or the flap schedule); on also restarts a stopped one. */
   setAlive(c: SimCollector, alive: boolean, at: number): void {
+    if (alive && c.stoppedAt !== undefined) this.restart(c, at);
     if (c.alive === alive) return;
     c.alive = alive;
     if (!alive) {
@@ -255,6 +276,50 @@ export class FleetModel {
         t.stalled = true;
         if (t.status === TaskStatus.notStarted) t.status = TaskStatus.pending;
       }
+    }
+  }
+
+  /**
+   * Stops the Collector's heartbeats at `at` (after the task `afterTask` succeeded, or by /_sim
+   * when null): it stays listed alive until offlineAfterSeconds after its last heartbeat.
+   */
+  stop(c: SimCollector, at: number, afterTask: number | null): void {
+    if (c.type !== 'Installable' || c.stoppedAt !== undefined) return;
+    c.stopDue = undefined;
+    c.stoppedAt = at;
+    const stop: SimStop = { at, afterTask, restartedAt: null };
+    c.stops.push(stop);
+    if (afterTask !== null) this.counters.stoppedAfterUpgrade++;
+    const t = c.current;
+    if (t) {
+      t.stalled = true;
+      if (t.status === TaskStatus.notStarted) t.status = TaskStatus.pending;
+    }
+    const { offlineAfterSeconds, stopAfterUpgrade } = this.fleet.behaviour;
+    if (c.alive) {
+      const lost = this.lastSeenAlive(c, at) + offlineAfterSeconds * 1000;
+      this.events.push({ at: lost, kind: 'lost', collector: c, stop });
+    }
+    const restart =
+      afterTask === null
+        ? undefined
+        : restartDelayMs(stopAfterUpgrade, this.fleet.seed, c.id, c.stops.length - 1);
+    if (restart !== undefined) this.events.push({ at: at + restart, kind: 'restart', collector: c, stop });
+  }
+
+  /** Restarts a stopped Collector: it heartbeats again (and is alive) from `at`. */
+  restart(c: SimCollector, at: number): void {
+    if (c.stoppedAt === undefined) return;
+    const last = c.stops[c.stops.length - 1];
+    if (last) last.restartedAt = at;
+    c.stoppedAt = undefined;
+    c.alive = true;
+    // A task issued while it was stopped is heard of at its first heartbeat (one it was running is lost).
+    const t = c.current;
+    if (t?.stalled && t.status !== TaskStatus.progressing) {
+      t.stalled = false;
+      if (t.status === TaskStatus.pending)
+        this.events.push({ at: at + this.fleet.behaviour.heartbeatSeconds * 1000, kind: 'pickup', task: t });
     }
   }
 
@@ -330,13 +395,42 @@ export class FleetModel {
     if (c.current === t) c.current = undefined;
     this.counters.unfinished--;
     this.counters.tasksByOutcome[result]++;
+    // A stop still to come belongs to the build the Collector has just moved away from.
+    if (result === 'succeeded' && t.steps.length > 0) c.stopDue = undefined;
+    if (
+      result === 'succeeded' &&
+      c.stopsAfterUpgrade &&
+      t.steps.length > 0 &&
+      compareBuildVersions(t.toVersion, t.fromVersion) > 0
+    ) {
+      const { stopAfterUpgrade } = this.fleet.behaviour;
+      const due = at + stopDelayMs(stopAfterUpgrade, this.fleet.seed, c.id, c.stops.length);
+      c.stopDue = { at: due, afterTask: t.id };
+      this.events.push({ at: due, kind: 'stop', collector: c, afterTask: t.id });
+    }
   }
 
   private apply(e: SimEvent): void {
-    if (e.kind === 'alive') {
-      this.setAlive(e.collector, e.alive, e.at);
-      if (e.flap) this.scheduleFlap(e.collector, e.at);
-      return;
+    switch (e.kind) {
+      case 'alive':
+        // A stopped Collector does not come back by flapping; the flap schedule goes on.
+        if (!(e.flap && e.collector.stoppedAt !== undefined)) this.setAlive(e.collector, e.alive, e.at);
+        if (e.flap) this.scheduleFlap(e.collector, e.at);
+        return;
+      case 'stop': {
+        const due = e.collector.stopDue;
+        if (due && due.at === e.at && due.afterTask === e.afterTask)
+          this.stop(e.collector, e.at, e.afterTask);
+        return;
+      }
+      case 'lost':
+      case 'restart': {
+        const c = e.collector;
+        if (c.stoppedAt === undefined || c.stops[c.stops.length - 1] !== e.stop) return;
+        if (e.kind === 'lost') this.setAlive(c, false, e.at);
+        else this.restart(c, e.at);
+        return;
+      }
     }
     const t = e.task;
     if (t.result) return;
@@ -366,13 +460,10 @@ export class FleetModel {
         const outcome = this.outcomeOf(t);
         if (outcome === 'stuck') return;
         if (outcome === 'fail') {
-          this.finish(
-            t,
-            TaskStatus.failed,
-            c.failureMessage ?? this.rng.pick(FAILURE_REASONS),
-            'failed',
-            e.at,
-          );
+          const failure = drawFailure(this.fleet.behaviour, c, this.rng);
+          t.cause = failure.cause;
+          this.counters.failuresByCause[failure.cause ?? 'custom']++;
+          this.finish(t, TaskStatus.failed, failure.message, 'failed', e.at);
           return;
         }
         c.version = t.steps[t.nextStep] as string;

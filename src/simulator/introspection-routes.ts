@@ -1,8 +1,8 @@
 /**
  * /_sim/...: the simulator's own window for tests, demos and benchmarks. No authentication,
  * answered to loopback callers only. GET stats, GET collectors (optionally `?ids=1,2`),
- * GET collectors/:id, PATCH collectors/:id with `{alive?, outcome?}`, GET builds, and POST builds
- * with `{version}` to release a new latest build while running.
+ * GET collectors/:id, PATCH collectors/:id with `{alive?, running?, outcome?}`, GET builds, and
+ * POST builds with `{version}` to release a new latest build while running.
  */
 import { z } from 'zod';
 import type { FleetModel } from './fleet-model.js';
@@ -11,9 +11,16 @@ import { Outcome } from './schema.js';
 import type { SimCollector } from './types.js';
 
 const Patch = z
-  .object({ alive: z.boolean().optional(), outcome: Outcome.nullable().optional() })
+  .object({
+    alive: z.boolean().optional(),
+    /** false stops the heartbeats (listed alive until offlineAfterSeconds); true restarts. */
+    running: z.boolean().optional(),
+    outcome: Outcome.nullable().optional(),
+  })
   .strict()
-  .refine((p) => p.alive !== undefined || p.outcome !== undefined, { message: 'give alive and/or outcome' });
+  .refine((p) => p.alive !== undefined || p.running !== undefined || p.outcome !== undefined, {
+    message: 'give alive, running and/or outcome',
+  });
 
 function simError(status: number, message: string): Answer {
   return json(status, { error: message });
@@ -28,6 +35,13 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
     version: c.version,
     alive: c.alive,
     lastSeenAlive: model.lastSeenAlive(c, now),
+    /** Heartbeating now (alive and not stopped). */
+    running: c.alive && c.stoppedAt === undefined,
+    stoppedAt: c.stoppedAt ?? null,
+    stopsAfterUpgrade: c.stopsAfterUpgrade,
+    stopDueAt: c.stopDue?.at ?? null,
+    stops: c.stops.map((s) => ({ ...s })),
+    failureCause: c.failureCause ?? null,
     outcome: c.outcome ?? null,
     flap: c.flap,
     osName: c.osName,
@@ -44,6 +58,7 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
       requestTime: t.requestTime,
       finishTime: t.finishTime ?? null,
       result: t.result ?? null,
+      cause: t.cause ?? null,
       accessId: t.accessId,
     })),
   };
@@ -94,7 +109,7 @@ export function introspect(
   } catch {
     return simError(
       400,
-      'body must be JSON: {"alive": true|false, "outcome": "succeed"|"fail"|"stuck"|null}',
+      'body must be JSON: {"alive": true|false, "running": true|false, "outcome": "succeed"|"fail"|"stuck"|null}',
     );
   }
   const patch = Patch.safeParse(body);
@@ -105,6 +120,8 @@ export function introspect(
     );
   }
   if (patch.data.alive !== undefined) model.setAlive(c, patch.data.alive, now);
+  if (patch.data.running === false) model.stop(c, now, null);
+  else if (patch.data.running === true) model.setAlive(c, true, now);
   if (patch.data.outcome !== undefined) model.setOutcome(c, patch.data.outcome ?? undefined, now);
   return json(200, simCollectorRecord(model, c, now));
 }

@@ -29,6 +29,8 @@ export class SimulatorStats {
       requests: { total: this.total, byEndpoint: { ...this.byEndpoint }, byStatus: { ...this.byStatus } },
       tasksCreated: model.tasksCreated,
       tasksByOutcome: { ...model.tasksByOutcome },
+      failuresByCause: { ...model.failuresByCause },
+      stoppedAfterUpgrade: model.stoppedAfterUpgrade,
       unfinishedTasks: model.unfinished,
       maxConcurrentTasks: model.maxConcurrentTasks,
       rejected: { ...this.rejected },

@@ -1,5 +1,5 @@
 /** The simulator's in-memory records: a Collector as the service holds it, and an upgrade task. */
-import type { Outcome } from './schema.js';
+import type { FailureCause, Outcome } from './schema.js';
 
 /** Task status codes of the interface (section 3). */
 export const TaskStatus = { notStarted: 0, pending: 1, succeeded: 2, failed: 3, progressing: 6 } as const;
@@ -27,6 +27,16 @@ export interface SimTask {
   finishTime?: number;
   /** How the task ended: drives tasksByOutcome. */
   result?: 'succeeded' | 'failed' | 'timedOut';
+  /** Cause of a failed task (not of a time-out); null when the Collector's own message was used. */
+  cause?: FailureCause | null;
+}
+
+/** A stop of a Collector's heartbeats: after an upgrade (`afterTask`) or by /_sim. */
+export interface SimStop {
+  at: number;
+  /** The succeeded task after which it stopped; null for a stop by /_sim. */
+  afterTask: number | null;
+  restartedAt: number | null;
 }
 
 export interface SimCollector {
@@ -42,13 +52,25 @@ export interface SimCollector {
   osName: string;
   osArch: string;
   alive: boolean;
-  /** Simulated ms of the last heartbeat while offline; alive Collectors beat every heartbeatSeconds. */
+  /**
+   * Simulated ms of the last heartbeat while offline; running Collectors beat every
+   * heartbeatSeconds (see FleetModel.lastSeenAlive).
+   */
   offlineSince: number;
   /** Phase of this Collector's heartbeat within the heartbeat period, in ms. */
   heartbeatPhase: number;
   outcome?: Outcome;
   upgradeSeconds?: number;
   failureMessage?: string;
+  failureCause?: FailureCause;
+  /** Stops heartbeating some time after each successful upgrade (override or drawn at start). */
+  stopsAfterUpgrade: boolean;
+  /** Set while the Collector's heartbeats are stopped (its process is down): when they stopped. */
+  stoppedAt?: number;
+  /** When a stop after a successful upgrade is due, and after which task. */
+  stopDue?: { at: number; afterTask: number };
+  /** Every stop so far, oldest first. */
+  stops: SimStop[];
   flap: boolean;
   current?: SimTask;
   tasks: SimTask[];

@@ -429,3 +429,111 @@ export async function listCollectors(t: TestSimulator, query = '', auth?: Creden
 export function tick(ms = 5): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+// ---- Heartbeats, stops after an upgrade, failure causes (issue #10) ----
+
+/** Default of `behaviour.offlineAfterSeconds`: 30 minutes without a heartbeat. */
+export const OFFLINE_AFTER_SECONDS = 1800;
+
+export const FailureCauseName = z.enum([
+  'disk_space',
+  'upgrades_disabled',
+  'permission',
+  'network',
+  'unknown',
+]);
+export type FailureCauseName = z.infer<typeof FailureCauseName>;
+
+/**
+ * What a client can classify a failed task's message by, per cause (the simulator's messages,
+ * README.md "Fleet file"). `unknown` messages match none of the others.
+ */
+export const FAILURE_MESSAGE_PATTERNS: Readonly<Record<Exclude<FailureCauseName, 'unknown'>, RegExp>> = {
+  disk_space: /not enough disk space/i,
+  upgrades_disabled: /remote upgrades are disabled.*disableUpgrade=true/i,
+  permission: /permission denied/i,
+  network: /could not download the installer/i,
+};
+
+/** The causes whose pattern matches `message` (one for a simulator message, none for `unknown`). */
+export function causesMatching(message: string): FailureCauseName[] {
+  return Object.entries(FAILURE_MESSAGE_PATTERNS)
+    .filter(([, re]) => re.test(message))
+    .map(([cause]) => cause as FailureCauseName);
+}
+
+export const SimStopRecord = z.strictObject({
+  at: z.number().int(),
+  afterTask: z.number().int().nullable(),
+  restartedAt: z.number().int().nullable(),
+});
+
+/** A /_sim/collectors record with the fields verification and cohort tests read. */
+export const SimCollectorDetail = z.looseObject({
+  id: z.number().int(),
+  type: z.enum(['Installable', 'Hosted']),
+  version: z.string(),
+  alive: z.boolean(),
+  lastSeenAlive: z.number().int(),
+  running: z.boolean(),
+  stoppedAt: z.number().int().nullable(),
+  stopsAfterUpgrade: z.boolean(),
+  stopDueAt: z.number().int().nullable(),
+  stops: z.array(SimStopRecord),
+  failureCause: FailureCauseName.nullable(),
+  osName: z.string(),
+  osArch: z.string(),
+  tasks: z.array(
+    z.looseObject({
+      id: z.number().int(),
+      fromVersion: z.string(),
+      toVersion: z.string(),
+      status: z.number().int(),
+      message: z.string(),
+      requestTime: z.number().int(),
+      finishTime: z.number().int().nullable(),
+      result: z.enum(['succeeded', 'failed', 'timedOut']).nullable(),
+      cause: FailureCauseName.nullable(),
+    }),
+  ),
+});
+export type SimCollectorDetail = z.infer<typeof SimCollectorDetail>;
+
+/** GET /_sim/collectors (optionally only `ids`), with the detail fields parsed. */
+export async function simCollectorDetails(t: TestSimulator, ids?: number[]): Promise<SimCollectorDetail[]> {
+  const res = await t.raw('GET', `/_sim/collectors${ids ? `?ids=${ids.join(',')}` : ''}`, {
+    headers: { accept: 'application/json' },
+  });
+  expect(res.status, res.text).toBe(200);
+  return parse(z.looseObject({ collectors: z.array(SimCollectorDetail) }), res.json).collectors;
+}
+
+export async function simCollectorDetail(t: TestSimulator, id: number): Promise<SimCollectorDetail> {
+  const [found] = await simCollectorDetails(t, [id]);
+  if (!found) throw new Error(`collector ${id} is not in /_sim/collectors`);
+  return found;
+}
+
+/** PATCH /_sim/collectors/:id with `body` (`alive`, `running`, `outcome`); expects 200. */
+export async function patchSimCollector(
+  t: TestSimulator,
+  id: number,
+  body: unknown,
+): Promise<SimCollectorDetail> {
+  const res = await t.raw('PATCH', `/_sim/collectors/${id}`, {
+    body,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+  });
+  expect(res.status, res.text).toBe(200);
+  return parse(SimCollectorDetail, res.json);
+}
+
+/** Every page of the upgradable Collectors for `toVersion`, 1000 at a time. */
+export async function listAllCollectors(t: TestSimulator, toVersion: string): Promise<CollectorRecord[]> {
+  const all: CollectorRecord[] = [];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await listCollectors(t, `toVersion=${toVersion}&limit=1000&offset=${offset}`);
+    all.push(...page);
+    if (page.length < 1000) return all;
+  }
+}
