@@ -16,6 +16,7 @@ import { promoteCommand } from './promote.js';
 import { reportCommand } from './report.js';
 import { resumeCommand } from './resume.js';
 import { retryCommand } from './retry.js';
+import { rollbackCommand } from './rollback.js';
 import { runCommand } from './run.js';
 import { simulateCommand } from './simulate.js';
 import { statusCommand } from './status.js';
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   program.addCommand(abortCommand());
   program.addCommand(promoteCommand());
   program.addCommand(retryCommand());
+  program.addCommand(rollbackCommand());
   program.addCommand(historyCommand());
   program.addCommand(forgetCommand());
   program.addCommand(upgradeCommand());

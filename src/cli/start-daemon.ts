@@ -108,10 +108,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const events: UpgradeEvents = {
       onTaskCreated: (rollout) => metrics.tasksCreated.labels(rollout).inc(),
       onRetry: (reason) => metrics.retries.labels(reason).inc(),
-      onOutcome: (rollout, record, durationMs) => {
-        metrics.results.labels(rollout, record.state).inc();
-        if (durationMs !== undefined) metrics.upgradeDuration.labels(record.state).observe(durationMs / 1000);
-      },
+      onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
+      onTaskEnded: (state, durationMs) => metrics.upgradeDuration.labels(state).observe(durationMs / 1000),
     };
     const worker: Worker = startUpgradeWorker({
       connection: conn.bullConnection,

@@ -1,7 +1,7 @@
 /**
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`, `/rollouts/{id}/history`,
  * and the access rule of `/status`) and the operator actions of src/rollout/control.ts as
- * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|forget}`.
+ * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`.
  *
  * A control request goes through, in this order: the path (404) and the method (405 with
  * `Allow`), the caller's rate (429), the token or loopback rule (401/403; authorize-request.ts),
@@ -28,12 +28,13 @@ import {
 } from '../rollout/control.js';
 import { HISTORY_LIMIT } from '../rollout/event-log.js';
 import { readFleetStatus, rolloutStatus } from '../rollout/read-fleet-status.js';
+import { requestRollback, rollbackStates } from '../rollout/rollback.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
-import { AbortBody, describeIssues, EmptyBody, PromoteBody, RetryBody } from './schema.js';
+import { AbortBody, describeIssues, EmptyBody, PromoteBody, RetryBody, RollbackBody } from './schema.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -79,6 +80,9 @@ const ACTIONS: Record<string, Action<z.ZodType>> = {
   ),
   retry: action(RetryBody, (deps, id, actor, body: RetryBody) =>
     retry(deps, id, actor, body.only as CollectorState[]),
+  ),
+  rollback: action(RollbackBody, (deps, id, actor, body: RollbackBody) =>
+    requestRollback(deps, id, actor, rollbackStates(body)),
   ),
   forget: action(EmptyBody, (deps, id, _actor, _body, redis) => forget(deps, id, redis)),
 };

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { RETRYABLE_STATES } from '../rollout/control.js';
+import { ROLLBACK_STATES } from '../rollout/rollback.js';
 
 /** pause, resume, forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});
@@ -36,6 +37,20 @@ export const RetryBody = z.strictObject({
     .max(RETRYABLE_STATES.length * 2),
 });
 export type RetryBody = z.infer<typeof RetryBody>;
+
+export const RollbackBody = z
+  .strictObject({
+    /** The outcomes whose Collectors go back (`rollback --only`); default unhealthy, failed, timed_out. */
+    only: z
+      .array(z.enum(ROLLBACK_STATES, { error: `expected one of ${ROLLBACK_STATES.join(', ')}` }))
+      .min(1, { error: `list at least one of ${ROLLBACK_STATES.join(', ')}` })
+      .max(ROLLBACK_STATES.length * 2)
+      .optional(),
+    /** Every Collector whose task ran (`rollback --all`). */
+    all: z.boolean().optional(),
+  })
+  .refine((b) => !(b.only && b.all), { error: 'give only or all, not both' });
+export type RollbackBody = z.infer<typeof RollbackBody>;
 
 /** Every problem of a body in one line: `only[1]: expected one of ...; full: ...`. */
 export function describeIssues(error: z.ZodError): string {

@@ -6,13 +6,17 @@
  */
 import { z } from 'zod';
 import { isBuildVersion } from '../lib/version.js';
+import { AnalysisGate } from './analysis.js';
+import { Cohorts } from './cohorts.js';
 import { durationField, ms } from './duration-field.js';
+import { FailureCauses } from './failure-causes.js';
 import { FailureGate } from './failure-gate.js';
 import { FreezePeriods } from './freeze-period.js';
 import { MaintenanceWindow } from './maintenance-window.js';
 import { MaxInFlight, splitMaxInFlight } from './max-in-flight.js';
 import { Schedule } from './schedule.js';
 import { isEmptySelection, oneOrMany, Selection } from './selection.js';
+import { Verify } from './verify.js';
 import { checkWaveSelects, type Wave, WaveEntry } from './wave.js';
 
 export { FailureGate } from './failure-gate.js';
@@ -139,8 +143,25 @@ const PolicyFields = z.strictObject({
   waves: oneOrMany(WaveEntry, 'wave')
     .default([{ size: { kind: 'percent', percent: 100 } }])
     .superRefine((waves, ctx) => checkWaveSelects(waves as Wave[], ctx)),
+  /**
+   * Prometheus queries that must hold after each wave (but the last) and its bake before the next
+   * wave starts, for waves without an `analysis` of their own (src/policy/analysis.ts). Default none.
+   */
+  analysis: AnalysisGate.optional(),
   /** Halts (or aborts) a rollout whose failures climb, per type, per wave and overall. Default none. */
   failureGate: FailureGate.optional(),
+  /**
+   * Quarantines a cohort (by osName, osArch, fromBuild) whose failure rate is significantly above
+   * `maxFailureRatio`: its waiting Collectors are held, the others go on (cohorts.ts). Default none.
+   */
+  cohorts: Cohorts.optional(),
+  /**
+   * What a failed task's message leads to, by its class (disk_space, upgrades_disabled,
+   * permission, network, unknown, or the policy's own `patterns`): `retry`, `manual` (the
+   * worklist) or `fail` (failure-causes.ts). Default: network retries 3 × 10m; disk_space,
+   * upgrades_disabled, permission go to the worklist; unknown fails.
+   */
+  failureCauses: FailureCauses.prefault({}),
   /** Weekly hours in which tasks may be started; any open window suffices. Default none (always open). */
   windows: oneOrMany(MaintenanceWindow, 'window', { allowEmpty: true }).default([]),
   /** When tasks may start: `{ start, end, endBehavior: stop|abort, timeZone }` (schedule.ts). Default none (any time). */
@@ -167,6 +188,12 @@ const PolicyFields = z.strictObject({
   taskTimeout: durationField({ min: ms('30m') }).default(ms('35m')),
   /** API budget of this policy's requests. Default `{ requestsPerSecond: 4, maxConcurrent: 10 }`. */
   api: ApiBudget.prefault({}),
+  /**
+   * After a task's success, the listings must show the Collector alive on the build within
+   * `within` and its heartbeat going on through `bake` (verify.ts). `false` turns it off.
+   * Default `{ within: 10m, bake: 5m, interval: 1m }`.
+   */
+  verify: Verify.prefault({}),
   /** Collectors per page when listing the upgradable ones, 1..1000. Default 1000. */
   pageSize: wholeNumber(1, 1000).default(1000),
 });

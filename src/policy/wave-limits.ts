@@ -8,6 +8,7 @@
  * wave. A first wave that selects its members (canaries) without a size is as large as the
  * `canaries` found.
  */
+import type { AnalysisGate } from './analysis.js';
 import type { Wave } from './wave.js';
 
 export interface PlannedWave {
@@ -17,9 +18,17 @@ export interface PlannedWave {
   bakeMs?: number;
   /** The next wave waits for `promote`. */
   approval?: 'manual';
+  /** Queries that must hold (after the bake) before the next wave. */
+  analysis?: AnalysisGate;
 }
 
-export function wavePlan(waves: readonly Wave[], total: number, canaries = 0): PlannedWave[] {
+export function wavePlan(
+  waves: readonly Wave[],
+  total: number,
+  canaries = 0,
+  /** The policy's `analysis`, for waves without their own. */
+  analysis?: AnalysisGate,
+): PlannedWave[] {
   if (!Number.isInteger(total) || total < 0)
     throw new RangeError(`total must be a whole number >= 0, got ${total}`);
   const plan: PlannedWave[] = [];
@@ -38,16 +47,22 @@ export function wavePlan(waves: readonly Wave[], total: number, canaries = 0): P
       // Empty: what follows it follows the wave before.
       if (wave.bakeMs !== undefined) last.bakeMs = Math.max(last.bakeMs ?? 0, wave.bakeMs);
       if (wave.approval) last.approval = wave.approval;
+      if (wave.analysis) last.analysis = wave.analysis;
       continue;
     }
+    const gate = wave.analysis ?? analysis;
     plan.push({
       cap,
       ...(wave.bakeMs === undefined ? {} : { bakeMs: wave.bakeMs }),
       ...(wave.approval ? { approval: wave.approval } : {}),
+      ...(gate ? { analysis: gate } : {}),
     });
     previous = cap;
   }
   if (plan.length === 0 || previous < total) plan.push({ cap: total });
+  // Nothing follows the last wave: no analysis holds it.
+  const final = plan[plan.length - 1] as PlannedWave;
+  delete final.analysis;
   return plan;
 }
 

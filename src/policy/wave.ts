@@ -1,13 +1,15 @@
 /**
  * One wave of a rollout: its cumulative size (a count of Collectors, `10`, or a share of the
  * selected ones, `"5%"`), and what happens after its last outcome before the next wave starts:
- * `bake` (wait that long; a trip of the failure gate meanwhile halts the rollout) and
- * `approval: manual` (wait for `fleet-upgrade promote`). The first wave may name its members with
+ * `bake` (wait that long; a trip of the failure gate meanwhile halts the rollout), `analysis`
+ * (Prometheus queries that must hold, src/analysis) and `approval: manual` (wait for
+ * `fleet-upgrade promote`). The first wave may name its members with
  * `select` (canaries chosen by host name, say) instead of the lowest ids; its size then defaults
  * to every Collector that selection matches.
  */
 import { z } from 'zod';
 import { unknownFieldReason } from '../lib/yaml-source.js';
+import { AnalysisGate } from './analysis.js';
 import { durationField } from './duration-field.js';
 import { isEmptySelection, Selection } from './selection.js';
 
@@ -23,6 +25,8 @@ export interface Wave {
   approval?: 'manual';
   /** First wave only: its members (the canaries). */
   select?: Selection;
+  /** Prometheus queries that must hold after the bake before the next wave (src/analysis). */
+  analysis?: AnalysisGate;
 }
 
 const SIZE_HINT = 'expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%")';
@@ -48,6 +52,8 @@ const WaveObject = z
     size: Size.optional(),
     /** Wait after the wave's last outcome before the next wave starts (e.g. `30m`). Default none. */
     bake: durationField({ max: 30 * 24 * 3_600_000 }).optional(),
+    /** Prometheus queries that must hold, after the bake, before the next wave starts. Default: the policy's `analysis`. */
+    analysis: AnalysisGate.optional(),
     /** `manual`: the next wave waits for `fleet-upgrade promote ROLLOUT`. Default none. */
     approval: z.literal('manual', { error: 'expected "manual" (or leave approval out)' }).optional(),
     /** The wave's members (first wave only): canaries chosen by name, host, OS... Default: the lowest ids. */
@@ -61,10 +67,11 @@ const WaveObject = z
   });
 
 const fromObject = WaveObject.transform((value): Wave => {
-  const { size, bake, approval, select } = value;
+  const { size, bake, approval, select, analysis } = value;
   return {
     ...(size ? { size } : {}),
     ...(bake === undefined ? {} : { bakeMs: bake }),
+    ...(analysis ? { analysis } : {}),
     ...(approval ? { approval } : {}),
     ...(select ? { select } : {}),
   };
@@ -92,7 +99,7 @@ export const WaveEntry = z.unknown().transform((value, ctx): Wave => {
     return z.NEVER;
   }
   if (typeof value !== 'number' && typeof value !== 'string') {
-    ctx.addIssue({ code: 'custom', message: `${SIZE_HINT}, or {size, bake, approval}` });
+    ctx.addIssue({ code: 'custom', message: `${SIZE_HINT}, or {size, bake, analysis, approval}` });
     return z.NEVER;
   }
   const parsed = fromSize.safeParse(value);

@@ -5,6 +5,7 @@
  * - the policy holds fewer than `maxInFlight` slots (taken atomically with the record's move);
  * - the Collector's maintenance window is open in its time zone, and its upgrade (the rollout's
  *   learned 95th percentile, else taskTimeout) ends before it closes;
+ * - the Collector's cohort is not quarantined (cohort-gate.ts; one that is moves to `quarantined`);
  * - first attempts only within the room the waves give (wave-progress.ts: a wave's cap, none while
  *   a wave bakes or awaits approval); retries belong to a wave already started and need no room.
  * Retries that are due come first (oldest due first), then queued Collectors in discovery order.
@@ -65,14 +66,27 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
     if (!ok) held.push(r);
     return ok;
   };
+  // Collectors of a quarantined cohort (cohort-gate.ts) are held, not admitted.
+  const quarantined = new Set((rollout.quarantined ?? []).map((q) => q.cohort));
+  const hold: Move[] = [];
   for (const r of await deps.store.candidates(rollout.id, now, Math.max(free * 4, 100))) {
     if (chosen.length >= free) break;
+    if (r.cohort && quarantined.has(r.cohort)) {
+      const t = transition(
+        r,
+        { type: 'quarantine', message: `cohort ${r.cohort} quarantined` },
+        { now, settings: rollout.settings },
+      );
+      if (t.ok) hold.push(t.move);
+      continue;
+    }
     if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && fits(r)) chosen.push(r);
     else if (r.state === 'queued' && newRoom > 0 && fits(r)) {
       chosen.push(r);
       newRoom--;
     }
   }
+  if (hold.length) await deps.store.apply(rollout.id, hold);
   const heldByWindow = held.length;
   const windowDetail = heldByWindow ? windowWait(policy.windows, now, held[0] as CollectorRecord) : undefined;
   if (chosen.length === 0) return { records: [], heldByWindow, ...(windowDetail ? { windowDetail } : {}) };

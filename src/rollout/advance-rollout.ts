@@ -1,20 +1,26 @@
 /**
  * One scheduler tick of one policy's current rollout, in order:
- * 1. a scan of the listing when due (discovery, catch-up, evidence for tasks of unknown id);
- * 2. the failure gate (per type, per wave and overall): a trip halts the rollout, or aborts it;
- * 3. the waves (wave-progress.ts): a completed wave bakes, awaits approval, or opens the next;
+ * 1. a scan of the listing when due (discovery, catch-up, evidence for tasks of unknown id), and
+ *    a verification pass over the listings when Collectors' looks are due (verify-collectors.ts);
+ * 2. the failure gate (per type, per wave and overall): a trip halts the rollout, aborts it, or
+ *    halts it and rolls the wave back (rollback.ts); the cohort gate quarantines a cohort that
+ *    fails significantly above its limit (cohort-gate.ts);
+ * 3. the waves (wave-progress.ts): a completed wave bakes, runs its analysis gate
+ *    (wave-analysis.ts), awaits approval, or opens the next;
  * 4. the calendar (schedule and freezes) and the one admitter (admit.ts): free slots filled within
  *    what the waves allow, with the in-flight limit of the policy (a percentage of the Collectors
  *    found), each Collector only when its upgrade fits in its maintenance window;
  * 5. convergence, the first status read learned from durations, failures reported in bulk.
  * What happens is recorded as rollout events (history + notifications).
  */
+import { createHash } from 'node:crypto';
 import type { BuildTarget } from '../api/index.js';
 import { calendarState } from '../policy/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../policy/max-in-flight.js';
 import type { Policy } from '../policy/schema.js';
 import { wavePlan } from '../policy/wave-limits.js';
 import { admit } from './admit.js';
+import { judgeCohortGate } from './cohort-gate.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -27,10 +33,13 @@ import type { EventSource, RolloutEventType } from './event-log.js';
 import { judgeGate } from './failure-gate.js';
 import { learnFirstRead, quantile } from './poll-schedule.js';
 import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
+import { type RollbackRequest, WAVE_ROLLBACK_STATES } from './rollback.js';
 import { admits } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord } from './rollout-store.js';
 import { scanUpgradable } from './scan-upgradable.js';
 import type { SchedulerDeps } from './scheduler.js';
+import { verifyCollectors } from './verify-collectors.js';
+import { analyseWave } from './wave-analysis.js';
 import { progressWaves } from './wave-progress.js';
 
 /** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */
@@ -42,6 +51,8 @@ export interface RolloutMemory {
   learnedAt: Map<string, number>;
   /** Bad outcomes last reported in a `collectors.failed` event, and when. */
   failuresReported: Map<string, { bad: number; at: number }>;
+  /** When each rollout's last verification pass ran (verify-collectors.ts). */
+  lastVerify: Map<string, number>;
 }
 
 export interface AdvanceDeps extends SchedulerDeps {
@@ -103,10 +114,14 @@ export async function advanceRollout(
     rollout.canaries += scan.canaries;
     if (idle) memory.idleScanned.add(rollout.id);
   }
+  if (await verifyDue(deps, rollout, counts, targets, policy.pageSize, now))
+    counts = await store.counts(rollout.id);
   const active = sumStates(counts, ACTIVE_STATES);
   if (active > 0) memory.idleScanned.delete(rollout.id);
 
   if (admits(rollout.phase)) await judge(deps, rollout, policy, counts, now);
+  if (admits(rollout.phase) && policy.cohorts && (await judgeCohortGate(deps, rollout, policy.cohorts, now)))
+    counts = await store.counts(rollout.id);
   let room = 0;
   if (admits(rollout.phase)) room = await moveWaves(deps, rollout, policy, counts, now);
   await fitLimit(deps, rollout, policy, counts);
@@ -149,6 +164,26 @@ export async function advanceRollout(
   await reportFailures(deps, rollout, counts, now);
 }
 
+/**
+ * A verification pass over the listings (verify-collectors.ts) when Collectors are under
+ * verification and the last pass is at least `verify.interval` old. True when it moved any.
+ */
+export async function verifyDue(
+  deps: Pick<AdvanceDeps, 'api' | 'store' | 'clock' | 'logger' | 'onOutcome' | 'memory'>,
+  rollout: RolloutRecord,
+  counts: StateCounts,
+  targets: readonly BuildTarget[],
+  pageSize: number,
+  now: number,
+): Promise<boolean> {
+  if ((counts.verifying ?? 0) === 0) return false;
+  const interval = rollout.settings.verify?.intervalMs ?? 0;
+  if (now - (deps.memory.lastVerify.get(rollout.id) ?? Number.NEGATIVE_INFINITY) < interval) return false;
+  deps.memory.lastVerify.set(rollout.id, now);
+  const pass = await verifyCollectors(deps, rollout, { targets, pageSize });
+  return pass.verified + pass.unhealthy > 0;
+}
+
 /** The policy's in-flight limit for the Collectors found so far (a percentage grows with them). */
 async function fitLimit(deps: AdvanceDeps, rollout: RolloutRecord, policy: Policy, counts: StateCounts) {
   const limit = resolveMaxInFlight(maxInFlightOf(policy), sumStates(counts, COLLECTOR_STATES));
@@ -174,7 +209,11 @@ export function summary(counts: StateCounts): string {
   return parts.length ? parts.join(', ') : 'no Collectors';
 }
 
-/** The failure gate: a trip halts the rollout (onTrip: pause) or aborts it. */
+/**
+ * The failure gate: a trip halts the rollout (onTrip: pause), aborts it, or halts it and rolls
+ * the tripped wave back (onTrip: rollback-wave; the request is filed before the halt, so a crash
+ * in between trips the gate again and files the same request, carried out once: rollback.ts).
+ */
 async function judge(
   deps: AdvanceDeps,
   rollout: RolloutRecord,
@@ -194,6 +233,23 @@ async function judge(
     { rollout: rollout.id, reason: verdict.trip, onTrip: verdict.onTrip },
     'the failure gate tripped',
   );
+  if (verdict.onTrip === 'rollback-wave') {
+    const wave = verdict.wave ?? rollout.wave.index;
+    const request: RollbackRequest = {
+      // The same until an operator resumes (which moves the baseline): a re-trip after a crash files it again.
+      id: `gate-wave-${wave + 1}-${createHash('sha256')
+        .update(JSON.stringify(rollout.gateBaseline ?? {}))
+        .digest('hex')
+        .slice(0, 12)}`,
+      states: [...WAVE_ROLLBACK_STATES],
+      wave,
+      by: 'the failure gate',
+      source: 'gate',
+      at: now,
+      reason: `the failure gate tripped: ${verdict.trip}`,
+    };
+    await deps.rollouts.requestRollback(rollout.id, JSON.stringify(request));
+  }
   if (verdict.onTrip === 'abort') {
     await abort(deps, rollout.id, 'the failure gate', `the failure gate: ${verdict.trip}`, 'gate').catch(
       () => undefined,
@@ -208,8 +264,8 @@ async function judge(
     rollout,
     'rollout.halted',
     'gate',
-    `${rollout.id} halted by its failure gate: ${verdict.trip}. Look at \`fleet-upgrade report ${rollout.id}\`, then \`fleet-upgrade resume ${rollout.id}\` or \`abort\``,
-    { criterion: verdict.trip, counts },
+    `${rollout.id} halted by its failure gate: ${verdict.trip}.${verdict.onTrip === 'rollback-wave' ? ` Wave ${(verdict.wave ?? rollout.wave.index) + 1}'s upgraded and unhealthy Collectors go back to their previous builds.` : ''} Look at \`fleet-upgrade report ${rollout.id}\`, then \`fleet-upgrade resume ${rollout.id}\` or \`abort\``,
+    { criterion: verdict.trip, counts, onTrip: verdict.onTrip },
   );
 }
 
@@ -222,8 +278,15 @@ async function moveWaves(
   now: number,
 ) {
   const total = sumStates(counts, COLLECTOR_STATES);
-  const plan = wavePlan(policy.waves, total, rollout.canaries);
-  const step = progressWaves({ plan, progress: rollout.wave, counts, now });
+  const plan = wavePlan(policy.waves, total, rollout.canaries, policy.analysis);
+  let analysisPassed = false;
+  const gate = plan[rollout.wave.index]?.analysis;
+  if (rollout.wave.waitingFor === 'analysis' && gate) {
+    const result = await analyseWave(deps, rollout, gate, now);
+    if (result === 'stopped') return 0;
+    analysisPassed = result === 'passed';
+  }
+  const step = progressWaves({ plan, progress: rollout.wave, counts, now, analysisPassed });
   const of = plan.length;
   if (!step.changed && rollout.wave.of === of) return step.room;
   if (!(await deps.rollouts.setWave(rollout.id, rollout.wave.seq, { ...step.progress, of }))) return 0;
@@ -237,7 +300,9 @@ async function moveWaves(
           ? `${rollout.id}: ${where} started`
           : n.type === 'rollout.baking'
             ? `${rollout.id}: ${where} baking until ${new Date(n.until ?? now).toISOString()}; \`fleet-upgrade promote ${rollout.id}\` ends it now`
-            : `${rollout.id}: ${where} done, awaiting approval: \`fleet-upgrade promote ${rollout.id}\` starts the next wave`;
+            : n.type === 'analysis.started'
+              ? `${rollout.id}: ${where} done; its analysis gate runs before the next wave (\`fleet-upgrade promote ${rollout.id}\` skips it)`
+              : `${rollout.id}: ${where} done, awaiting approval: \`fleet-upgrade promote ${rollout.id}\` starts the next wave`;
     await deps.emit(rollout, n.type, 'scheduler', message, {
       wave: n.wave,
       of,

@@ -41,12 +41,16 @@ export const COLLECTOR_STATES = [
   'pending',
   'progressing',
   'reconciling',
+  'verifying',
   'succeeded',
   'failed',
   'timed_out',
+  'unhealthy',
   'not_alive',
   'rejected',
   'error',
+  'manual',
+  'quarantined',
   'skipped',
   'aborted',
 ] as const;
@@ -68,7 +72,7 @@ interface StateInfo {
   /** How the failure gate counts it: a bad outcome, a good one, one that only adds to the sample, or not at all. */
   gate: 'bad' | 'good' | 'sample' | 'none';
   /** The Redis index the Collector is kept in while in this state (see keys.ts). */
-  index?: 'queued' | 'retries' | 'reconciling';
+  index?: 'queued' | 'retries' | 'reconciling' | 'verifying';
 }
 
 /** States as the dashboard and `status` show them. */
@@ -77,12 +81,16 @@ export const METRIC_STATES = [
   'waiting_retry',
   'pending',
   'progressing',
+  'verifying',
   'succeeded',
   'failed',
   'timed_out',
+  'unhealthy',
   'not_alive',
   'rejected',
   'error',
+  'manual',
+  'quarantined',
   'skipped',
   'aborted',
 ] as const;
@@ -97,12 +105,16 @@ const INFO: Record<CollectorState, StateInfo> = {
   pending:       { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none' },
   progressing:   { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'progressing',   gate: 'none' },
   reconciling:   { slot: true,  owner: 'scheduler', settled: false, final: false, metric: 'pending',       gate: 'none', index: 'reconciling' },
+  verifying:     { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'verifying',     gate: 'none', index: 'verifying' },
   succeeded:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'succeeded',     gate: 'good' },
   failed:        { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'failed',        gate: 'bad' },
   timed_out:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'timed_out',     gate: 'bad' },
+  unhealthy:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'unhealthy',     gate: 'bad' },
   not_alive:     { slot: false, owner: 'scheduler', settled: true,  final: false, metric: 'not_alive',     gate: 'sample' },
   rejected:      { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'rejected',      gate: 'sample' },
   error:         { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'error',         gate: 'bad' },
+  manual:        { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'manual',        gate: 'none' },
+  quarantined:   { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'quarantined',   gate: 'none' },
   skipped:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'skipped',       gate: 'none' },
   aborted:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'aborted',       gate: 'none' },
 };
@@ -202,6 +214,21 @@ export interface CollectorRecord {
   lastStatus?: number;
   /** The process (host:pid) that created the task. */
   createdBy?: string;
+  /** osName, osArch of the Collector when found (cohorts), and its cohort's key under the policy's `cohorts.by`. */
+  osName?: string;
+  osArch?: string;
+  cohort?: string;
+  /** The class of its last failure's message (disk_space, network, ...: classify-failure.ts). */
+  failureClass?: string;
+  /** New attempts its failure class's `retry` action gave it. */
+  causeRetries?: number;
+  /** verifying: when its task succeeded (our clock). */
+  succeededAt?: number;
+  /** verifying: the first listing that showed it alive on the build: our time, and its lastSeenAlive then. */
+  seenOnBuildAt?: number;
+  seenAliveMark?: number;
+  /** verifying: when the next verification pass should look at it (our clock). */
+  verifyDueAt?: number;
   /** Its latest attempts (at most ATTEMPT_LOG_SIZE), oldest first: what `report` shows of each. */
   attemptLog?: AttemptEntry[];
 }
@@ -247,6 +274,8 @@ function logAttempt(
   if (event.type === 'created') patch.taskId = event.taskId;
   if (INFO[next.state].settled && next.state !== r.state)
     Object.assign(patch, { outcome: next.state, endedAt: now });
+  // A failure its class retries: the attempt ended failed, the Collector goes on.
+  if (event.type === 'cause_retry') Object.assign(patch, { outcome: 'failed', endedAt: now });
   if (Object.keys(patch).length === 0) return r.attemptLog;
   return [...log.slice(0, -1), { ...last, ...patch }];
 }
@@ -278,7 +307,23 @@ export type CollectorEvent =
   /** A status read gave nothing usable. */
   | { type: 'status_error'; notFound: boolean; message: string }
   | { type: 'succeeded'; status?: number }
-  | { type: 'failed'; message: string; status?: number }
+  /** The task succeeded; the listings must now show the Collector alive on the build (verify). */
+  | { type: 'verify'; status?: number; dueAt: number }
+  /** A verification pass did not see it alive on the build yet (`message`: what it saw): look again at `dueAt`. */
+  | { type: 'verify_later'; message: string; dueAt: number }
+  /** A verification pass saw it alive on the build for the first time (the mark is its lastSeenAlive). */
+  | { type: 'seen_on_build'; mark: number; dueAt: number }
+  /** Verified: seen alive on the build, its heartbeat advancing through the bake. */
+  | { type: 'verified'; message?: string }
+  /** Not seen alive on the build in time, stopped heartbeating, or on another build. */
+  | { type: 'unhealthy'; message: string }
+  /** The task failed and its failure class's action is `retry`: a new attempt after `backoffMs`. */
+  | { type: 'cause_retry'; message: string; failureClass: string; backoffMs: number; status?: number }
+  /** The task failed and its failure class's action is `manual`: on the worklist, not judged by the gate. */
+  | { type: 'manual'; message: string; failureClass: string; status?: number }
+  /** Its cohort failed significantly above the gate: held while the other cohorts go on. */
+  | { type: 'quarantine'; message: string }
+  | { type: 'failed'; message: string; status?: number; failureClass?: string }
   | { type: 'timed_out'; message: string; status?: number }
   /**
    * The listing offers a reconciling Collector again (no task runs, the build was not reached)
@@ -330,6 +375,20 @@ export const TRANSITIONS: readonly (readonly [
   ['pending', 'status_error', 'timed_out'],
   ['progressing', 'status_error', 'timed_out'],
   ['pending', 'succeeded', 'succeeded'],
+  ['pending', 'verify', 'verifying'],
+  ['progressing', 'verify', 'verifying'],
+  ['reconciling', 'verify', 'verifying'],
+  ['verifying', 'verify_later', 'verifying'],
+  ['verifying', 'seen_on_build', 'verifying'],
+  ['verifying', 'verified', 'succeeded'],
+  ['verifying', 'unhealthy', 'unhealthy'],
+  ['pending', 'cause_retry', 'waiting_retry'],
+  ['progressing', 'cause_retry', 'waiting_retry'],
+  ['pending', 'manual', 'manual'],
+  ['progressing', 'manual', 'manual'],
+  ['queued', 'quarantine', 'quarantined'],
+  ['waiting_retry', 'quarantine', 'quarantined'],
+  ['verifying', 'supersede', 'succeeded'],
   ['progressing', 'succeeded', 'succeeded'],
   ['reconciling', 'succeeded', 'succeeded'],
   ['pending', 'failed', 'failed'],
@@ -353,6 +412,9 @@ export const TRANSITIONS: readonly (readonly [
   ['not_alive', 'operator_retry', 'waiting_retry'],
   ['error', 'operator_retry', 'waiting_retry'],
   ['rejected', 'operator_retry', 'waiting_retry'],
+  ['unhealthy', 'operator_retry', 'waiting_retry'],
+  ['manual', 'operator_retry', 'waiting_retry'],
+  ['quarantined', 'operator_retry', 'waiting_retry'],
 ];
 
 const ALLOWED = new Set(TRANSITIONS.map(([from, event, to]) => `${from ?? ''}|${event}|${to}`));
@@ -508,8 +570,48 @@ export function transition(
     }
     case 'succeeded':
       return final('succeeded', '', statusPatch(r, event.status));
+    case 'verify':
+      return to('verifying', {
+        ...statusPatch(r, event.status),
+        message: '',
+        succeededAt: now,
+        seenOnBuildAt: undefined,
+        seenAliveMark: undefined,
+        verifyDueAt: event.dueAt,
+      });
+    case 'verify_later':
+      return to('verifying', { message: event.message, verifyDueAt: event.dueAt });
+    case 'seen_on_build':
+      return to('verifying', {
+        message: '',
+        seenOnBuildAt: now,
+        seenAliveMark: event.mark,
+        verifyDueAt: event.dueAt,
+      });
+    case 'verified':
+      return final('succeeded', event.message ?? '', { verifyDueAt: undefined });
+    case 'unhealthy':
+      return final('unhealthy', event.message, { verifyDueAt: undefined });
+    case 'cause_retry':
+      return to('waiting_retry', {
+        ...statusPatch(r, event.status),
+        message: event.message,
+        failureClass: event.failureClass,
+        causeRetries: (r.causeRetries ?? 0) + 1,
+        ...retryAt(event.backoffMs),
+      });
+    case 'manual':
+      return final('manual', event.message, {
+        ...statusPatch(r, event.status),
+        failureClass: event.failureClass,
+      });
+    case 'quarantine':
+      return final('quarantined', event.message);
     case 'failed':
-      return final('failed', event.message, statusPatch(r, event.status));
+      return final('failed', event.message, {
+        ...statusPatch(r, event.status),
+        ...(event.failureClass ? { failureClass: event.failureClass } : {}),
+      });
     case 'timed_out':
       return final('timed_out', event.message, statusPatch(r, event.status));
     case 'seen_alive':
@@ -519,6 +621,8 @@ export function transition(
         message: 'seen alive again by a scan',
       });
     case 'supersede':
+      // A Collector under verification reached the build: it stays a success, unverified.
+      if (r.state === 'verifying') return final('succeeded', `unverified: ${event.message}`);
       return final('skipped', event.message);
     case 'abort':
       return final('aborted', event.message);
@@ -529,6 +633,7 @@ export function transition(
         errorAnswers: 0,
         transientErrors: 0,
         statusErrors: 0,
+        causeRetries: 0,
         finishedAt: undefined,
         reconcilingSince: undefined,
         taskProven: undefined,
@@ -545,15 +650,27 @@ function statusPatch(r: CollectorRecord, status: number | undefined): Partial<Co
 
 /** The record of a Collector a scan found: `queued`, from its current build to the rollout's. */
 export function newRecord(
-  c: { id: number; name: string; hostName?: string; timeZone?: string; collectorVersion: string },
+  c: {
+    id: number;
+    name: string;
+    hostName?: string;
+    timeZone?: string;
+    collectorVersion: string;
+    osName?: string;
+    osArch?: string;
+  },
   to: string,
   now: number,
+  cohort?: string,
 ): CollectorRecord {
   return {
     id: c.id,
     name: c.name,
     hostName: c.hostName ?? '',
     ...(c.timeZone === undefined ? {} : { timeZone: c.timeZone }),
+    ...(c.osName ? { osName: c.osName } : {}),
+    ...(c.osArch ? { osArch: c.osArch } : {}),
+    ...(cohort ? { cohort } : {}),
     from: c.collectorVersion,
     to,
     state: 'queued',

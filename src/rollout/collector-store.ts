@@ -1,7 +1,8 @@
 /**
  * The records of a rollout's Collectors in Redis: one JSON value per Collector in a hash, a hash
- * of counts per state, the policy's in-flight slots, and one index per waiting state (queued in
- * admission order, retries by next attempt, reconciling by age), all kept by one Lua script
+ * of counts per state (and per wave and cohort), the policy's in-flight slots, and one index per
+ * waiting state (queued in admission order, retries by next attempt, reconciling by age,
+ * verifying by the time of its next look), all kept by one Lua script
  * (lua/apply-moves.lua) that applies moves of collector-state.ts atomically. A move that is not in
  * the transition table is refused here and logged as a defect; nothing else writes a record.
  */
@@ -28,7 +29,7 @@ import {
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
-const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c' } as const;
+const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
 
 export type ApplyOutcome = 'written' | 'stale' | 'no_slot' | 'refused';
 
@@ -59,7 +60,7 @@ export class CollectorStore {
     private readonly keys: Keys,
     private readonly logger?: Logger,
   ) {
-    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout', name: 'apply-moves', keys: 9 }]);
+    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout', name: 'apply-moves', keys: 11 }]);
     this.redis = redis as Scripted;
   }
 
@@ -167,9 +168,11 @@ export class CollectorStore {
           ? (m.next.nextAttemptAt ?? 0)
           : newIndex === 'reconciling'
             ? (m.next.reconcilingSince ?? 0)
-            : canary
-              ? 'c'
-              : '';
+            : newIndex === 'verifying'
+              ? (m.next.verifyDueAt ?? 0)
+              : canary
+                ? 'c'
+                : '';
       args.push(
         String(m.next.id),
         m.from ?? '',
@@ -180,6 +183,7 @@ export class CollectorStore {
         newIndex ? INDEX_CODE[newIndex] : '',
         score,
         m.next.wave === undefined ? '' : m.next.wave,
+        m.next.cohort ?? '',
       );
       sent.push(i);
     });
@@ -197,6 +201,8 @@ export class CollectorStore {
       k.rollout(rolloutId),
       k.durations(rolloutId),
       k.waveCounts(rolloutId),
+      k.verifying(rolloutId),
+      k.cohortCounts(rolloutId),
       rolloutId,
       options.limit ?? 0,
       k.slotFreedChannel,
@@ -244,8 +250,34 @@ export class CollectorStore {
     return ids.map((id) => records.get(id)).filter((r): r is CollectorRecord => r !== undefined);
   }
 
+  /** Collectors in `verifying` whose next look is due by `now` (earliest first), at most `n`. */
+  async dueVerifying(rolloutId: string, now: number, n: number): Promise<number[]> {
+    const ids = await this.redis.zrangebyscore(this.keys.verifying(rolloutId), '-inf', now, 'LIMIT', 0, n);
+    return ids.map(Number);
+  }
+
+  /** Counts per state of each cohort (cohort gates): cohort key → counts. */
+  async cohortCounts(rolloutId: string): Promise<Map<string, StateCounts>> {
+    const out = new Map<string, StateCounts>();
+    for (const [field, value] of Object.entries(
+      await this.redis.hgetall(this.keys.cohortCounts(rolloutId)),
+    )) {
+      const bar = field.lastIndexOf('|');
+      const n = Number(value);
+      if (bar < 0 || !Number.isFinite(n) || n <= 0) continue;
+      const cohort = field.slice(0, bar);
+      const counts = out.get(cohort) ?? {};
+      counts[field.slice(bar + 1) as keyof StateCounts] = n;
+      out.set(cohort, counts);
+    }
+    return out;
+  }
+
   /** Members of an index: the Collectors of a rollout in that waiting state. */
-  async indexed(rolloutId: string, index: 'queued' | 'retries' | 'reconciling'): Promise<number[]> {
+  async indexed(
+    rolloutId: string,
+    index: 'queued' | 'retries' | 'reconciling' | 'verifying',
+  ): Promise<number[]> {
     const key = this.keys[index](rolloutId);
     return (await this.redis.zrange(key, '0', '-1')).map(Number);
   }

@@ -23,7 +23,16 @@ import type { RolloutRecord, RolloutStore } from './rollout-store.js';
 import { promoted } from './wave-progress.js';
 
 /** Outcomes an operator may ask a new attempt for (`retry --only`). */
-export const RETRYABLE_STATES = ['failed', 'timed_out', 'not_alive', 'error', 'rejected'] as const;
+export const RETRYABLE_STATES = [
+  'failed',
+  'timed_out',
+  'not_alive',
+  'error',
+  'rejected',
+  'unhealthy',
+  'manual',
+  'quarantined',
+] as const;
 export type RetryableState = (typeof RETRYABLE_STATES)[number];
 
 /** Why an action was refused: `not_found` (exit 64), `conflict` (the rollout's phase; exit 3), `invalid` (64). */
@@ -136,6 +145,8 @@ export async function resume(deps: ControlDeps, id: string, actor: string): Prom
       : `the pause ${rollout.pauseReason ?? ''}`.trim();
   const counts = await deps.store.counts(id);
   const waves = await deps.store.waveCounts(id);
+  // A wave whose analysis stopped the rollout is analysed afresh (`promote` skips it instead).
+  if (rollout.wave.waitingFor === 'analysis') await deps.rollouts.setFields(id, { analysisRun: '' });
   if (!(await deps.rollouts.resume(id, counts, now, waves)))
     throw conflict(await load(deps, id), 'it changed meanwhile; look again');
   return record(deps, rollout, 'rollout.resumed', actor, `${id} resumed by ${actor}: released ${released}`, {
@@ -205,7 +216,7 @@ export async function abortWaiting(
   return aborted;
 }
 
-/** Ends the current bake or approval wait; `full`: every remaining wave at once. */
+/** Ends the current bake, analysis or approval wait; `full`: every remaining wave at once. */
 export async function promote(
   deps: ControlDeps,
   id: string,
@@ -213,7 +224,10 @@ export async function promote(
   full: boolean,
 ): Promise<ControlResult> {
   const rollout = await load(deps, id);
-  if (rollout.phase !== 'running' && rollout.phase !== 'converged')
+  // A wave's analysis that stopped the rollout may be skipped before the rollout is resumed.
+  const stoppedByAnalysis =
+    (rollout.phase === 'halted' || rollout.phase === 'paused') && rollout.wave.waitingFor === 'analysis';
+  if (rollout.phase !== 'running' && rollout.phase !== 'converged' && !stoppedByAnalysis)
     throw conflict(rollout, 'only a running rollout can be promoted (resume it first)');
   const progress = rollout.wave;
   const of = progress.of ?? progress.index + 1;
@@ -223,7 +237,7 @@ export async function promote(
     throw conflict(rollout, 'its waves moved meanwhile; look again');
   const what = full
     ? 'every remaining wave opens now'
-    : `wave ${next.index + 1} of ${of} opens now${progress.waitingFor === 'bake' ? ' (the bake was cut short)' : ''}`;
+    : `wave ${next.index + 1} of ${of} opens now${progress.waitingFor === 'bake' ? ' (the bake was cut short)' : progress.waitingFor === 'analysis' ? ' (its analysis skipped)' : ''}${stoppedByAnalysis ? `, once the rollout is resumed (\`fleet-upgrade resume ${id}\`)` : ''}`;
   return record(deps, rollout, 'rollout.promoted', actor, `${id} promoted by ${actor}: ${what}`, {
     full,
     wave: next.index + 1,
@@ -266,6 +280,7 @@ export async function retry(
     }
     retried += (await deps.store.apply(id, moves)).filter((o) => o === 'written').length;
   }
+  const released = await releaseCohorts(deps, rollout, chosen);
   const byState = Object.fromEntries(only.map((s) => [s, chosen.filter((r) => r.state === s).length]));
   const waits =
     rollout.phase === 'halted' || rollout.phase === 'paused'
@@ -276,12 +291,35 @@ export async function retry(
     rollout,
     'rollout.retried',
     actor,
-    `${id}: ${retried} Collectors get one new attempt (${only.join(', ')})${waits}`,
+    `${id}: ${retried} Collectors get one new attempt (${only.join(', ')})${released.length ? `; cohort${released.length > 1 ? 's' : ''} ${released.join(', ')} released from quarantine` : ''}${waits}`,
     {
       retried,
       byState,
+      ...(released.length ? { released } : {}),
     },
   );
+}
+
+/**
+ * Retrying quarantined Collectors releases their cohorts: they are not quarantined again in this
+ * rollout (the failure gate still judges their outcomes). Returns the cohorts released.
+ */
+async function releaseCohorts(
+  deps: ControlDeps,
+  rollout: RolloutRecord,
+  chosen: readonly CollectorRecord[],
+): Promise<string[]> {
+  const cohorts = [
+    ...new Set(chosen.filter((r) => r.state === 'quarantined' && r.cohort).map((r) => r.cohort as string)),
+  ];
+  if (cohorts.length === 0) return [];
+  const released = [...new Set([...(rollout.cohortsReleased ?? []), ...cohorts])];
+  const quarantined = (rollout.quarantined ?? []).filter((q) => !cohorts.includes(q.cohort));
+  await deps.rollouts.setFields(rollout.id, {
+    cohortsReleased: JSON.stringify(released),
+    quarantined: JSON.stringify(quarantined),
+  });
+  return cohorts;
 }
 
 /** Phases in which a rollout may be forgotten: nothing of it runs any more. */
@@ -321,6 +359,8 @@ export async function forget(
       k.queued(id),
       k.retries(id),
       k.reconciling(id),
+      k.verifying(id),
+      k.cohortCounts(id),
       k.durations(id),
       k.history(id),
     )

@@ -24,6 +24,14 @@ export const ROLLOUT_EVENT_TYPES = [
   'rollout.converged',
   'rollout.retried',
   'collectors.failed',
+  'rollback.requested',
+  'rollback.started',
+  'rollback.unavailable',
+  'cohort.quarantined',
+  'analysis.started',
+  'analysis.passed',
+  'analysis.failed',
+  'analysis.inconclusive',
 ] as const;
 export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 

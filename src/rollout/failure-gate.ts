@@ -1,9 +1,10 @@
 /**
  * The policy's failure gate (src/policy/failure-gate.ts), judged on the counts per state since
  * the last resume, over the whole rollout and per wave. Which states are bad, good or only part
- * of the sample is collector-state.ts's `gateClass`: failed, timed_out and error are bad;
+ * of the sample is collector-state.ts's `gateClass`: failed, timed_out, error and unhealthy are bad;
  * succeeded is good; not_alive and rejected only add to the number of outcomes (they are not the
- * build's fault); active, skipped and aborted Collectors are not judged. A criterion per outcome
+ * build's fault); active, skipped, aborted, manual (the worklist) and quarantined Collectors are
+ * not judged. A criterion per outcome
  * type counts Collectors in that state: a new attempt an operator asked for leaves the state, so
  * a Collector counts once, never as a new one.
  */
@@ -15,7 +16,9 @@ export interface GateVerdict {
   /** Why the gate trips (criterion, scope and counts), or undefined when it holds. */
   trip?: string;
   /** What a trip does. */
-  onTrip: 'pause' | 'abort';
+  onTrip: FailureGate['onTrip'];
+  /** The wave (0-based) whose counts tripped it; undefined when the whole rollout's did. */
+  wave?: number;
 }
 
 interface Tally {
@@ -52,7 +55,7 @@ function judgeScope(gate: FailureGate, t: Tally): string | undefined {
     t.outcomes >= gate.minOutcomes &&
     t.bad / t.outcomes > gate.maxFailureRatio
   )
-    return `${t.bad} of ${t.outcomes} outcomes failed, timed out or ended in error (${percent(t.bad / t.outcomes)}), above the gate's ${percent(gate.maxFailureRatio)}`;
+    return `${t.bad} of ${t.outcomes} outcomes failed, timed out, ended in error or unhealthy (${percent(t.bad / t.outcomes)}), above the gate's ${percent(gate.maxFailureRatio)}`;
   for (const type of GATED_OUTCOMES) {
     const c = gate[type];
     const why = c && judgeCriterion(type, c, t);
@@ -76,7 +79,7 @@ export function judgeGate(
   if (overall) return { trip: `over the rollout, ${overall}`, onTrip: gate.onTrip };
   for (const [i, wave] of (options.waves ?? []).entries()) {
     const why = judgeScope(gate, tally(wave, options.waveBaseline?.[i]));
-    if (why) return { trip: `in wave ${i + 1}, ${why}`, onTrip: gate.onTrip };
+    if (why) return { trip: `in wave ${i + 1}, ${why}`, onTrip: gate.onTrip, wave: i };
   }
   return { onTrip: gate.onTrip };
 }

@@ -20,6 +20,8 @@ export interface Keys {
   readonly followed: string;
   /** HASH name → JSON of a one-off policy (`fleet-upgrade upgrade --collector ...`). */
   readonly oneOffs: string;
+  /** HASH source rollout → JSON rollback request (rollback.ts), taken by the scheduler's next tick. */
+  readonly rollbackRequests: string;
   /** HASH of one rollout: phase, settings, counters (rollout-store.ts). */
   rollout(rolloutId: string): string;
   /** HASH collectorId → JSON CollectorRecord. */
@@ -34,6 +36,10 @@ export interface Keys {
   retries(rolloutId: string): string;
   /** ZSET of Collectors in `reconciling`, scored by the clock time they went there. */
   reconciling(rolloutId: string): string;
+  /** ZSET of Collectors in `verifying`, scored by the clock time a verification pass is due for them. */
+  verifying(rolloutId: string): string;
+  /** HASH `<cohort>|<state>` → Collectors of that cohort in that state (cohort gates). */
+  cohortCounts(rolloutId: string): string;
   /** SET of `<rollout>#<collector>` holding an in-flight slot of a policy (shared by its rollouts). */
   slots(policy: string): string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
@@ -65,6 +71,7 @@ export function createKeys(prefix = ''): Keys {
     policies: `${base}:policies`,
     followed: `${base}:followed`,
     oneOffs: `${base}:one-offs`,
+    rollbackRequests: `${base}:rollback-requests`,
     rollout: (id) => `${base}:rollout:${id}`,
     results: (id) => `${base}:results:${id}`,
     counts: (id) => `${base}:counts:${id}`,
@@ -72,6 +79,8 @@ export function createKeys(prefix = ''): Keys {
     queued: (id) => `${base}:queued:${id}`,
     retries: (id) => `${base}:retries:${id}`,
     reconciling: (id) => `${base}:reconciling:${id}`,
+    verifying: (id) => `${base}:verifying:${id}`,
+    cohortCounts: (id) => `${base}:cohorts:${id}`,
     slots: (policy) => `${base}:slots:${policy}`,
     durations: (id) => `${base}:durations:${id}`,
     history: (id) => `${base}:history:${id}`,

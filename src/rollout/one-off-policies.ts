@@ -1,5 +1,6 @@
 /**
- * One-off rollouts (`fleet-upgrade upgrade --collector ID,... --to BUILD|latest`): a policy
+ * One-off rollouts (`fleet-upgrade upgrade --collector ID,... --to BUILD|latest`, and the
+ * rollouts of `fleet-upgrade rollback`, rollback.ts): a policy
  * written to Redis instead of a file, for the named Collectors only, run by the scheduler like any
  * policy (same budget, slots, records, report) and ahead of the files' policies, so that an
  * operator's explicit request wins over an overlapping policy. Its target is pinned to the build
@@ -20,6 +21,25 @@ export interface OneOffRecord {
 
 /** How a one-off policy says what it is (its description). */
 export const ONE_OFF_DESCRIPTION = 'one-off rollout (fleet-upgrade upgrade)';
+
+/** A rollback's one-off policy says whose Collectors it takes back (rollback.ts). */
+export function rollbackDescription(source: string): string {
+  return `rollback of ${source} (fleet-upgrade rollback)`;
+}
+
+/** The rollout a rollback's policy takes Collectors back from, or undefined for any other policy. */
+export function rollbackSource(policy: Pick<Policy, 'name' | 'description'>): string | undefined {
+  if (!policy.name.startsWith('rollback-')) return undefined;
+  return /^rollback of (\S+) \(fleet-upgrade rollback\)$/.exec(policy.description ?? '')?.[1];
+}
+
+/** A one-off policy (an `upgrade` or a rollback): its target is pinned once its rollout started. */
+export function isOneOffPolicy(policy: Pick<Policy, 'name' | 'description'>): boolean {
+  return (
+    (policy.name.startsWith('upgrade-') && policy.description === ONE_OFF_DESCRIPTION) ||
+    rollbackSource(policy) !== undefined
+  );
+}
 
 /** The most Collectors one `upgrade` names. */
 export const ONE_OFF_MAX_COLLECTORS = 10_000;
@@ -56,11 +76,24 @@ export class OneOffPolicies {
 
   /** Writes a one-off policy; returns its name (`upgrade-<time>-<random>`). */
   async add(request: OneOffRequest, createdBy: string, now: number): Promise<string> {
+    return this.addPolicy('upgrade', (name) => oneOffInput(name, request), createdBy, now);
+  }
+
+  /**
+   * Writes the policy `input` makes of its name (`<kind>-<time>-<random>`), validated like a
+   * policy file; returns the name.
+   */
+  async addPolicy(
+    kind: 'upgrade' | 'rollback',
+    input: (name: string) => PolicyInput,
+    createdBy: string,
+    now: number,
+  ): Promise<string> {
     const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 14);
-    const name = `upgrade-${stamp}-${randomBytes(3).toString('hex')}`;
-    const input = oneOffInput(name, request);
-    Policy.parse(input); // refuses what a policy file would refuse
-    const record: OneOffRecord = { policy: input, createdBy, createdAt: now };
+    const name = `${kind}-${stamp}-${randomBytes(3).toString('hex')}`;
+    const policy = input(name);
+    Policy.parse(policy); // refuses what a policy file would refuse
+    const record: OneOffRecord = { policy, createdBy, createdAt: now };
     await this.redis.hset(this.keys.oneOffs, name, JSON.stringify(record));
     return name;
   }

@@ -5,7 +5,10 @@
  * round trips, whatever the number of Collectors (`readTick`).
  */
 import type { Redis } from 'ioredis';
+import { AnalysisRun } from '../analysis/index.js';
 import { defineScripts } from '../lib/redis-scripts.js';
+import type { FailureCauses } from '../policy/failure-causes.js';
+import type { VerifySettings } from '../policy/verify.js';
 import type { LifeSettings, StateCounts } from './collector-state.js';
 import type { Keys } from './keys.js';
 import { nextPhase, type RolloutEvent, type RolloutPhase } from './rollout-phase.js';
@@ -20,6 +23,10 @@ export interface RolloutSettings extends LifeSettings {
   taskTimeoutMs: number;
   /** A not_alive Collector seen alive is upgraded only until this long after the rollout began (none: always). */
   notAliveUntilMs?: number;
+  /** Verification of successes (policy `verify`); absent: a task's success is the outcome. */
+  verify?: VerifySettings;
+  /** What a failed task leads to by its message's class (policy `failureCauses`); absent: `failed`. */
+  causes?: FailureCauses;
 }
 
 export interface RolloutRecord {
@@ -68,14 +75,57 @@ export interface RolloutRecord {
   expectedMs?: number;
   /** Why nothing starts now, in words, as the scheduler last saw it ('' when nothing holds it). */
   holding?: string;
+  /** Rollbacks of this rollout's Collectors (rollback.ts): what was taken back, and what could not be. */
+  rollbacks?: RollbackEntry[];
+  /** This rollout takes Collectors of that rollout back to their previous builds. */
+  rollbackOf?: string;
+  /** Cohorts whose failure rate was significantly above the gate: their waiting Collectors are held. */
+  quarantined?: CohortQuarantine[];
+  /** Cohorts an operator released (`retry --only quarantined`): never quarantined again in this rollout. */
+  cohortsReleased?: string[];
+  /** The analysis gate of the wave that waits for it (src/analysis): its measurements so far. */
+  analysisRun?: AnalysisRun;
+  /** The wave (0-based) `analysisRun` belongs to. */
+  analysisWave?: number;
+  /** Its verdict as last judged, for `status`: `running: 2 of 5 measured`, `failed: ...`. */
+  analysisVerdict?: string;
+}
+
+export interface RollbackEntry {
+  /** The request it carried out (a request carried out twice after a crash adds nothing). */
+  request: string;
+  /** The one-off rollout's policy that takes them back (`rollback-...`), or none when the build is gone. */
+  policy?: string;
+  /** The build they go back to. */
+  build: string;
+  collectors: number;
+  /** Their ids when the build is no longer offered (at most ROLLBACK_IDS_SHOWN). */
+  ids?: number[];
+  /** `started`, or `unavailable`: the service no longer offers the build (reported, not guessed). */
+  state: 'started' | 'unavailable';
+  at: number;
+  by: string;
+  reason: string;
+}
+
+export interface CohortQuarantine {
+  cohort: string;
+  /** Why, in words: failures of outcomes, the bound, the gate. */
+  reason: string;
+  at: number;
+  /** Collectors held when it was quarantined. */
+  held: number;
 }
 
 /** Where a rollout's waves stand: written by the scheduler and by `promote`, compare-and-set on `seq`. */
 export interface WaveProgress {
   /** The wave in progress, 0-based. */
   index: number;
-  /** After the wave's last outcome: baking until `bakeUntil`, or awaiting an operator's promote. */
-  waitingFor?: 'bake' | 'approval';
+  /**
+   * After the wave's last outcome: baking until `bakeUntil`, its analysis gate running (the run is
+   * the rollout's `analysisRun`), or awaiting an operator's promote.
+   */
+  waitingFor?: 'bake' | 'analysis' | 'approval';
   bakeUntil?: number;
   /** `promote --full`: every remaining wave at once. */
   full?: boolean;
@@ -100,6 +150,17 @@ export function rolloutId(policy: string, build: string): string {
 export function policyOf(rolloutId: string): string {
   const at = rolloutId.indexOf('@');
   return at < 0 ? rolloutId : rolloutId.slice(0, at);
+}
+
+/** A stored analysis run, or undefined when there is none or it cannot be read (a new run starts). */
+function readAnalysisRun(json: string | undefined): AnalysisRun | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed = AnalysisRun.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function parseRollout(raw: Record<string, string>): RolloutRecord | undefined {
@@ -134,6 +195,13 @@ export function parseRollout(raw: Record<string, string>): RolloutRecord | undef
     waveBaseline: raw.waveBaseline ? (JSON.parse(raw.waveBaseline) as Record<string, number>[]) : undefined,
     expectedMs: num('expectedMs'),
     holding: raw.holding || undefined,
+    rollbacks: raw.rollbacks ? (JSON.parse(raw.rollbacks) as RollbackEntry[]) : undefined,
+    rollbackOf: raw.rollbackOf || undefined,
+    quarantined: raw.quarantined ? (JSON.parse(raw.quarantined) as CohortQuarantine[]) : undefined,
+    cohortsReleased: raw.cohortsReleased ? (JSON.parse(raw.cohortsReleased) as string[]) : undefined,
+    analysisRun: readAnalysisRun(raw.analysisRun),
+    analysisWave: num('analysisWave'),
+    analysisVerdict: raw.analysisVerdict || undefined,
   };
 }
 
@@ -158,7 +226,10 @@ export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
 
 type PipelineReply = [Error | null, unknown][] | null;
 
-type Scripted = Redis & { fuCasFields(key: string, ...args: (string | number)[]): Promise<number> };
+type Scripted = Redis & {
+  fuCasFields(key: string, ...args: (string | number)[]): Promise<number>;
+  fuHdelIf(key: string, field: string, value: string): Promise<number>;
+};
 
 export class RolloutStore {
   private readonly redis: Scripted;
@@ -167,7 +238,10 @@ export class RolloutStore {
     redis: Redis,
     private readonly keys: Keys,
   ) {
-    defineScripts(redis, [{ command: 'fuCasFields', module: 'rollout', name: 'cas-fields', keys: 1 }]);
+    defineScripts(redis, [
+      { command: 'fuCasFields', module: 'rollout', name: 'cas-fields', keys: 1 },
+      { command: 'fuHdelIf', module: 'rollout', name: 'hdel-if', keys: 1 },
+    ]);
     this.redis = redis as Scripted;
   }
 
@@ -209,15 +283,18 @@ export class RolloutStore {
     followed: CurrentRollout[];
     /** The one-off policies (one-off-policies.ts), as stored. */
     oneOffs: Record<string, string>;
+    /** Rollback requests not yet taken (rollback.ts), as stored. */
+    rollbackRequests: Record<string, string>;
   }> {
-    const [policies, followedIds, oneOffs] = replies(
+    const [policies, followedIds, oneOffs, rollbackRequests] = replies(
       await this.redis
         .pipeline()
         .hgetall(this.keys.policies)
         .smembers(this.keys.followed)
         .hgetall(this.keys.oneOffs)
+        .hgetall(this.keys.rollbackRequests)
         .exec(),
-    ) as [Record<string, string>, string[], Record<string, string>];
+    ) as [Record<string, string>, string[], Record<string, string>, Record<string, string>];
     const currentIds = Object.values(policies);
     const read = await this.readMany([...currentIds, ...followedIds]);
     const current = new Map<string, CurrentRollout>();
@@ -226,7 +303,7 @@ export class RolloutStore {
       if (r) current.set(policy, r);
     });
     const followed = read.slice(currentIds.length).filter((r): r is CurrentRollout => r !== undefined);
-    return { current, followed, oneOffs };
+    return { current, followed, oneOffs, rollbackRequests };
   }
 
   /** The rollouts `ids` with their counts and their policy's slots held, in one round trip. */
@@ -352,6 +429,16 @@ export class RolloutStore {
   }
 
   /** Writes plain fields of a rollout (timestamps, the policy's hash, baselines). */
+  /** Files a rollback request for a rollout (rollback.ts); a newer one replaces one not yet taken. */
+  async requestRollback(id: string, request: string): Promise<void> {
+    await this.redis.hset(this.keys.rollbackRequests, id, request);
+  }
+
+  /** Removes a rollback request once carried out, unless a newer one replaced it meanwhile. */
+  async rollbackRequestDone(id: string, request: string): Promise<void> {
+    await this.redis.fuHdelIf(this.keys.rollbackRequests, id, request);
+  }
+
   async setFields(id: string, fields: Record<string, string | number>): Promise<void> {
     await this.redis.hset(this.keys.rollout(id), fields);
   }

@@ -15,6 +15,7 @@ import type { Clock } from '../lib/clock.js';
 import { planMove } from '../policy/plan-move.js';
 import type { Policy } from '../policy/schema.js';
 import { compileSelection } from '../policy/select-collectors.js';
+import { cohortKey } from './cohort-key.js';
 import { type CollectorRecord, type Move, newRecord, transition } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { admits } from './rollout-phase.js';
@@ -66,6 +67,9 @@ export async function scanUpgradable(
   const canarySelect = policy.waves[0]?.select;
   const isCanary = canarySelect ? compileSelection({ select: [canarySelect], exclude: [] }) : undefined;
   const until = rollout.settings.notAliveUntilMs;
+  const by = policy.cohorts?.by;
+  const cohortOf = (c: Collector) =>
+    by ? cohortKey({ osName: c.osName, osArch: c.osArch, from: c.collectorVersion }, by) : undefined;
   for await (const { page, requestedAt } of timedPages(
     deps.api,
     deps.clock,
@@ -89,7 +93,7 @@ export async function scanUpgradable(
     const moves: Move[] = [];
     for (const c of selected) {
       const r = known.get(c.id);
-      if (!r) fresh.push(newRecord(c, rollout.build, now));
+      if (!r) fresh.push(newRecord(c, rollout.build, now, cohortOf(c)));
       else if (
         r.state === 'not_alive' &&
         c.alive &&

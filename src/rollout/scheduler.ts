@@ -17,16 +17,18 @@ import type { BuildTarget, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { LATEST, type Policy } from '../policy/schema.js';
+import { verifySettings } from '../policy/verify.js';
 import type { UpgradeQueue } from '../queue/upgrade-job.js';
-import { advanceRollout, type RolloutMemory } from './advance-rollout.js';
+import { advanceRollout, type RolloutMemory, verifyDue } from './advance-rollout.js';
 import type { CollectorRecord } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { abortWaiting } from './control.js';
 import type { EventLog, EventSource, RolloutEventType } from './event-log.js';
 import type { Keys } from './keys.js';
-import { ONE_OFF_DESCRIPTION, OneOffPolicies, parseOneOffs } from './one-off-policies.js';
+import { isOneOffPolicy, OneOffPolicies, parseOneOffs, rollbackSource } from './one-off-policies.js';
 import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
 import { repairJobs } from './repair-jobs.js';
+import { carryOutRollback, parseRollbackRequest } from './rollback.js';
 import { admits, isPolicyPause, PAUSE_REASONS } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
 import { supersedeRollout } from './supersede-rollout.js';
@@ -53,6 +55,7 @@ export interface SchedulerDeps {
 export const MAX_BACKOFF_MS = 30 * 60_000;
 
 export function settingsOf(policy: Policy): RolloutSettings {
+  const verify = verifySettings(policy.verify);
   return {
     pollInitialMs: policy.poll.initial,
     pollMaxMs: policy.poll.max,
@@ -66,6 +69,8 @@ export function settingsOf(policy: Policy): RolloutSettings {
     transientAttempts: policy.retry.transient.attempts,
     transientBackoffMs: policy.retry.transient.backoff,
     maxBackoffMs: MAX_BACKOFF_MS,
+    ...(verify ? { verify } : {}),
+    causes: policy.failureCauses,
   };
 }
 
@@ -86,6 +91,7 @@ export class Scheduler {
     idleScanned: new Set(),
     learnedAt: new Map(),
     failuresReported: new Map(),
+    lastVerify: new Map(),
   };
   private lastRepair = 0;
   private targets?: { at: number; builds: BuildTarget[] };
@@ -94,10 +100,6 @@ export class Scheduler {
 
   constructor(private readonly deps: SchedulerDeps) {
     this.oneOffs = new OneOffPolicies(deps.redis, deps.keys);
-  }
-
-  private isOneOff(policy: Policy): boolean {
-    return policy.name.startsWith('upgrade-') && policy.description === ONE_OFF_DESCRIPTION;
   }
 
   private get scanEvery(): number {
@@ -142,7 +144,7 @@ export class Scheduler {
    */
   async tick(filePolicies: readonly Policy[]): Promise<void> {
     const { rollouts, clock } = this.deps;
-    const { current, followed, oneOffs: rawOneOffs } = await rollouts.readTick();
+    const { current, followed, oneOffs: rawOneOffs, rollbackRequests } = await rollouts.readTick();
     // One-off rollouts come first (an operator's explicit request wins), until they are done.
     const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
       const phase = current.get(p.name)?.rollout.phase;
@@ -159,6 +161,8 @@ export class Scheduler {
       const reason = names.has(name) ? PAUSE_REASONS.policyDisabled : PAUSE_REASONS.policyRemoved;
       await this.guarded(name, () => this.followPaused(cur, reason, now, policy?.pageSize ?? 1000));
     }
+    for (const [source, json] of Object.entries(rollbackRequests))
+      await this.guarded(source, () => this.rollback(source, json, policies, now));
     for (const [i, policy] of enabled.entries()) {
       await this.guarded(policy.name, () =>
         this.tickPolicy(policy, current.get(policy.name), enabled.slice(0, i)),
@@ -169,6 +173,26 @@ export class Scheduler {
       this.lastRepair = Date.now();
       await this.guarded('*', () => repairJobs(this.deps, current.keys()));
     }
+  }
+
+  /** Carries out a rollback request (rollback.ts): one-off rollouts that start at the next tick. */
+  private async rollback(sourceId: string, json: string, policies: readonly Policy[], now: number) {
+    const request = parseRollbackRequest(json);
+    const source = await this.deps.rollouts.get(sourceId);
+    if (request && source) {
+      const policy = policies.find((p) => p.name === source.policy);
+      await carryOutRollback(
+        { ...this.deps, oneOffs: this.oneOffs, emit: this.emit.bind(this) },
+        source,
+        request,
+        { ...(policy ? { policy } : {}), targets: await this.builds(), now },
+      );
+    } else
+      this.deps.logger.error(
+        { rollout: sourceId },
+        'rollback request unreadable or its rollout gone; dropped',
+      );
+    await this.deps.rollouts.rollbackRequestDone(sourceId, json);
   }
 
   private async guarded(policy: string, work: () => Promise<unknown>): Promise<void> {
@@ -202,6 +226,20 @@ export class Scheduler {
       );
     }
     if ((counts.reconciling ?? 0) > 0) await this.reconcileNow(rollout, now, pageSize);
+    await this.verifyNow(cur, now, pageSize);
+  }
+
+  /** Verification goes on in a rollout that admits nothing (paused, aborted): it only reads listings. */
+  private async verifyNow(cur: CurrentRollout, now: number, pageSize: number) {
+    if ((cur.counts.verifying ?? 0) === 0) return;
+    await verifyDue(
+      { ...this.deps, memory: this.memory },
+      cur.rollout,
+      cur.counts,
+      await this.builds(),
+      pageSize,
+      now,
+    );
   }
 
   /** A superseded rollout is followed until its tasks of unknown id are resolved (they keep their slots). */
@@ -232,6 +270,7 @@ export class Scheduler {
         if (waiting > 0)
           await abortWaiting(this.deps, view.rollout, view.rollout.abortReason ?? 'aborted', now);
         if ((view.counts.reconciling ?? 0) > 0) await this.reconcileNow(view.rollout, now, policy.pageSize);
+        await this.verifyNow(view, now, policy.pageSize);
         return view.rollout;
       }
     }
@@ -257,7 +296,9 @@ export class Scheduler {
       [view] = await rollouts.readMany([rollout.id]);
       if (!view) return undefined;
       logger.info({ rollout: rollout.id, policy: policy.name, build, replaced }, 'rollout started');
-      if (policy.target !== build && this.isOneOff(policy)) await this.oneOffs.pin(policy.name, build);
+      if (policy.target !== build && isOneOffPolicy(policy)) await this.oneOffs.pin(policy.name, build);
+      const source = rollbackSource(policy);
+      if (source) await rollouts.setFields(rollout.id, { rollbackOf: source });
       await this.emit(
         rollout,
         'rollout.started',

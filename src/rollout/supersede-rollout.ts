@@ -1,6 +1,7 @@
 /**
  * A newer rollout of the policy took over: the old one moves to `superseded`, and its Collectors
- * that wait (queued, waiting_retry) are skipped. Upgrades under way finish in their jobs; an
+ * that wait (queued, waiting_retry) are skipped; those under verification stay succeeded,
+ * unverified (the newer rollout moves them on). Upgrades under way finish in their jobs; an
  * admitted Collector whose create was not sent is skipped by its job; Collectors whose task of
  * unknown id may still run keep their slots (so maxInFlight holds for the policy's tasks) and the
  * scheduler follows the rollout until the listings resolve them. Reads only the waiting indexes.
@@ -26,7 +27,7 @@ export async function supersedeRollout(
   const old = await rollouts.get(rolloutId);
   if (!old) return;
   await rollouts.move(old, 'supersede', now);
-  for (const index of ['queued', 'retries'] as const) {
+  for (const index of ['queued', 'retries', 'verifying'] as const) {
     const ids = await store.indexed(rolloutId, index);
     for (let i = 0; i < ids.length; i += BATCH) {
       const records = await store.getMany(rolloutId, ids.slice(i, i + BATCH));

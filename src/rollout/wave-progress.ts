@@ -5,10 +5,13 @@
  * follows it in the policy comes before the next wave:
  *
  *   wave i open ──last outcome──► completed ──bake──► baking until T ──(T)──┐
- *                                     │                                     ├──approval──► awaiting approval ──promote──► wave i+1 open
- *                                     └─────────────────────────────────────┴──────────────────────────────────────────────► wave i+1 open
- * `promote` ends a bake or an approval wait at once; `promote --full` opens every remaining wave.
- * The last wave has nothing after it.
+ *                                     │                                     ├──analysis──► analysing ──passed──┐
+ *                                     │                                     │                                  ├──approval──► awaiting approval ──promote──► wave i+1 open
+ *                                     └─────────────────────────────────────┴──────────────────────────────────┴──────────────────────────────────────────────► wave i+1 open
+ * The analysis gate runs in the caller (advance-rollout.ts; a failed one halts the rollout, an
+ * inconclusive one pauses it), which says here when it passed. `promote` ends a bake, an
+ * analysis or an approval wait at once; `promote --full` opens every remaining wave. The last
+ * wave has nothing after it.
  */
 import type { PlannedWave } from '../policy/wave-limits.js';
 import { COLLECTOR_STATES, STARTED_ACTIVE_STATES, type StateCounts, sumStates } from './collector-state.js';
@@ -18,7 +21,7 @@ import type { WaveProgress } from './rollout-store.js';
 export interface WaveNews {
   type: Extract<
     RolloutEventType,
-    'wave.completed' | 'wave.started' | 'rollout.baking' | 'rollout.awaiting_approval'
+    'wave.completed' | 'wave.started' | 'rollout.baking' | 'rollout.awaiting_approval' | 'analysis.started'
   >;
   /** The wave it is about, 1-based as people count. */
   wave: number;
@@ -40,6 +43,8 @@ export function progressWaves(input: {
   progress: WaveProgress;
   counts: StateCounts;
   now: number;
+  /** The wave's analysis gate passed (the caller ran it). */
+  analysisPassed?: boolean;
 }): WaveStep {
   const { plan, counts, now } = input;
   const total = sumStates(counts, COLLECTOR_STATES);
@@ -52,17 +57,38 @@ export function progressWaves(input: {
     p = { index, seq: p.seq, ...(p.full ? { full: true } : {}) };
     news.push({ type: 'wave.started', wave: index + 1 });
   };
+  /** After the bake: the analysis, then the approval, then the next wave. */
+  const afterBake = (wave: PlannedWave): 'stop' | 'go' => {
+    if (wave.analysis) {
+      p = { index: p.index, seq: p.seq, waitingFor: 'analysis' };
+      news.push({ type: 'analysis.started', wave: p.index + 1 });
+      return 'stop';
+    }
+    return afterAnalysis(wave);
+  };
+  const afterAnalysis = (wave: PlannedWave): 'stop' | 'go' => {
+    if (wave.approval) {
+      p = { index: p.index, seq: p.seq, waitingFor: 'approval' };
+      news.push({ type: 'rollout.awaiting_approval', wave: p.index + 1 });
+      return 'stop';
+    }
+    open(p.index + 1);
+    return 'go';
+  };
   for (let guard = 0; guard <= plan.length + 1; guard++) {
     const wave = plan[p.index] as PlannedWave;
     if (p.full) break;
     if (p.waitingFor === 'bake') {
       if ((p.bakeUntil ?? 0) > now) break;
-      if (wave.approval) {
-        p = { index: p.index, seq: p.seq, waitingFor: 'approval' };
-        news.push({ type: 'rollout.awaiting_approval', wave: p.index + 1 });
-        break;
+      if (afterBake(wave) === 'stop') break;
+      continue;
+    }
+    if (p.waitingFor === 'analysis') {
+      if (!input.analysisPassed || !wave.analysis) {
+        // A gate removed from the policy meanwhile holds nothing.
+        if (wave.analysis) break;
       }
-      open(p.index + 1);
+      if (afterAnalysis(wave) === 'stop') break;
       continue;
     }
     if (p.waitingFor === 'approval') break;
@@ -74,12 +100,7 @@ export function progressWaves(input: {
       news.push({ type: 'rollout.baking', wave: p.index + 1, until: p.bakeUntil as number });
       continue;
     }
-    if (wave.approval) {
-      p = { index: p.index, seq: p.seq, waitingFor: 'approval' };
-      news.push({ type: 'rollout.awaiting_approval', wave: p.index + 1 });
-      break;
-    }
-    open(p.index + 1);
+    if (afterBake(wave) === 'stop') break;
   }
   const cap = p.full ? total : p.waitingFor ? started : (plan[p.index] as PlannedWave).cap;
   const changed =

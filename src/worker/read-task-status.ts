@@ -1,6 +1,7 @@
 /**
  * The status-read step of a Collector in `pending` or `progressing`: reads its task and turns the
- * answer into an event: `succeeded`, `failed`, `timed_out` (the service's own 30-minute time-out
+ * answer into an event: `succeeded` (or `verify`, when the policy verifies successes), `failed`
+ * (or `cause_retry` / `manual`, by the failure message's class: policy `failureCauses`), `timed_out` (the service's own 30-minute time-out
  * however late its answer is read, or our local deadline), `status` (unfinished: read again
  * later), or `status_error` (a task id the service does not know, an answer that cannot be used:
  * after a few in a row only the listings can tell, see collector-state.ts). Transient errors
@@ -8,6 +9,8 @@
  * Durations are measured on the deployment's shared clock, from the time the create was answered.
  */
 import { ApiError, type TaskStatusResult } from '../api/index.js';
+import { actionFor, classifyFailure } from '../rollout/classify-failure.js';
+import type { CollectorEvent } from '../rollout/collector-state.js';
 import { pollDelay } from './create-task-step.js';
 import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
@@ -62,13 +65,20 @@ export async function readTaskStatus(ctx: StepContext): Promise<Step> {
   }
   const task = answer.task;
   if (task.state === 'succeeded') {
-    await ctx.apply({ type: 'succeeded', status: task.status }, { counters, durationMs: seen });
+    // With verification on, the listings must now show it alive on the build (verify-collectors.ts).
+    const verify = settings.verify;
+    const event = verify
+      ? ({ type: 'verify', status: task.status, dueAt: deps.clock.now() + verify.intervalMs } as const)
+      : ({ type: 'succeeded', status: task.status } as const);
+    await ctx.apply(event, { counters, durationMs: seen });
     return done;
   }
   if (task.state === 'failed') {
     const sinceSent = deps.clock.now() - (record.createSentAt ?? requestTime);
-    const type = isServiceTimeout(task.message, sinceSent) ? 'timed_out' : 'failed';
-    await ctx.apply({ type, message: task.message, status: task.status }, { counters, durationMs: seen });
+    const event = isServiceTimeout(task.message, sinceSent)
+      ? ({ type: 'timed_out', message: task.message, status: task.status } as const)
+      : failureEvent(ctx, task.message, task.status);
+    await ctx.apply(event, { counters, durationMs: seen });
     return done;
   }
   if (seen >= settings.taskTimeoutMs) {
@@ -85,4 +95,18 @@ export async function readTaskStatus(ctx: StepContext): Promise<Step> {
 function next(ctx: StepContext, elapsedMs: number): Step {
   const s = ctx.record.state;
   return s === 'pending' || s === 'progressing' ? { kind: 'delay', ms: pollDelay(ctx, elapsedMs) } : done;
+}
+
+/**
+ * A failed task, by its message's class (policy `failureCauses`): a new attempt after a back-off
+ * while the class's `retry` allows, the worklist (`manual`), or `failed`.
+ */
+export function failureEvent(ctx: StepContext, message: string, status: number): CollectorEvent {
+  const causes = ctx.settings.causes;
+  const failureClass = classifyFailure(message, causes?.patterns);
+  const action = causes ? actionFor(failureClass, causes) : undefined;
+  if (action?.action === 'retry' && (ctx.record.causeRetries ?? 0) < action.attempts)
+    return { type: 'cause_retry', message, failureClass, backoffMs: action.backoff, status };
+  if (action?.action === 'manual') return { type: 'manual', message, failureClass, status };
+  return { type: 'failed', message, status, failureClass };
 }

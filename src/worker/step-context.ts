@@ -25,8 +25,10 @@ export type RetryReason = 'collector_not_alive' | 'rate_limited' | 'server_error
 export interface UpgradeEvents {
   onTaskCreated?(rolloutId: string): void;
   onRetry?(reason: RetryReason): void;
-  /** A Collector reached an outcome (final, or not_alive); `durationMs` for a finished task. */
-  onOutcome?(rolloutId: string, record: CollectorRecord, durationMs: number | undefined): void;
+  /** A Collector reached an outcome (final, or not_alive). */
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+  /** A task ended (`succeeded` also when its Collector goes on to verification), after `durationMs`. */
+  onTaskEnded?(state: string, durationMs: number): void;
 }
 
 export interface ProcessorDeps {
@@ -97,7 +99,8 @@ export function createStepContext(
         return false;
       }
       // Only successes teach the poll schedule how long upgrades take.
-      const learn = t.move.next.state === 'succeeded' ? options.durationMs : undefined;
+      const succeeded = t.move.next.state === 'succeeded' || event.type === 'verify';
+      const learn = succeeded ? options.durationMs : undefined;
       const [outcome] = await store.apply(rollout.id, [t.move], {
         counters: options.counters,
         durationMs: learn,
@@ -111,8 +114,10 @@ export function createStepContext(
       ctx.record = next;
       if (event.type === 'created') deps.events?.onTaskCreated?.(rollout.id);
       if (next.state === 'waiting_retry' && options.retryReason) deps.events?.onRetry?.(options.retryReason);
+      if (options.durationMs !== undefined && (isSettled(next.state) || next.state === 'verifying'))
+        deps.events?.onTaskEnded?.(next.state === 'verifying' ? 'succeeded' : next.state, options.durationMs);
       if (isSettled(next.state)) {
-        deps.events?.onOutcome?.(rollout.id, next, options.durationMs);
+        deps.events?.onOutcome?.(rollout.id, next);
         log.info(
           { state: next.state, taskId: next.taskId, message: next.message || undefined },
           'collector finished',

@@ -61,6 +61,21 @@ export function pathTo(state: CollectorState, taskId = '424242', now = 0): Colle
         { type: 'send' },
         { type: 'create_error', transient: false, message: 'seeded' },
       ];
+    case 'verifying':
+      return [...pending, { type: 'verify', status: 2, dueAt: now }];
+    case 'unhealthy':
+      return [
+        ...pending,
+        { type: 'verify', status: 2, dueAt: now },
+        { type: 'unhealthy', message: 'seeded' },
+      ];
+    case 'manual':
+      return [
+        ...pending,
+        { type: 'manual', message: 'seeded', failureClass: 'upgrades_disabled', status: 3 },
+      ];
+    case 'quarantined':
+      return [{ type: 'quarantine', message: 'seeded' }];
     case 'skipped':
       return [{ type: 'supersede', message: 'seeded' }];
     case 'aborted':

@@ -6,16 +6,17 @@
 --
 -- KEYS: 1 results (HASH id -> JSON), 2 counts (HASH state -> n), 3 slots of the policy (SET of
 --       "<rollout>#<id>"), 4 queued (ZSET), 5 retries (ZSET), 6 reconciling (ZSET),
---       7 rollout (HASH), 8 durations (LIST), 9 counts per wave (HASH "<wave>:<state>" -> n)
+--       7 rollout (HASH), 8 durations (LIST), 9 counts per wave (HASH "<wave>:<state>" -> n),
+--       10 verifying (ZSET), 11 counts per cohort (HASH "<cohort>|<state>" -> n)
 -- ARGV: rollout id, slot limit, channel to publish a freed slot on ('' none), number of counters
---       k, then k pairs (rollout field, increment), then a duration in ms ('' none), then 9
+--       k, then k pairs (rollout field, increment), then a duration in ms ('' none), then 10
 --       values per move: id, expected state ('' = the record must not exist), new state, JSON,
---       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c'), new score
+--       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c' | 'v'), new score
 --       ('' with index 'q': the next place in the admission order; 'c': a canary's, before every
---       other, counted in the rollout's `canaries`), the record's wave ('' none).
+--       other, counted in the rollout's `canaries`), the record's wave ('' none), its cohort ('' none).
 -- Returns one number per move: 1 written, 0 the stored state was not the expected one,
 -- -1 no in-flight slot was free.
-local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6] }
+local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6], v = KEYS[10] }
 local rollout = ARGV[1]
 local limit = tonumber(ARGV[2])
 local channel = ARGV[3]
@@ -30,18 +31,19 @@ i = i + 1
 local out = {}
 local freed = 0
 local written = 0
-while i + 8 <= #ARGV do
+while i + 9 <= #ARGV do
   local id, expected, newState, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local slot, oldIndex, newIndex, score = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
-  local newWave = ARGV[i + 8]
-  i = i + 9
+  local newWave, newCohort = ARGV[i + 8], ARGV[i + 9]
+  i = i + 10
   local old = redis.call('HGET', KEYS[1], id)
   local oldState = false
-  local oldWave = ''
+  local oldWave, oldCohort = '', ''
   if old then
     local decoded = cjson.decode(old)
     oldState = decoded['state']
     if type(decoded['wave']) == 'number' then oldWave = tostring(decoded['wave']) end
+    if type(decoded['cohort']) == 'string' then oldCohort = decoded['cohort'] end
   end
   local ok = 1
   if expected == '' then
@@ -67,6 +69,10 @@ while i + 8 <= #ARGV do
     if oldState ~= newState or oldWave ~= newWave then
       if oldState and oldWave ~= '' then redis.call('HINCRBY', KEYS[9], oldWave .. ':' .. oldState, -1) end
       if newWave ~= '' then redis.call('HINCRBY', KEYS[9], newWave .. ':' .. newState, 1) end
+    end
+    if oldState ~= newState or oldCohort ~= newCohort then
+      if oldState and oldCohort ~= '' then redis.call('HINCRBY', KEYS[11], oldCohort .. '|' .. oldState, -1) end
+      if newCohort ~= '' then redis.call('HINCRBY', KEYS[11], newCohort .. '|' .. newState, 1) end
     end
     if oldIndex ~= '' and oldIndex ~= newIndex then redis.call('ZREM', index[oldIndex], id) end
     if newIndex ~= '' then

@@ -92,7 +92,11 @@ describe('pause, resume, abort', () => {
     const aborted = await cli(h, ['abort', id, '--reason', 'bad build']);
     expect(aborted.code, aborted.out).toBe(0);
     const createsAtAbort = (await h.simStats()).requests.byEndpoint.create ?? 0;
-    await h.waitFor((s) => s.rollouts[0]?.inflight === 0, 30_000);
+    // Tasks under way end, and verification of those that succeeded goes on in the aborted rollout.
+    await h.waitFor(
+      (s) => s.rollouts[0]?.inflight === 0 && (s.rollouts[0]?.counts.verifying ?? 0) === 0,
+      30_000,
+    );
     // At most the creates already on their way when the abort landed.
     expect((await h.simStats()).requests.byEndpoint.create).toBeLessThanOrEqual(createsAtAbort + 2);
     const status = await h.status();

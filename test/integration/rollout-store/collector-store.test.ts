@@ -100,6 +100,10 @@ const ev = {
   abort: { type: 'abort', message: 'rollout aborted (by ops)' },
   retry: { type: 'operator_retry', message: 'retried by ops' },
   admitIn: (wave: number) => ({ type: 'admit', wave }) as const,
+  verify: { type: 'verify', status: 2, dueAt: T0 + 60_000 },
+  unhealthy: { type: 'unhealthy', message: 'stopped heartbeating' },
+  manual: { type: 'manual', message: 'Upgrades are disabled', failureClass: 'upgrades_disabled', status: 3 },
+  quarantine: { type: 'quarantine', message: 'its cohort is quarantined' },
 } as const satisfies Record<string, CollectorEvent | ((...a: never[]) => CollectorEvent)>;
 
 /** The events that take a new (queued) record to each state, through the table only. */
@@ -117,6 +121,10 @@ const PATH: Record<CollectorState, CollectorEvent[]> = {
   not_alive: [ev.admit, ev.send, ev.notAlive, ev.admit, ev.send, ev.notAlive],
   rejected: [ev.admit, ev.send, ev.rejected],
   error: [ev.admit, ev.send, ev.error, ev.admit, ev.send, ev.error],
+  verifying: [ev.admit, ev.send, ev.created(), ev.verify],
+  unhealthy: [ev.admit, ev.send, ev.created(), ev.verify, ev.unhealthy],
+  manual: [ev.admit, ev.send, ev.created(), ev.manual],
+  quarantined: [ev.quarantine],
   skipped: [ev.supersede],
   aborted: [ev.abort],
 };

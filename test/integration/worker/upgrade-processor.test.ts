@@ -86,6 +86,7 @@ interface Harness {
     created: number;
     retries: string[];
     outcomes: { state: CollectorState; durationMs?: number }[];
+    taskEnds: { state: string; durationMs: number }[];
   };
   log: ReturnType<typeof captureLogger>;
   /** Puts the Collector's record (from the simulator's view of it) into `state` through real moves. */
@@ -129,7 +130,7 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     () => closeRedis(bull),
     () => queue.close(),
   );
-  const events: Harness['events'] = { created: 0, retries: [], outcomes: [] };
+  const events: Harness['events'] = { created: 0, retries: [], outcomes: [], taskEnds: [] };
   const hooks: UpgradeEvents = {
     onTaskCreated: () => {
       events.created++;
@@ -137,7 +138,13 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     onRetry: (reason) => {
       events.retries.push(reason);
     },
-    onOutcome: (_rollout, record, durationMs) => {
+    onTaskEnded: (state, durationMs) => {
+      events.taskEnds.push({ state, durationMs });
+    },
+    onOutcome: (_rollout, record) => {
+      // The duration of the task that ended just before (onTaskEnded comes first), if any.
+      const ended = events.taskEnds.at(-1);
+      const durationMs = ended?.state === record.state ? ended.durationMs : undefined;
       events.outcomes.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
     },
   };
@@ -388,6 +395,29 @@ describe('processUpgrade: a Collector that upgrades', () => {
     const sim = await h.t.simCollector(C.old);
     expect(sim.tasks).toHaveLength(1);
     expect(sim.version).toBe(LATEST);
+  });
+
+  it('with verification on, hands a success to the verification pass instead of ending it', async () => {
+    const verify = { withinMs: 10 * MINUTE, bakeMs: 5 * MINUTE, intervalMs: MINUTE };
+    const h = await harness({ settings: { verify } });
+    await h.seed(C.web1);
+    await h.runToEnd(C.web1);
+    const r = await h.record(C.web1);
+    const now = h.t.clock.now();
+    expect(r).toMatchObject({
+      state: 'verifying',
+      succeededAt: now,
+      verifyDueAt: now + MINUTE,
+      lastStatus: 2,
+    });
+    // The slot is free (verification only reads listings), the task's duration is learned,
+    // and no outcome is counted until the verification pass decides.
+    expect(await h.slots()).toEqual([]);
+    expect(await h.store.indexed(h.rolloutId, 'verifying')).toEqual([C.web1]);
+    expect(await h.rollouts.durations(h.rolloutId)).toHaveLength(1);
+    expect(h.events.taskEnds.map((e) => e.state)).toEqual(['succeeded']);
+    expect(h.events.outcomes).toEqual([]);
+    expect(await h.store.counts(h.rolloutId)).toEqual({ verifying: 1 });
   });
 
   it('ignores a job of an earlier admission', async () => {

@@ -100,6 +100,7 @@ describe('createRolloutApi when Redis fails', () => {
       'POST /rollouts/{id}/abort',
       'POST /rollouts/{id}/promote',
       'POST /rollouts/{id}/retry',
+      'POST /rollouts/{id}/rollback',
       'POST /rollouts/{id}/forget',
     ]);
   });

@@ -62,18 +62,22 @@ describe('metricState', () => {
     for (const s of METRIC_STATES) expect(metricState(s)).toBe(s);
   });
 
-  it('has waiting_retry (was waiting_alive), error and aborted among the dashboard states', () => {
+  it('has waiting_retry (was waiting_alive), error, aborted and the verification, worklist and cohort states among the dashboard states', () => {
     expect(METRIC_STATES).toEqual([
       'queued',
       'waiting_retry',
       'pending',
       'progressing',
+      'verifying',
       'succeeded',
       'failed',
       'timed_out',
+      'unhealthy',
       'not_alive',
       'rejected',
       'error',
+      'manual',
+      'quarantined',
       'skipped',
       'aborted',
     ]);

@@ -45,6 +45,17 @@ describe('Policy defaults', () => {
       },
       poll: { initial: 60_000, max: 300_000, jitter: 0.2 },
       taskTimeout: 35 * 60_000,
+      verify: { enabled: true, within: 600_000, bake: 300_000, interval: 60_000 },
+      failureCauses: {
+        patterns: [],
+        actions: {
+          network: { action: 'retry', attempts: 3, backoff: 600_000 },
+          disk_space: { action: 'manual' },
+          upgrades_disabled: { action: 'manual' },
+          permission: { action: 'manual' },
+          unknown: { action: 'fail' },
+        },
+      },
       api: { requestsPerSecond: 4, maxConcurrent: 10 },
       pageSize: 1000,
     });
@@ -303,7 +314,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
     [
       'failureGate without a criterion',
       yaml('name: a', 'failureGate:', '  minOutcomes: 5'),
-      'p.yaml:2:1: failureGate: give maxFailureRatio and/or a criterion per outcome (failed, timed_out, error, rejected, not_alive)',
+      'p.yaml:2:1: failureGate: give maxFailureRatio and/or a criterion per outcome (failed, timed_out, error, unhealthy, rejected, not_alive)',
     ],
     [
       'failureGate criterion without ratio or max',
@@ -333,7 +344,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
     [
       'failureGate onTrip',
       yaml('name: a', 'failureGate:', '  onTrip: stop', '  maxFailureRatio: 0.1'),
-      'p.yaml:3:3: failureGate.onTrip: expected pause or abort',
+      'p.yaml:3:3: failureGate.onTrip: expected pause, abort or rollback-wave',
     ],
     [
       'failureGate unknown outcome',
@@ -373,7 +384,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
     [
       'wave of another kind',
       yaml('name: a', 'waves: [true]'),
-      'p.yaml:2:9: waves[0]: expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%"), or {size, bake, approval}',
+      'p.yaml:2:9: waves[0]: expected a number of Collectors (e.g. 10) or a percentage (e.g. "5%"), or {size, bake, analysis, approval}',
     ],
     [
       'window time',

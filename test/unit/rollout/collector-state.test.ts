@@ -64,7 +64,7 @@ const TABLE: Record<
     final: boolean;
     metric: MetricState;
     gate: 'bad' | 'good' | 'sample' | 'none';
-    index?: 'queued' | 'retries' | 'reconciling';
+    index?: 'queued' | 'retries' | 'reconciling' | 'verifying';
   }
 > = {
   queued: {
@@ -105,7 +105,28 @@ const TABLE: Record<
     gate: 'none',
     index: 'reconciling',
   },
+  // A task that succeeded, until the listings show the Collector alive on the build: no slot.
+  verifying: {
+    slot: false,
+    owner: 'scheduler',
+    settled: false,
+    final: false,
+    metric: 'verifying',
+    gate: 'none',
+    index: 'verifying',
+  },
   succeeded: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'succeeded', gate: 'good' },
+  unhealthy: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'unhealthy', gate: 'bad' },
+  // On the worklist: an operator's, not the gate's.
+  manual: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'manual', gate: 'none' },
+  quarantined: {
+    slot: false,
+    owner: 'nobody',
+    settled: true,
+    final: true,
+    metric: 'quarantined',
+    gate: 'none',
+  },
   failed: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'failed', gate: 'bad' },
   timed_out: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'timed_out', gate: 'bad' },
   not_alive: {
@@ -150,6 +171,24 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
     { type: 'status_error', notFound: false, message: '400 unreadable' },
   ],
   succeeded: [{ type: 'succeeded', status: 2 }, { type: 'succeeded' }],
+  verify: [{ type: 'verify', status: 2, dueAt: NOW + 60_000 }],
+  verify_later: [{ type: 'verify_later', message: 'not listed', dueAt: NOW + 60_000 }],
+  seen_on_build: [{ type: 'seen_on_build', mark: NOW - 5000, dueAt: NOW + 300_000 }],
+  verified: [{ type: 'verified' }, { type: 'verified', message: 'unverified: turned off' }],
+  unhealthy: [{ type: 'unhealthy', message: 'stopped heartbeating' }],
+  cause_retry: [
+    {
+      type: 'cause_retry',
+      message: 'No space left on device',
+      failureClass: 'disk_space',
+      backoffMs: 600_000,
+      status: 3,
+    },
+  ],
+  manual: [
+    { type: 'manual', message: 'Upgrades are disabled', failureClass: 'upgrades_disabled', status: 3 },
+  ],
+  quarantine: [{ type: 'quarantine', message: 'cohort linux/arm64 quarantined' }],
   failed: [
     { type: 'failed', message: 'Upgrade failed', status: 3 },
     { type: 'failed', message: 'failed (listing)' },
@@ -268,12 +307,14 @@ describe('states and their predicates', () => {
     expect(COLLECTOR_STATES.filter(needsJob)).toEqual(['admitted', 'creating', 'pending', 'progressing']);
   });
 
-  it('only queued, waiting_retry and reconciling are kept in an index', () => {
+  it('only queued, waiting_retry, reconciling and verifying are kept in an index', () => {
     expect(COLLECTOR_STATES.filter((s) => indexOf(s) !== undefined)).toEqual([
       'queued',
       'waiting_retry',
       'reconciling',
+      'verifying',
     ]);
+    expect(indexOf('verifying')).toBe('verifying');
     expect(indexOf('queued')).toBe('queued');
     expect(indexOf('waiting_retry')).toBe('retries');
     expect(indexOf('reconciling')).toBe('reconciling');
@@ -312,7 +353,15 @@ describe('the transition table', () => {
         expect(to, s).toBe('waiting_retry');
       }
     // Outcomes are retried; a success, a skip and an abort are for good.
-    for (const s of ['failed', 'timed_out', 'error', 'rejected'] as const)
+    for (const s of [
+      'failed',
+      'timed_out',
+      'error',
+      'rejected',
+      'unhealthy',
+      'manual',
+      'quarantined',
+    ] as const)
       expect(rowsFrom(s)).toEqual([[s, 'operator_retry', 'waiting_retry']]);
     for (const s of ['succeeded', 'skipped', 'aborted'] as const) expect(rowsFrom(s)).toEqual([]);
     expect(rowsFrom('not_alive')).toHaveLength(2);
@@ -335,7 +384,11 @@ describe('the transition table', () => {
       TRANSITIONS.filter(([, e]) => e === 'operator_retry')
         .map(([from, , to]) => `${from}->${to}`)
         .sort(),
-    ).toEqual(['error', 'failed', 'not_alive', 'rejected', 'timed_out'].map((s) => `${s}->waiting_retry`));
+    ).toEqual(
+      ['error', 'failed', 'manual', 'not_alive', 'quarantined', 'rejected', 'timed_out', 'unhealthy'].map(
+        (s) => `${s}->waiting_retry`,
+      ),
+    );
   });
 
   it('a slot is taken only by admit, and admitted is reached only by admit from a state without a task', () => {
@@ -782,8 +835,13 @@ describe('supersede', () => {
     const from = COLLECTOR_STATES.filter(
       (s) => transition(record(s), { type: 'supersede', message: 'superseded' }, ctx()).ok,
     );
-    expect(from).toEqual(['queued', 'waiting_retry', 'admitted', 'reconciling']);
-    for (const s of from)
+    expect(from).toEqual(['queued', 'waiting_retry', 'admitted', 'reconciling', 'verifying']);
+    // One under verification reached the build: a success, unverified.
+    expect(move(record('verifying'), { type: 'supersede', message: 'superseded' })).toMatchObject({
+      state: 'succeeded',
+      message: 'unverified: superseded',
+    });
+    for (const s of from.filter((s) => s !== 'verifying'))
       expect(move(record(s), { type: 'supersede', message: 'superseded' })).toMatchObject({
         state: 'skipped',
         message: 'superseded',
@@ -823,9 +881,18 @@ describe('abort', () => {
 
 describe('operator_retry', () => {
   const retry: CollectorEvent = { type: 'operator_retry', message: 'retried by ops@host' };
-  const OUTCOMES = ['failed', 'timed_out', 'not_alive', 'error', 'rejected'] as const;
+  const OUTCOMES = [
+    'failed',
+    'timed_out',
+    'not_alive',
+    'error',
+    'rejected',
+    'unhealthy',
+    'manual',
+    'quarantined',
+  ] as const;
 
-  it('applies to the outcomes failed, timed_out, not_alive, error and rejected only', () => {
+  it('applies to the outcomes failed, timed_out, not_alive, error, rejected, unhealthy, manual and quarantined only', () => {
     expect(COLLECTOR_STATES.filter((s) => transition(record(s), retry, ctx()).ok).sort()).toEqual(
       [...OUTCOMES].sort(),
     );
@@ -847,9 +914,11 @@ describe('operator_retry', () => {
         finishedAt: NOW - 10,
         reconcilingSince: NOW - 60_000,
         taskProven: true,
+        causeRetries: 2,
         message: 'the old outcome',
       });
       const r = move(before, retry);
+      expect(r.causeRetries).toBe(0);
       expect(r).toMatchObject({
         state: 'waiting_retry',
         retries: 1,
@@ -967,5 +1036,93 @@ describe('the attempt log', () => {
       [7, 'transient_error'],
       [8, 'error'],
     ]);
+  });
+});
+
+describe('verification of a success', () => {
+  const verifying = () =>
+    walk(record('progressing', { taskId: '41', attempts: 1 }), [
+      { type: 'verify', status: 2, dueAt: NOW + 60_000 },
+    ]);
+
+  it('a task’s success under verification gives the slot back and waits for a look, no outcome yet', () => {
+    const r = verifying();
+    expect(r).toMatchObject({
+      state: 'verifying',
+      succeededAt: NOW,
+      verifyDueAt: NOW + 60_000,
+      lastStatus: 2,
+    });
+    expect(holdsSlot(r.state)).toBe(false);
+    expect(isSettled(r.state)).toBe(false);
+    expect(r.finishedAt).toBeUndefined();
+  });
+
+  it('seen on the build: the mark is kept and the next look is after the bake; then verified', () => {
+    const seen = walk(verifying(), [{ type: 'seen_on_build', mark: 1234, dueAt: NOW + 360_000 }]);
+    expect(seen).toMatchObject({ state: 'verifying', seenAliveMark: 1234, verifyDueAt: NOW + 360_000 });
+    const done = move(seen, { type: 'verified' });
+    expect(done).toMatchObject({ state: 'succeeded', message: '', finishedAt: NOW });
+    expect(done.verifyDueAt).toBeUndefined();
+  });
+
+  it('unhealthy is a final bad outcome that keeps what was seen; retry verifies afresh', () => {
+    const seen = walk(verifying(), [{ type: 'seen_on_build', mark: 1234, dueAt: NOW + 360_000 }]);
+    const bad = move(seen, { type: 'unhealthy', message: 'stopped heartbeating' });
+    expect(bad).toMatchObject({ state: 'unhealthy', message: 'stopped heartbeating', finishedAt: NOW });
+    expect(gateClass('unhealthy')).toBe('bad');
+    const again = walk(bad, [
+      { type: 'operator_retry', message: 'retried' },
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'created', taskId: '42', requestTime: NOW, createdBy: 'h:1' },
+      { type: 'verify', status: 2, dueAt: NOW + 10 * 60_000 },
+    ]);
+    expect(again.state).toBe('verifying');
+    // The earlier sighting belongs to the earlier task.
+    expect(again.seenOnBuildAt).toBeUndefined();
+    expect(again.seenAliveMark).toBeUndefined();
+  });
+});
+
+describe('failure causes', () => {
+  it('cause_retry: the failed attempt is logged and a new one waits for the back-off', () => {
+    const r = walk(record('queued'), [
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'created', taskId: '41', requestTime: NOW, createdBy: 'h:1' },
+    ]);
+    const later = move(r, {
+      type: 'cause_retry',
+      message: 'No space left on device',
+      failureClass: 'disk_space',
+      backoffMs: 600_000,
+      status: 3,
+    });
+    expect(later).toMatchObject({
+      state: 'waiting_retry',
+      failureClass: 'disk_space',
+      causeRetries: 1,
+      nextAttemptAt: NOW + 600_000,
+    });
+    expect(later.attemptLog?.at(-1)).toMatchObject({ outcome: 'failed', endedAt: NOW });
+  });
+
+  it('manual ends the Collector on the worklist, outside the gate; quarantine holds a waiting one', () => {
+    const m = move(record('pending', { taskId: '41' }), {
+      type: 'manual',
+      message: 'Upgrades are disabled for this Collector',
+      failureClass: 'upgrades_disabled',
+    });
+    expect(m).toMatchObject({ state: 'manual', failureClass: 'upgrades_disabled', finishedAt: NOW });
+    expect(gateClass('manual')).toBe('none');
+    for (const s of ['queued', 'waiting_retry'] as const)
+      expect(move(record(s), { type: 'quarantine', message: 'cohort held' })).toMatchObject({
+        state: 'quarantined',
+        message: 'cohort held',
+      });
+    expect(
+      COLLECTOR_STATES.filter((s) => transition(record(s), { type: 'quarantine', message: 'x' }, ctx()).ok),
+    ).toEqual(['queued', 'waiting_retry']);
   });
 });

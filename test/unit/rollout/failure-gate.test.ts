@@ -32,7 +32,7 @@ describe('judgeGate: the legacy ratio (maxFailureRatio with minOutcomes)', () =>
 
   it('trips above the ratio, counting failed, timed_out and error as bad', () => {
     expect(judgeGate(legacy, { failed: 1, timed_out: 1, error: 1, succeeded: 7, pending: 40 })).toEqual({
-      trip: "over the rollout, 3 of 10 outcomes failed, timed out or ended in error (30%), above the gate's 20%",
+      trip: "over the rollout, 3 of 10 outcomes failed, timed out, ended in error or unhealthy (30%), above the gate's 20%",
       onTrip: 'pause',
     });
   });
@@ -61,7 +61,7 @@ describe('judgeGate: the legacy ratio (maxFailureRatio with minOutcomes)', () =>
     expect(judgeGate(legacy, counts).trip).toBeUndefined();
     // One more failure: 3 of 11.
     expect(judgeGate(legacy, { ...counts, failed: 3 }).trip).toBe(
-      "over the rollout, 3 of 11 outcomes failed, timed out or ended in error (27%), above the gate's 20%",
+      "over the rollout, 3 of 11 outcomes failed, timed out, ended in error or unhealthy (27%), above the gate's 20%",
     );
     // Without not_alive and rejected in the sample there would not be enough outcomes.
     expect(judgeGate(legacy, { failed: 3, succeeded: 3, skipped: 50, aborted: 50 }).trip).toBeUndefined();
@@ -70,7 +70,7 @@ describe('judgeGate: the legacy ratio (maxFailureRatio with minOutcomes)', () =>
   it('shows small shares with one decimal', () => {
     const strict = gate({ maxFailureRatio: 0.01, minOutcomes: 100 });
     expect(judgeGate(strict, { failed: 5, succeeded: 195 }).trip).toBe(
-      "over the rollout, 5 of 200 outcomes failed, timed out or ended in error (2.5%), above the gate's 1.0%",
+      "over the rollout, 5 of 200 outcomes failed, timed out, ended in error or unhealthy (2.5%), above the gate's 1.0%",
     );
   });
 });
@@ -173,6 +173,7 @@ describe('judgeGate: per wave and over the rollout', () => {
     expect(judgeGate(g, counts, { waves })).toEqual({
       trip: "in wave 3, failed: 4 of 10 outcomes (40%), above the gate's 20%",
       onTrip: 'pause',
+      wave: 2,
     });
   });
 
@@ -208,7 +209,7 @@ describe('judgeGate: baselines after a resume', () => {
     expect(judgeGate(g, { failed: 8, succeeded: 2, queued: 90 }).trip).toBeDefined();
     expect(judgeGate(g, { failed: 8, succeeded: 6, queued: 86 }, { baseline }).trip).toBeUndefined();
     expect(judgeGate(g, { failed: 10, succeeded: 6, queued: 84 }, { baseline }).trip).toBe(
-      "over the rollout, 2 of 6 outcomes failed, timed out or ended in error (33%), above the gate's 20%",
+      "over the rollout, 2 of 6 outcomes failed, timed out, ended in error or unhealthy (33%), above the gate's 20%",
     );
   });
 
@@ -237,7 +238,7 @@ describe('judgeGate: baselines after a resume', () => {
     const baseline = { failed: 5, succeeded: 95 };
     // Over the rollout: 3 of 25 since the resume (12%) holds; wave 1: 0 of 20 holds; wave 2 trips.
     expect(judgeGate(g, counts, { waves, baseline, waveBaseline: [{ failed: 5, succeeded: 95 }] }).trip).toBe(
-      "in wave 2, 3 of 5 outcomes failed, timed out or ended in error (60%), above the gate's 20%",
+      "in wave 2, 3 of 5 outcomes failed, timed out, ended in error or unhealthy (60%), above the gate's 20%",
     );
     expect(
       judgeGate(g, counts, {
@@ -253,7 +254,7 @@ describe('judgeGate: baselines after a resume', () => {
     const one: StateCounts = { failed: 5, succeeded: 15 };
     const before = { failed: 5, succeeded: 5 };
     expect(judgeGate(g, one, { waves: [one], baseline: before }).trip).toBe(
-      "in wave 1, 5 of 20 outcomes failed, timed out or ended in error (25%), above the gate's 20%",
+      "in wave 1, 5 of 20 outcomes failed, timed out, ended in error or unhealthy (25%), above the gate's 20%",
     );
     expect(
       judgeGate(g, one, { waves: [one], baseline: before, waveBaseline: [before] }).trip,

@@ -63,6 +63,17 @@ describe('settingsOf', () => {
       transientAttempts: 7,
       transientBackoffMs: 10_000,
       maxBackoffMs: 30 * 60_000,
+      verify: { withinMs: 600_000, bakeMs: 300_000, intervalMs: 60_000 },
+      causes: {
+        patterns: [],
+        actions: {
+          network: { action: 'retry', attempts: 3, backoff: 600_000 },
+          disk_space: { action: 'manual' },
+          upgrades_disabled: { action: 'manual' },
+          permission: { action: 'manual' },
+          unknown: { action: 'fail' },
+        },
+      },
     });
   });
 
@@ -80,8 +91,35 @@ describe('settingsOf', () => {
       transientAttempts: 20,
       transientBackoffMs: 30_000,
       maxBackoffMs: 30 * 60_000,
+      verify: { withinMs: 600_000, bakeMs: 300_000, intervalMs: 60_000 },
+      causes: {
+        patterns: [],
+        actions: {
+          network: { action: 'retry', attempts: 3, backoff: 600_000 },
+          disk_space: { action: 'manual' },
+          upgrades_disabled: { action: 'manual' },
+          permission: { action: 'manual' },
+          unknown: { action: 'fail' },
+        },
+      },
     });
     expect(Object.keys(settings)).not.toContain('notAliveUntilMs');
+  });
+
+  it('leaves verification out when the policy turns it off, and hands on failureCauses as parsed', () => {
+    const settings = settingsOf(
+      Policy.parse({
+        name: 'p',
+        verify: false,
+        failureCauses: {
+          patterns: [{ class: 'quota', match: 'quota exceeded' }],
+          actions: { quota: 'manual' },
+        },
+      }),
+    );
+    expect(Object.keys(settings)).not.toContain('verify');
+    expect(settings.causes?.patterns).toEqual([{ class: 'quota', match: 'quota exceeded' }]);
+    expect(settings.causes?.actions.quota).toEqual({ action: 'manual' });
   });
 
   it('sets the ceiling of grown back-offs at 30 minutes (schema.ts: "at most 30m"), whatever the base', () => {

@@ -1,0 +1,55 @@
+/**
+ * `verify` of a policy: a task's `succeeded` is not the end of a Collector's upgrade. The
+ * Collector must then be seen alive on the build in the service's listings within `within`, and
+ * keep heartbeating (its `lastSeenAlive` advancing) through `bake`; otherwise it ends `unhealthy`
+ * (src/rollout/verify-collectors.ts). `verify: false` turns it off: the task's word is taken.
+ *
+ * Defaults, and why:
+ * - `within: 10m`: a Collector restarts on its new build and heartbeats every 15 s; ten minutes
+ *   leave room for a slow restart and for the listing pages shared by every Collector under
+ *   verification, read at most once per `interval`;
+ * - `bake: 5m`: twenty missed heartbeats are no accident, and five minutes catch a Collector that
+ *   stops soon after its restart (the vendor documents that a Mac Collector "will stop" after an
+ *   upgrade until it is restarted by hand), while adding little to a wave;
+ * - `interval: 1m`: a pass costs one listing page per 1000 Collectors; once a minute keeps it a
+ *   small share of a 4 requests/s budget.
+ */
+import { z } from 'zod';
+import { durationField, ms } from './duration-field.js';
+
+export const VERIFY_DEFAULTS = { within: ms('10m'), bake: ms('5m'), interval: ms('1m') } as const;
+
+export const Verify = z.preprocess(
+  (input) => (input === false ? { enabled: false } : input === true ? {} : input),
+  z.strictObject(
+    {
+      /** `false` turns verification off (as does `verify: false`). Default true. */
+      enabled: z.boolean({ error: 'expected true or false' }).default(true),
+      /** Time after the task's success in which a listing must show the Collector alive on the build. Default 10m. */
+      within: durationField({ min: ms('30s'), max: ms('24h') }).default(VERIFY_DEFAULTS.within),
+      /** Time after that first sighting through which its heartbeat must go on. Default 5m. */
+      bake: durationField({ min: ms('30s'), max: ms('24h') }).default(VERIFY_DEFAULTS.bake),
+      /** Least time between two verification passes over the listing. Default 1m. */
+      interval: durationField({ min: ms('5s'), max: ms('1h') }).default(VERIFY_DEFAULTS.interval),
+    },
+    {
+      error: (iss) =>
+        iss.code === 'invalid_type'
+          ? `expected false or { within, bake, interval }, got ${JSON.stringify(iss.input)}`
+          : undefined,
+    },
+  ),
+);
+export type Verify = z.infer<typeof Verify>;
+
+/** What the rollout keeps of `verify` (in its settings, for the workers), or undefined when off. */
+export interface VerifySettings {
+  withinMs: number;
+  bakeMs: number;
+  intervalMs: number;
+}
+
+export function verifySettings(verify: Verify): VerifySettings | undefined {
+  if (!verify.enabled) return undefined;
+  return { withinMs: verify.within, bakeMs: verify.bake, intervalMs: verify.interval };
+}

@@ -1,0 +1,189 @@
+/**
+ * Verification of successes (policy `verify`, src/policy/verify.ts). The interface gives one view
+ * of a Collector after its upgrade: a Collector on build B appears in the listing for any other
+ * build, with `collectorVersion`, `alive` and `lastSeenAlive`. So a pass reads listing pages of
+ * one other build, shared by every Collector of the rollout whose look is due, and stops as soon
+ * as it has found them all. Per Collector in `verifying`:
+ * - first look(s): listed alive on the build → `seen_on_build` (its lastSeenAlive is the mark),
+ *   looked at again after `bake`; not yet → looked at again next pass, until `within` after the
+ *   task's success, then `unhealthy` with what was seen;
+ * - after the bake: still listed on the build, alive, its lastSeenAlive past the mark and no more
+ *   than STALE_AFTER_MS older than the freshest heartbeat on its page → `verified` (succeeded);
+ *   otherwise `unhealthy`. Heartbeats come every 15 s, so a stale one means it stopped.
+ * Only the service's own timestamps are compared with each other (our clock and the service's may
+ * differ, and do in rehearsals on an accelerated simulator). A Collector missing from the pages
+ * proves nothing by itself (offset paging over a list that changes can skip one): it is judged
+ * missing only once its deadline passed.
+ */
+import type { BuildTarget, Collector } from '../api/index.js';
+import { formatDuration } from '../lib/duration.js';
+import type { Logger } from '../lib/logger.js';
+import { type CollectorEvent, type CollectorRecord, type Move, transition } from './collector-state.js';
+import type { RolloutRecord } from './rollout-store.js';
+import { type ScanDeps, timedPages } from './scan-upgradable.js';
+
+/** A heartbeat this much older than the freshest on its listing page: the Collector stopped (8 missed). */
+export const STALE_AFTER_MS = 2 * 60_000;
+/** Collectors looked at in one pass at most (the others wait for the next). */
+export const MAX_PER_PASS = 10_000;
+
+export interface VerifyDeps extends ScanDeps {
+  logger: Logger;
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+}
+
+export interface VerifyPass {
+  looked: number;
+  verified: number;
+  unhealthy: number;
+  /** Listing pages read. */
+  pages: number;
+}
+
+interface Sighting {
+  collector: Collector;
+  /** The freshest lastSeenAlive of an alive Collector on the same page (the service's "now"). */
+  freshest: number;
+}
+
+/**
+ * The build whose listing shows the Collectors: any build but the rollout's, preferably one none
+ * of them came from (a Collector back on its old build is then listed too, and told apart).
+ */
+export function listingBuild(
+  targets: readonly BuildTarget[],
+  build: string,
+  records: readonly CollectorRecord[],
+): string | undefined {
+  const others = targets.map((t) => t.version).filter((v) => v !== build);
+  const from = new Map<string, number>();
+  for (const r of records) from.set(r.from, (from.get(r.from) ?? 0) + 1);
+  return [...others].sort((a, b) => (from.get(a) ?? 0) - (from.get(b) ?? 0))[0];
+}
+
+export async function verifyCollectors(
+  deps: VerifyDeps,
+  rollout: RolloutRecord,
+  options: { targets: readonly BuildTarget[]; pageSize: number },
+): Promise<VerifyPass> {
+  const { store, clock } = deps;
+  const pass: VerifyPass = { looked: 0, verified: 0, unhealthy: 0, pages: 0 };
+  const verify = rollout.settings.verify;
+  const now = clock.now();
+  const ids = verify
+    ? await store.dueVerifying(rollout.id, now, MAX_PER_PASS)
+    : await store.indexed(rollout.id, 'verifying');
+  if (ids.length === 0) return pass;
+  const records = [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'verifying');
+  if (records.length === 0) return pass;
+  pass.looked = records.length;
+  const ctx = { now, settings: rollout.settings };
+  const events = new Map<number, CollectorEvent>();
+  const other = verify ? listingBuild(options.targets, rollout.build, records) : undefined;
+  if (!verify || !other) {
+    // Verification turned off meanwhile, or no other build to list them under: the task's word.
+    const message = verify
+      ? `unverified: the service offers no build but ${rollout.build} to list it under`
+      : 'unverified: verification was turned off';
+    for (const r of records) events.set(r.id, { type: 'verified', message });
+  } else {
+    const seen = new Map<number, Sighting>();
+    const wanted = new Set(records.map((r) => r.id));
+    for await (const { page } of timedPages(deps.api, clock, other, options.pageSize)) {
+      pass.pages++;
+      let freshest = 0;
+      for (const c of page) if (c.alive && (c.lastSeenAlive ?? 0) > freshest) freshest = c.lastSeenAlive ?? 0;
+      for (const c of page) if (wanted.has(c.id)) seen.set(c.id, { collector: c, freshest });
+      if (seen.size === wanted.size) break;
+    }
+    const at = clock.now();
+    for (const r of records) events.set(r.id, judge(r, seen.get(r.id), rollout.build, verify, at));
+  }
+  const moves: Move[] = [];
+  for (const r of records) {
+    const event = events.get(r.id);
+    if (!event) continue;
+    const t = transition(r, event, ctx);
+    if (t.ok) moves.push(t.move);
+  }
+  const outcomes = await store.apply(rollout.id, moves);
+  moves.forEach((m, i) => {
+    if (outcomes[i] !== 'written') return;
+    if (m.next.state === 'succeeded') pass.verified++;
+    if (m.next.state === 'unhealthy') {
+      pass.unhealthy++;
+      deps.logger.warn(
+        { rollout: rollout.id, collector: m.next.id, message: m.next.message },
+        'upgrade not verified: unhealthy',
+      );
+    }
+    if (m.next.state !== 'verifying') deps.onOutcome?.(rollout.id, m.next);
+  });
+  if (pass.verified || pass.unhealthy)
+    deps.logger.info({ rollout: rollout.id, ...pass }, 'verification pass');
+  return pass;
+}
+
+/** What one look at a Collector under verification decides. */
+export function judge(
+  r: CollectorRecord,
+  sighting: Sighting | undefined,
+  build: string,
+  verify: { withinMs: number; bakeMs: number; intervalMs: number },
+  now: number,
+): CollectorEvent {
+  const c = sighting?.collector;
+  const onBuild = c !== undefined && c.collectorVersion === build && c.alive;
+  const seenAs = !c
+    ? 'not listed'
+    : c.collectorVersion !== build
+      ? `listed on ${c.collectorVersion}`
+      : c.alive
+        ? 'listed alive on the build'
+        : 'listed on the build, not alive';
+  const later = (message: string, deadline: number): CollectorEvent => ({
+    type: 'verify_later',
+    message,
+    dueAt: Math.min(now + verify.intervalMs, Math.max(deadline, now + 1)),
+  });
+  if (r.seenOnBuildAt === undefined || r.seenAliveMark === undefined) {
+    const deadline = (r.succeededAt ?? now) + verify.withinMs;
+    if (onBuild && c)
+      return { type: 'seen_on_build', mark: c.lastSeenAlive ?? 0, dueAt: now + verify.bakeMs };
+    if (now >= deadline)
+      return {
+        type: 'unhealthy',
+        message: `not seen alive on ${build} within ${formatDuration(verify.withinMs)} of its task's success: ${seenAs}`,
+      };
+    return later(`awaiting a listing that shows it alive on ${build} (${seenAs})`, deadline);
+  }
+  const mark = r.seenAliveMark;
+  if (!c) {
+    // Missing from the pages proves nothing until the deadline (paging can skip one).
+    const deadline = r.seenOnBuildAt + verify.bakeMs + verify.withinMs;
+    if (now >= deadline)
+      return {
+        type: 'unhealthy',
+        message: `no longer listed since it was seen alive on ${build}: stopped, or taken by another task`,
+      };
+    return later(`not on the last listing pages; looking again`, deadline);
+  }
+  if (c.collectorVersion !== build)
+    return { type: 'unhealthy', message: `seen on ${build}, then listed on ${c.collectorVersion}` };
+  if (!c.alive) return { type: 'unhealthy', message: `listed on ${build} but not alive` };
+  // A service that leaves lastSeenAlive out: being listed alive is all there is to go by.
+  if (c.lastSeenAlive === undefined)
+    return { type: 'verified', message: 'verified by `alive` (no lastSeenAlive listed)' };
+  if (c.lastSeenAlive <= mark)
+    return {
+      type: 'unhealthy',
+      message: `stopped heartbeating on ${build}: its lastSeenAlive did not move in the ${formatDuration(now - r.seenOnBuildAt)} after it was first seen`,
+    };
+  const behind = (sighting?.freshest ?? c.lastSeenAlive) - c.lastSeenAlive;
+  if (behind > STALE_AFTER_MS)
+    return {
+      type: 'unhealthy',
+      message: `stopped heartbeating on ${build}: its last heartbeat is ${formatDuration(behind)} older than the freshest on its listing page`,
+    };
+  return { type: 'verified' };
+}
