@@ -3,7 +3,10 @@
  * and allows: status reads per task, 429s, and the run's length against its lower bound
  * (the sum of the task durations divided by maxInFlight, or the longest task if longer).
  *
- * Run: npm run bench -- rollout [--collectors 1000] [--in-flight 50] [--time-scale 30] [--stuck 0]
+ * and what verification of successes costs: listing requests per Collector (`--verify 0` turns
+ * verification off, for the comparison).
+ *
+ * Run: npm run bench -- rollout [--collectors 1000] [--in-flight 50] [--time-scale 30] [--stuck 0] [--verify 1]
  * Needs Redis: REDIS_URL, a redis-server on PATH (started privately), a container runtime, or root
  * with apt-get (see scripts/provision-redis.mjs).
  */
@@ -29,6 +32,7 @@ const collectors = arg('collectors', 1000);
 const inFlight = arg('in-flight', 50);
 const timeScale = arg('time-scale', 30);
 const stuckRatio = arg('stuck', 0);
+const verify = arg('verify', 1) !== 0;
 const logger = createLogger({ level: 'error', name: 'bench' });
 const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-bench-'));
 const redis = await provisionRedis({ ensureRedis, logger, dataDir: join(dir, 'redis') });
@@ -47,7 +51,7 @@ const sim = await startSimulator({
     seed: 3,
   },
 });
-const policy = Policy.parse({ name: 'bench', maxInFlight: inFlight });
+const policy = Policy.parse({ name: 'bench', maxInFlight: inFlight, ...(verify ? {} : { verify: false }) });
 const daemon = await startDaemon({
   role: 'run',
   logger,
@@ -96,6 +100,9 @@ console.log(
     tasks: stats.tasksCreated,
     statusReadsPerTask: Number(((stats.requests.byEndpoint.status ?? 0) / stats.tasksCreated).toFixed(2)),
     requestsPerTask: Number((stats.requests.total / stats.tasksCreated).toFixed(2)),
+    verify,
+    listRequests: stats.requests.byEndpoint.list ?? 0,
+    listRequestsPerCollector: Number(((stats.requests.byEndpoint.list ?? 0) / collectors).toFixed(3)),
     rateLimited: stats.rateLimited,
     maxConcurrentTasks: stats.maxConcurrentTasks,
     simulatedMinutes: Number(((last - first) / 60_000).toFixed(1)),

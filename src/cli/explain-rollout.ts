@@ -1,8 +1,9 @@
 /**
- * What a rollout waits for, in one sentence for `status`: the wave it is in, a bake or an
- * approval, a freeze, a schedule or closed maintenance windows (the scheduler's `holding`), a
+ * What a rollout waits for, in one sentence for `status`: the wave it is in, a bake, an analysis
+ * or an approval, a freeze, a schedule or closed maintenance windows (the scheduler's `holding`), a
  * pause (by whom, when, or by its policy), a halt (the gate's criterion and counts), an abort.
- * Each names the command that ends the wait, when one does. Times are on the deployment's clock
+ * Each names the command that ends the wait, when one does. Then what goes on beside: Collectors
+ * under verification, quarantined cohorts, rollbacks. Times are on the deployment's clock
  * (`now`), shown in UTC, without the date when it is today's. Text that came from outside
  * (reasons, operator names, builds) goes through `sanitize`.
  */
@@ -34,6 +35,36 @@ const cmd = (text: string) => `\`fleet-upgrade ${text}\``;
 
 /** The sentence under a rollout's row, or undefined when nothing holds it and there is nothing to add. */
 export function explainRollout(r: RolloutStatus, now: number): string | undefined {
+  const parts = [explainPhase(r, now), ...aside(r)].filter((p): p is string => Boolean(p));
+  return parts.length ? parts.join('; ') : undefined;
+}
+
+/** What goes on beside the phase: verification, quarantined cohorts, rollbacks. */
+function aside(r: RolloutStatus): string[] {
+  const id = oneLine(r.id);
+  const out: string[] = [];
+  const verifying = r.counts.verifying ?? 0;
+  if (verifying > 0) out.push(`${verifying} upgraded, verifying they stay alive on the build`);
+  const held = r.quarantined ?? [];
+  if (held.length)
+    out.push(
+      `quarantined: ${held.map((q) => `cohort ${oneLine(q.cohort)} (${q.held} held)`).join(', ')} — ${cmd(`retry ${id} --only quarantined`)} releases`,
+    );
+  if (r.rollbackOf) out.push(`rolls Collectors of ${oneLine(r.rollbackOf)} back`);
+  const gone = (r.rollbacks ?? []).filter((e) => e.state === 'unavailable');
+  const started = (r.rollbacks ?? []).filter((e) => e.state === 'started');
+  if (started.length)
+    out.push(
+      `rolled back: ${started.map((e) => `${e.collectors} to ${oneLine(e.build)} (${oneLine(e.policy ?? '')})`).join(', ')}`,
+    );
+  if (gone.length)
+    out.push(
+      `not rolled back: ${gone.map((e) => `${e.collectors} on ${oneLine(e.build)}, no longer offered`).join(', ')} — see ${cmd(`report ${id}`)}`,
+    );
+  return out;
+}
+
+function explainPhase(r: RolloutStatus, now: number): string | undefined {
   const id = oneLine(r.id);
   const underWay = r.inflight > 0 ? `; ${r.inflight} tasks under way are followed to their end` : '';
   switch (r.phase) {
@@ -77,6 +108,10 @@ function explainAdmitting(r: RolloutStatus, now: number, id: string): string | u
       r.wave.bakeUntil > now
         ? `baking until ${formatWhen(r.wave.bakeUntil, now)} — ${cmd(`promote ${id}`)} ends it now`
         : `baked until ${formatWhen(r.wave.bakeUntil, now)}: the next wave opens at the scheduler's next tick`,
+    );
+  } else if (r.wave?.waitingFor === 'analysis') {
+    waits.push(
+      `analysing wave ${Math.min(r.wave.index + 1, of)} before the next (${oneLine(r.analysisVerdict ?? 'starting')}) — ${cmd(`promote ${id}`)} skips it`,
     );
   } else if (r.wave?.waitingFor === 'approval') {
     waits.push(

@@ -31,6 +31,12 @@ export interface SimCollectorView {
   type: string;
   version: string;
   alive: boolean;
+  osName: string;
+  osArch: string;
+  /** Heartbeating now; `stoppedAt` set while it is stopped. */
+  running: boolean;
+  stoppedAt: number | null;
+  stops: { at: number; afterTask: number | null; restartedAt: number | null }[];
   tasks: {
     id: number;
     toVersion: string;
@@ -38,6 +44,7 @@ export interface SimCollectorView {
     result: string | null;
     message: string;
     fromVersion: string;
+    cause: string | null;
   }[];
 }
 
@@ -210,9 +217,19 @@ export function agreesWithSimulator(r: CollectorRecord, c: SimCollectorView | un
         ? undefined
         : `simulator: ${c.version}, ${last?.result}`;
     case 'failed':
+    case 'manual':
       return last?.result === 'failed' && last.message === r.message
         ? undefined
         : `simulator: ${last?.result} ${last?.message}`;
+    case 'unhealthy':
+      // The task succeeded, and the Collector stopped heartbeating after it.
+      return c.version === r.to &&
+        last?.result === 'succeeded' &&
+        c.stops.some((s) => s.afterTask === last.id)
+        ? undefined
+        : `simulator: ${c.version}, ${last?.result}, stops ${JSON.stringify(c.stops)}`;
+    case 'quarantined':
+      return c.tasks.length === 0 ? undefined : `simulator: ${c.tasks.length} tasks`;
     case 'timed_out':
       return last?.result === 'timedOut' ? undefined : `simulator: ${last?.result}`;
     case 'not_alive':

@@ -513,6 +513,67 @@ describe('formatStatus: what `status` prints, 80 columns, each wait in words', (
     expect(explain({ id: 'a@1', phase: 'halted', counts: {} })).toMatch(/^halted: by its failure gate — /);
   });
 
+  it('says what goes on beside the phase: analysis, verification, quarantines, rollbacks', () => {
+    const explain = (partial: Parameters<typeof status>[0]) => explainRollout(status(partial), NOW);
+    expect(
+      explain({
+        id: 'a@1',
+        wave: { index: 0, of: 2, seq: 1, waitingFor: 'analysis' },
+        analysisVerdict: 'running: failure-share: 2 of 5 measured',
+        counts: { succeeded: 4, queued: 6 },
+      }),
+    ).toBe(
+      'wave 1 of 2 (4 of 10 done), analysing wave 1 before the next (running: failure-share: 2 of 5 measured) — `fleet-upgrade promote a@1` skips it',
+    );
+    expect(explain({ id: 'a@1', counts: { verifying: 3, succeeded: 2 } })).toBe(
+      '3 upgraded, verifying they stay alive on the build',
+    );
+    expect(
+      explain({
+        id: 'a@1',
+        phase: 'converged',
+        quarantined: [{ cohort: 'osName=Mac OS X', reason: '2 of 5 upgrades failed', at: NOW, held: 7 }],
+        counts: { succeeded: 40, failed: 2, quarantined: 7 },
+      }),
+    ).toBe(
+      'quarantined: cohort osName=Mac OS X (7 held) — `fleet-upgrade retry a@1 --only quarantined` releases',
+    );
+    expect(
+      explain({
+        id: 'a@1',
+        phase: 'converged',
+        rollbacks: [
+          {
+            request: 'r',
+            policy: 'rollback-x',
+            build: '19.400-5',
+            collectors: 2,
+            state: 'started',
+            at: NOW,
+            by: 'ops',
+            reason: 'r',
+          },
+          {
+            request: 'r',
+            build: '19.300-1',
+            collectors: 3,
+            ids: [1, 2, 3],
+            state: 'unavailable',
+            at: NOW,
+            by: 'ops',
+            reason: 'r',
+          },
+        ],
+        counts: { succeeded: 40 },
+      }),
+    ).toBe(
+      'rolled back: 2 to 19.400-5 (rollback-x); not rolled back: 3 on 19.300-1, no longer offered — see `fleet-upgrade report a@1`',
+    );
+    expect(
+      explain({ id: 'rollback-x@19.400-5', rollbackOf: 'a@1', phase: 'converged', counts: { succeeded: 2 } }),
+    ).toBe('rolls Collectors of a@1 back');
+  });
+
   it('says first that nothing moves when no daemon leads, and only then', () => {
     const away = formatStatus({ rollouts: typical().slice(0, 1), now: NOW, daemonRunning: false });
     expect(away.split('\n').slice(0, 2).join(' ')).toBe(NO_DAEMON);

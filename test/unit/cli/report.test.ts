@@ -3,7 +3,13 @@
  * missing fields), and the command itself reading a rollout from a real Redis.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { csvCell, REPORT_COLUMNS, reportCommand, toCsvRow } from '../../../src/cli/report.js';
+import {
+  csvCell,
+  REPORT_COLUMNS,
+  reportCommand,
+  toCsvRow,
+  WORKLIST_COLUMNS,
+} from '../../../src/cli/report.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
@@ -127,6 +133,8 @@ describe('toCsvRow', () => {
       'message',
       'retries',
       'attemptLog',
+      'failureClass',
+      'cohort',
     ]);
   });
 
@@ -151,6 +159,8 @@ describe('toCsvRow', () => {
       message: 'Upgrade failed: "disk", full\nsecond line',
       retries: '',
       attemptLog: '',
+      failureClass: '',
+      cohort: '',
     });
   });
 
@@ -175,7 +185,7 @@ describe('toCsvRow', () => {
     const { taskId: _t, requestTime: _r, finishedAt: _f, message: _m, ...queued } = result();
     const row = toCsvRow({ ...queued, state: 'queued' });
     expect(row).toBe(
-      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,,,',
+      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,,,,,',
     );
   });
 
@@ -248,6 +258,18 @@ describe('report command (real Redis)', () => {
       { type: 'created', taskId: '10000002', requestTime: T + 300_000, createdBy: 'host:1' },
       { type: 'failed', message: 'a, "b"', status: 3 },
     ]);
+    // 103's upgrade failed for want of disk space: on the worklist.
+    const web3 = await drive(store, 'linux-fleet@19.470-4', { id: 103, name: 'web-3', to: '19.470-4' }, [
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'created', taskId: '10000003', requestTime: T + 300_000, createdBy: 'host:1' },
+      {
+        type: 'manual',
+        message: 'Upgrade failed: not enough disk space, 120 MB free',
+        failureClass: 'disk_space',
+        status: 3,
+      },
+    ]);
     const web1 = await drive(
       store,
       'linux-fleet@19.470-4',
@@ -255,7 +277,7 @@ describe('report command (real Redis)', () => {
       toSuccess('10000001'),
     );
     await drive(store, 'linux-fleet@19.450-12', { id: 7, name: 'c-7', to: '19.450-12' }, toSuccess('9'));
-    return { web1, web2 };
+    return { web1, web2, web3 };
   }
 
   async function run(args: string[]): Promise<string> {
@@ -275,8 +297,8 @@ describe('report command (real Redis)', () => {
     const { web1, web2 } = await seed();
     const rows = parseCsv(await run(['--format', 'csv']));
     expect(rows[0]).toEqual([...REPORT_COLUMNS]);
-    expect(rows).toHaveLength(3);
-    expect(rows.slice(1).map((r) => r[0])).toEqual(['101', '102']);
+    expect(rows).toHaveLength(4);
+    expect(rows.slice(1).map((r) => r[0])).toEqual(['101', '102', '103']);
     const cell = (row: number, column: (typeof REPORT_COLUMNS)[number]) =>
       rows[row]?.[REPORT_COLUMNS.indexOf(column)];
     expect(rows[1]).toEqual(toCsvRow(web1).split(','));
@@ -304,6 +326,41 @@ describe('report command (real Redis)', () => {
       admissions: 1,
       statusReads: 2,
     });
+  });
+
+  it('--worklist: only the Collectors whose failure needs a person, with class and message', async () => {
+    const { web3 } = await seed();
+    const json = JSON.parse(await run(['--worklist'])) as {
+      rollout: string;
+      worklist: Record<string, unknown>[];
+    };
+    expect(json).toEqual({
+      rollout: 'linux-fleet@19.470-4',
+      worklist: [
+        {
+          id: 103,
+          name: 'web-3',
+          hostName: 'web-3.prod.internal',
+          from: '19.400-5',
+          to: '19.470-4',
+          failureClass: 'disk_space',
+          message: 'Upgrade failed: not enough disk space, 120 MB free',
+          finishedAt: web3.finishedAt,
+        },
+      ],
+    });
+    const rows = parseCsv(await run(['--worklist', '--format', 'csv']));
+    expect(rows[0]).toEqual([...WORKLIST_COLUMNS]);
+    expect(rows).toHaveLength(2);
+    expect(rows[1]?.slice(0, 7)).toEqual([
+      '103',
+      'web-3',
+      'web-3.prod.internal',
+      '19.400-5',
+      '19.470-4',
+      'disk_space',
+      'Upgrade failed: not enough disk space, 120 MB free',
+    ]);
   });
 
   it('refuses an unknown rollout, naming the known ones', async () => {
