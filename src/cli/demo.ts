@@ -31,10 +31,40 @@ interface DemoFlags {
 
 function progressLine(r: RolloutStatus): string {
   const c = countsByMetricState(r.counts);
+  // The usual counts always, the rarer ones once they appear.
+  const rare = (
+    [
+      ['verifying', c.verifying],
+      ['unhealthy', c.unhealthy],
+      ['worklist', c.manual],
+      ['quarantined', c.quarantined],
+    ] as const
+  )
+    .filter(([, n]) => n > 0)
+    .map(([label, n]) => ` ${label} ${n}`)
+    .join('');
   return (
     `${r.id} ${progressBar(r.done, r.total, 30)} ${r.done}/${r.total}  in flight ${r.inflight}/${r.maxInFlight}  ` +
-    `ok ${c.succeeded} failed ${c.failed} timed out ${c.timed_out} not alive ${c.not_alive} retrying ${c.waiting_retry}`
+    `ok ${c.succeeded} failed ${c.failed} timed out ${c.timed_out} not alive ${c.not_alive} retrying ${c.waiting_retry}${rare}`
   );
+}
+
+/** What the rehearsal found beyond the counts, with what an operator would do about it. */
+export function findings(r: RolloutStatus): string[] {
+  const out: string[] = [];
+  const unhealthy = r.counts.unhealthy ?? 0;
+  if (unhealthy)
+    out.push(
+      `${unhealthy} upgrades succeeded but the Collector did not stay alive on the build (unhealthy); in a deployment, \`fleet-upgrade rollback ${r.id} --only unhealthy\` takes them back.`,
+    );
+  const manual = r.counts.manual ?? 0;
+  if (manual)
+    out.push(
+      `${manual} failures need a person (disk space, permissions, upgrades disabled): \`fleet-upgrade report ${r.id} --worklist\` lists them.`,
+    );
+  for (const q of r.quarantined ?? [])
+    out.push(`Cohort ${q.cohort} was quarantined, ${q.held} of its Collectors held: ${q.reason}.`);
+  return out;
 }
 
 export function demoCommand(): Command {
@@ -111,6 +141,7 @@ export function demoCommand(): Command {
           dropped: number;
         };
         out(`\n${formatRolloutTable(done ?? [])}\n`);
+        for (const line of (done ?? []).flatMap(findings)) out(line);
         const minutes = (((Date.now() - started) / 1000) * flags.timeScale) / 60;
         out(
           `Done in ${((Date.now() - started) / 1000).toFixed(1)} s (${minutes.toFixed(0)} simulated minutes).`,

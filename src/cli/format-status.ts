@@ -59,11 +59,15 @@ export function formatRolloutTable(
 }
 
 /** The states of the narrow table, in this order, with their short names; `queued` last. */
-const STATE_LABELS: readonly (readonly [MetricState, string])[] = [
+export const STATE_LABELS: readonly (readonly [MetricState, string])[] = [
   ['succeeded', 'ok'],
+  ['verifying', 'verifying'],
   ['failed', 'failed'],
   ['timed_out', 'timed_out'],
+  ['unhealthy', 'unhealthy'],
   ['error', 'error'],
+  ['manual', 'worklist'],
+  ['quarantined', 'quarantined'],
   ['not_alive', 'not_alive'],
   ['rejected', 'rejected'],
   ['waiting_retry', 'retrying'],

@@ -343,8 +343,35 @@ describe('control endpoints', () => {
       expect(bad.json.error.code).toBe('invalid');
     }
     expect((await post(w, 'retry', { only: ['succeeded'] }, TOKEN)).json.error.message).toContain(
-      'expected one of failed, timed_out, not_alive, error, rejected',
+      'expected one of failed, timed_out, not_alive, error, rejected, unhealthy, manual, quarantined',
     );
+  });
+
+  it('rollback files a request for the outcomes chosen, or all; other values are 400, nothing to roll back 409', async () => {
+    const w = await open({ token: TOKEN });
+    await seed(w, { failed: 2, succeeded: 1 });
+    const res = await post(w, 'rollback', {}, TOKEN);
+    expect(res.status).toBe(200);
+    expect(res.json.message).toMatch(
+      /rollback of 2 Collectors \(unhealthy, failed, timed_out\) to their previous builds requested/,
+    );
+    expect(res.json.event).toMatchObject({ type: 'rollback.requested', actor: 'http:127.0.0.1' });
+    const all = await post(w, 'rollback', { all: true }, TOKEN);
+    expect(all.json.message).toMatch(
+      /rollback of 3 Collectors \(succeeded, verifying, unhealthy, failed, timed_out\)/,
+    );
+    expect((await post(w, 'rollback', { only: ['timed_out'] }, TOKEN)).status).toBe(409);
+    for (const body of [
+      { only: [] },
+      { only: ['skipped'] },
+      { only: ['failed'], all: true },
+      { all: 'yes' },
+      { x: 1 },
+    ]) {
+      const bad = await post(w, 'rollback', body, TOKEN);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.json.error.code).toBe('invalid');
+    }
   });
 
   it('forget removes a finished rollout; a running one is a conflict, an unknown one 404', async () => {

@@ -14,6 +14,7 @@ import {
   formatStatus,
   NO_DAEMON,
   progressBar,
+  STATE_LABELS,
   shortId,
   shortProgress,
   stateSummary,
@@ -641,6 +642,18 @@ describe('pieces of the narrow table', () => {
       '1 failed',
       '3 retrying',
       '4 queued',
+    ]);
+  });
+
+  it('stateSummary shows every state but the in-flight ones (which have their own column)', () => {
+    const shown = STATE_LABELS.map(([s]) => s);
+    expect(METRIC_STATES.filter((s) => !shown.includes(s))).toEqual(['pending', 'progressing']);
+    expect(stateSummary({ succeeded: 3, verifying: 2, unhealthy: 1, manual: 4, quarantined: 5 })).toEqual([
+      '3 ok',
+      '2 verifying',
+      '1 unhealthy',
+      '4 worklist',
+      '5 quarantined',
     ]);
   });
 
