@@ -109,17 +109,23 @@ const phaseMapping = (): dashboard.ValueMap => ({
 
 /**
  * Fixed colours of the states on the "Collectors by state" panel: bad outcomes in reds and
- * oranges, waits in blue and yellow; pending, progressing and skipped take the palette's.
+ * oranges, waits in blue and yellow, a success under verification in light green, held
+ * Collectors (the worklist, quarantined cohorts) in dark yellow and dark purple; pending,
+ * progressing and skipped take the palette's.
  */
 const STATE_COLORS: Partial<Record<MetricState, string>> = {
   queued: 'blue',
   waiting_retry: 'yellow',
+  verifying: 'light-green',
   succeeded: 'green',
   failed: 'red',
   timed_out: 'orange',
+  unhealthy: 'light-red',
   error: 'dark-orange',
   not_alive: 'purple',
   rejected: 'dark-red',
+  manual: 'dark-yellow',
+  quarantined: 'dark-purple',
   aborted: 'text',
 };
 
@@ -216,7 +222,7 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
       .height(8),
     timeSeries(
       'Failure rate',
-      `(failed + timed_out + error) / all outcomes but skipped, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
+      `(failed + timed_out + unhealthy + error) / all outcomes but skipped, aborted, manual and quarantined, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
       'percentunit',
     )
       .withTarget(query('A', Q.failureRate, '{{rollout}}'))
@@ -235,7 +241,7 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
     new stat.PanelBuilder()
       .title('Failure ratio so far')
       .description(
-        '(failed + timed_out + error) / Collectors with an outcome other than skipped, since the rollout began.',
+        '(failed + timed_out + unhealthy + error) / Collectors with an outcome other than skipped, aborted, manual and quarantined, since the rollout began.',
       )
       .datasource(DS)
       .withTarget(query('A', Q.failureRatioSoFar, '{{rollout}}'))
@@ -290,6 +296,92 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
       .withTarget(query('C', Q.durationQuantile(0.99), 'p99'))
       .span(12)
       .height(8),
+  ];
+}
+
+/** A stat per rollout, green at 0 and `color` from 1 on. */
+function countStat(title: string, description: string, expr: string, color: string) {
+  return new stat.PanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(DS)
+    .withTarget(query('A', expr, '{{rollout}}'))
+    .unit('short')
+    .thresholds(
+      thresholds([
+        [null, 'green'],
+        [1, color],
+      ]),
+    )
+    .colorMode(common.BigValueColorMode.Value)
+    .graphMode(common.BigValueGraphMode.Area)
+    .textMode(common.BigValueTextMode.ValueAndName)
+    .reduceOptions(lastValue());
+}
+
+function holdsRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    timeSeries(
+      'Verification: verifying and unhealthy',
+      'Per rollout: successes under verification (the listings must show the Collector alive on the build, its heartbeat going on through the policy’s verify.bake), ' +
+        'and unhealthy ones: the task succeeded but the Collector stopped heartbeating or never showed up alive on the build (a bad outcome for the failure gate; alert FleetUpgradeUnhealthyAfterUpgrade).',
+      'short',
+    )
+      .withTarget(query('A', Q.verification, '{{rollout}} {{state}}'))
+      .overrides([
+        {
+          matcher: { id: 'byRegexp', options: '.* unhealthy' },
+          properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'light-red' } }],
+        },
+        {
+          matcher: { id: 'byRegexp', options: '.* verifying' },
+          properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'light-green' } }],
+        },
+      ])
+      .span(12)
+      .height(8),
+    countStat(
+      'Worklist (manual)',
+      'Collectors per rollout whose failure needs a person (disk space, upgrades disabled, permissions, or a class the policy sends to manual): `fleet-upgrade report ROLLOUT --worklist` lists them; the failure gate does not count them. `fleet-upgrade retry ROLLOUT --only manual` tries them again once fixed.',
+      Q.worklist,
+      'orange',
+    )
+      .span(6)
+      .height(8),
+    countStat(
+      'Rollbacks not possible',
+      'Collectors per rollout that a rollback could not take back: the service no longer offers the build they came from (`fleet-upgrade report ROLLOUT` lists their ids).',
+      Q.rollbackUnavailable,
+      'red',
+    )
+      .span(6)
+      .height(8),
+    new table.PanelBuilder()
+      .title('Quarantined cohorts')
+      .description(
+        'Cohorts (the policy’s cohorts.by: osName, osArch, from-build) whose failure rate was significantly above its cohorts.maxFailureRatio: their waiting Collectors are held while the others go on. ' +
+          'held: Collectors held when the cohort was quarantined. `fleet-upgrade retry ROLLOUT --only quarantined` releases them (the row goes).',
+      )
+      .datasource(DS)
+      .withTarget(
+        new prometheus.DataqueryBuilder()
+          .datasource(DS)
+          .refId('A')
+          .expr(Q.quarantinedCohorts)
+          .format(prometheus.PromQueryFormat.Table)
+          .instant(),
+      )
+      .withTransformation({
+        id: 'organize',
+        options: {
+          excludeByName: { Time: true },
+          indexByName: { rollout: 0, cohort: 1, Value: 2 },
+          renameByName: { Value: 'held' },
+        },
+      })
+      .noValue('no cohort quarantined')
+      .span(24)
+      .height(6),
   ];
 }
 
@@ -409,7 +501,7 @@ export function buildDashboard(): dashboard.Dashboard {
   const builder = new dashboard.DashboardBuilder('fleet-upgrade')
     .uid(DASHBOARD_UID)
     .description(
-      'Rollouts of the fleet-upgrade daemon: progress, outcomes, durations, in-flight, vendor API and processes.',
+      'Rollouts of the fleet-upgrade daemon: progress, outcomes, durations, verification, worklist and quarantined cohorts, in-flight, vendor API and processes.',
     )
     .tags(['fleet-upgrade'])
     .editable()
@@ -436,6 +528,7 @@ export function buildDashboard(): dashboard.Dashboard {
   const rows: [string, cog.Builder<dashboard.Panel>[]][] = [
     ['Progress', progressRow()],
     ['Outcomes and durations', outcomesRow()],
+    ['Verification, worklist and quarantined cohorts', holdsRow()],
     ['Capacity and the vendor API', capacityRow()],
     ['Processes', processesRow()],
   ];

@@ -4,28 +4,40 @@
  *
  * Two rules follow from how the processes export metrics (src/metrics/create-metrics.ts):
  * - The gauges read from Redis (collectors, inflight, inflight_limit, queue_jobs, rollout_info,
- *   rollout_phase) are exported by every `run` process with the same value: take `max by (...)`,
- *   never `sum`, or two daemons would double the fleet.
+ *   rollout_phase, cohort_quarantined, rollback_unavailable) are exported by every `run` process
+ *   with the same value: take `max by (...)`, never `sum`, or two daemons would double the fleet.
  * - Counters and histograms count what one process did: `sum` them across processes.
  * `$rollout` is the dashboard variable (a regex, `.*` for All); `$__rate_interval` is Grafana's.
  */
 
+import { gateClass, isSettled, METRIC_STATES } from '../../src/rollout/collector-state.js';
 import type { RolloutPhase } from '../../src/rollout/rollout-phase.js';
 
 /** Selector of the rollouts picked in the `rollout` variable. */
 const R = 'rollout=~"$rollout"';
 /**
- * States with an outcome (METRIC_STATES of src/rollout/collector-state.ts): the final states,
- * and not_alive (settled until a scan sees the Collector alive again).
+ * The state groups below are asked of src/rollout/collector-state.ts (the one module that knows a
+ * Collector's life), never listed here: a new state lands in the right group by itself.
  */
-const FINAL = 'succeeded|failed|timed_out|not_alive|rejected|error|skipped|aborted';
+const statesWhere = (test: (s: (typeof METRIC_STATES)[number]) => boolean) =>
+  METRIC_STATES.filter(test).join('|');
 /**
- * Outcomes the failure gate counts as bad (src/rollout/failure-gate.ts): failed, timed_out and
- * error. not_alive and rejected are not the build's fault: they only add to the sample.
+ * States with an outcome: the final states (succeeded, failed, timed_out, unhealthy, rejected,
+ * error, manual, quarantined, skipped, aborted), and not_alive (settled until a scan sees the
+ * Collector alive again). verifying has none yet.
  */
-const FAILED = 'failed|timed_out|error';
-/** Outcomes the failure gate judges (bad, good or sample): every outcome but skipped and aborted. */
-const JUDGED = 'succeeded|failed|timed_out|not_alive|rejected|error';
+const FINAL = statesWhere(isSettled);
+/**
+ * Outcomes the failure gate counts as bad (src/rollout/failure-gate.ts): failed, timed_out,
+ * unhealthy (a success that did not stay alive) and error. not_alive and rejected are not the
+ * build's fault: they only add to the sample.
+ */
+const FAILED = statesWhere((s) => gateClass(s) === 'bad');
+/**
+ * Outcomes the failure gate judges (bad, good or sample): every outcome but skipped, aborted,
+ * manual (the worklist: a person's job, not the build's fault) and quarantined (held, no verdict).
+ */
+const JUDGED = statesWhere((s) => gateClass(s) !== 'none');
 /**
  * Every phase of src/rollout/rollout-phase.ts as the number the phase timeline shows, which
  * build-dashboard.ts maps back to the name (`satisfies`: a new phase without a number does not
@@ -102,4 +114,18 @@ export const Q = {
   /** Default process metrics carry no role; join it from process_info (whatever the job name). */
   memory: 'process_resident_memory_bytes * on (job, instance) group_left (role) fleet_upgrade_process_info',
   cpu: 'rate(process_cpu_seconds_total[$__rate_interval]) * on (job, instance) group_left (role) fleet_upgrade_process_info',
+  /**
+   * Successes under verification (verifying: not an outcome yet) and those that did not stay
+   * alive (unhealthy: a bad outcome), per rollout.
+   */
+  verification: collectors('verifying|unhealthy'),
+  /** The worklist (`fleet-upgrade report --worklist`): failures whose class needs a person. */
+  worklist: `sum by (rollout) (${collectors('manual')})`,
+  /**
+   * One row per quarantined cohort: the Collectors held when it was quarantined. A released
+   * cohort's series goes (the gauge is reset at every scrape).
+   */
+  quarantinedCohorts: `max by (rollout, cohort) (fleet_upgrade_cohort_quarantined{${R}})`,
+  /** Collectors a rollback could not take back: their previous build is no longer offered. */
+  rollbackUnavailable: `max by (rollout) (fleet_upgrade_rollback_unavailable{${R}})`,
 } as const;

@@ -1,9 +1,10 @@
 /**
  * The Prometheus metrics of a fleet-upgrade process (prom-client), in a registry of its own.
  * Counters and histograms count what this process did (sum them across processes); gauges read
- * from Redis (Collectors per state, in-flight, queue depth, rollout info and phase) are set at
- * scrape time by `run` processes only (take max() across them). No label carries a Collector id
- * or a secret.
+ * from Redis (Collectors per state, in-flight, queue depth, rollout info and phase, quarantined
+ * cohorts, rollbacks not possible) are set at scrape time by `run` processes only (take max()
+ * across them), and reset at each scrape, so that a series whose subject is gone (a rollout
+ * forgotten, a cohort released) disappears. No label carries a Collector id or a secret.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiHooks } from '../api/index.js';
@@ -15,6 +16,7 @@ import {
   metricState,
 } from '../rollout/collector-state.js';
 import { ROLLOUT_PHASES } from '../rollout/rollout-phase.js';
+import { type HoldsSource, MAX_COHORT_SERIES, OTHER_COHORT, rolloutHolds } from './rollout-holds.js';
 
 export { countsByMetricState, METRIC_STATES, type MetricState, metricState };
 
@@ -27,6 +29,10 @@ export interface FleetSnapshot {
     maxInFlight: number;
     inflight: number;
     counts: Record<string, number>;
+    /** Cohorts the cohort gate quarantined, with the Collectors each held (RolloutRecord's). */
+    quarantined?: HoldsSource['quarantined'];
+    /** Rollbacks carried out, `unavailable` when the previous build is no longer offered (RolloutRecord's). */
+    rollbacks?: HoldsSource['rollbacks'];
   }[];
   queue: Record<string, number>;
 }
@@ -292,6 +298,29 @@ export function createMetrics(
           this.reset();
           for (const r of s.rollouts)
             for (const p of ROLLOUT_PHASES) this.labels(r.id, p).set(r.phase === p ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_cohort_quarantined',
+        help: `Collectors held when their cohort was quarantined, one series per quarantined cohort (the policy's cohorts.by key; \`${OTHER_COHORT}\` sums those past the first ${MAX_COHORT_SERIES}), while the rollout can still release it (\`fleet-upgrade retry ROLLOUT --only quarantined\`).`,
+        labelNames: ['rollout', 'cohort'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts)
+            for (const q of rolloutHolds(r).quarantined) this.labels(r.id, q.cohort).set(q.held);
+        },
+      });
+      new Gauge({
+        name: 'fleet_upgrade_rollback_unavailable',
+        help: 'Collectors of the rollout that a rollback could not take back: the service no longer offers their previous build.',
+        labelNames: ['rollout'],
+        registers: [registry],
+        async collect() {
+          const s = await read();
+          this.reset();
+          for (const r of s.rollouts) this.labels(r.id).set(rolloutHolds(r).rollbackUnavailable);
         },
       });
     },

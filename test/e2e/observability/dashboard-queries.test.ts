@@ -2,14 +2,18 @@
  * The dashboard and the alert rules proven against real scraped data: the simulator over HTTP,
  * the real CLI as child processes (`run` and one `worker`), Debian's real `prometheus` scraping
  * both every second with the alert rules loaded, during a 40-Collector rollout at 60× speed in
- * which a third of the upgrades fail. Then, through Prometheus's HTTP API:
+ * which a third of the upgrades fail (the Mac ones until their cohort is quarantined, the others
+ * for want of disk space: the worklist) and a few upgraded Collectors stop at once (unhealthy
+ * after verification). Then, through Prometheus's HTTP API:
  * - every query of every dashboard panel (variables replaced as Grafana would) parses and
  *   returns at least one series, and the `rollout` variable's label_values lists the rollout;
  * - every alert rule is loaded and evaluates without error, its full expression parses, and each
  *   of its parts (test/support/promql-signals.ts) returns series. An alert's expression returns
  *   series only while it fires, so on this data its parts are what proves that every metric,
  *   label and function it relies on exists; the failure-rate alert, whose condition this
- *   rollout does meet, must in addition be pending for the rollout.
+ *   rollout does meet, must in addition be pending for the rollout, and so must the unhealthy,
+ *   quarantined-cohort and worklist alerts;
+ * - the verification, worklist and quarantined-cohort panels show what the rollout did.
  * Loopback only; every wait is bounded; everything started here is stopped in afterAll.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -51,18 +55,31 @@ const COLLECTORS = 40;
 /** What Grafana would send for `$__rate_interval` with a 1 s scrape interval, and a bit more. */
 const INTERVAL = '15s';
 
+/** The cohort (policy `cohorts.by: osName`) whose upgrades all fail: quarantined. */
+const MAC = 'Mac OS X';
+const MAC_COHORT = `osName=${MAC}`;
+
 /**
  * 40 Collectors one build below the latest; every third one's upgrade fails: well above the
- * alert's 10 %, even though rate() does not count a counter's first sample.
+ * alert's 10 %, even though rate() does not count a counter's first sample. Those failures are
+ * of two kinds: the Mac Collectors (every sixth) fail for an unknown reason (`failed`), and their
+ * cohort is quarantined after three of them (the waiting ones are held); the others fail for want
+ * of disk space, which the default failureCauses sends to the worklist (`manual`). Five Linux
+ * Collectors stop heartbeating seconds after their upgrade succeeded: verification (the default
+ * `verify`, a 5-minute bake) finds them unhealthy.
  */
 const fleet: FleetFileInput = {
   builds: ['19.400-5', '19.450-12', '19.470-4'],
   users: [USER],
+  behaviour: { stopAfterUpgrade: { afterSeconds: 5 } },
   collectors: Array.from({ length: COLLECTORS }, (_, i) => ({
     id: 5000 + i,
     name: `obs-${i}`,
     version: '19.450-12',
+    osName: i % 6 === 0 ? MAC : 'Linux',
     outcome: i % 3 === 0 ? ('fail' as const) : ('succeed' as const),
+    ...(i % 3 === 0 ? { failureCause: i % 6 === 0 ? ('unknown' as const) : ('disk_space' as const) } : {}),
+    ...(i % 3 !== 0 && i % 5 === 1 ? { stopsAfterUpgrade: true } : {}),
     upgradeSeconds: 60 + (i % 5) * 30,
   })),
 };
@@ -132,7 +149,15 @@ beforeAll(async () => {
   const policyFile = join(dir, `${POLICY}.yaml`);
   await writeFile(
     policyFile,
-    stringify({ name: POLICY, target: 'latest', maxInFlight: 8, poll: { initial: '30s', max: '2m' } }),
+    stringify({
+      name: POLICY,
+      target: 'latest',
+      maxInFlight: 8,
+      poll: { initial: '30s', max: '2m' },
+      // Three outcomes suffice to judge a cohort: three Mac failures out of three quarantine it
+      // (Wilson lower bound 0.44 > 0.3); the Linux cohort's few unhealthy ones never do.
+      cohorts: { by: 'osName', maxFailureRatio: 0.3, minSample: 3 },
+    }),
   );
   const [runPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   receiver = createServer((req, res) => {
@@ -196,7 +221,8 @@ beforeAll(async () => {
     );
   }
 
-  // Bounded wait for data: both targets scraped a few times, and successes and failures counted.
+  // Bounded wait for data: both targets scraped a few times, and every kind of outcome counted:
+  // successes, failures, the worklist, unhealthy ones, and the Mac cohort quarantined.
   const url = prometheus.url;
   await waitUntil(
     async () => {
@@ -205,13 +231,22 @@ beforeAll(async () => {
         'min(count_over_time(up{job=~"fleet-upgrade.*"}[1m]) * up{job=~"fleet-upgrade.*"})',
       );
       const outcomes = await promQuery(url, 'sum by (outcome) (fleet_upgrade_results_total)');
-      if (!scrapes.ok || !outcomes.ok) return undefined;
+      const cohorts = await promQuery(url, 'max by (cohort) (fleet_upgrade_cohort_quarantined)');
+      if (!scrapes.ok || !outcomes.ok || !cohorts.ok) return undefined;
       const enoughScrapes = Number(scrapes.series[0]?.value[1] ?? 0) >= 5;
       const seen = new Map(outcomes.series.map((s) => [s.metric.outcome, Number(s.value[1])]));
       const total = [...seen.values()].reduce((a, b) => a + b, 0);
-      return enoughScrapes && (seen.get('failed') ?? 0) >= 4 && total >= 20 ? true : undefined;
+      const quarantined = cohorts.series.some((s) => s.metric.cohort === MAC_COHORT);
+      return enoughScrapes &&
+        (seen.get('failed') ?? 0) >= 3 &&
+        (seen.get('manual') ?? 0) >= 1 &&
+        (seen.get('unhealthy') ?? 0) >= 1 &&
+        total >= 20 &&
+        quarantined
+        ? true
+        : undefined;
     },
-    60_000,
+    90_000,
     () => `no scraped rollout data\n${diagnostics()}`,
     500,
   );
@@ -341,5 +376,61 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     );
     expect(alert.labels).toMatchObject({ severity: 'warning', rollout: `${POLICY}@19.470-4` });
     expect(alert.state).toBe('pending');
+  });
+
+  it('the unhealthy, quarantined-cohort and worklist alerts are pending for this rollout', async () => {
+    const url = prometheus?.url as string;
+    const rollout = `${POLICY}@19.470-4`;
+    const names = [
+      'FleetUpgradeUnhealthyAfterUpgrade',
+      'FleetUpgradeCohortQuarantined',
+      'FleetUpgradeWorklistGrowing',
+    ];
+    const alerts = await waitUntil(
+      async () => {
+        const data = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
+          url,
+          '/api/v1/alerts',
+        );
+        const found = names.map((n) => data.alerts.find((a) => a.labels.alertname === n));
+        return found.every(Boolean) ? found : undefined;
+      },
+      15_000,
+      () => `not all of ${names.join(', ')} became active`,
+    );
+    expect(alerts.map((a) => a?.labels)).toEqual([
+      { alertname: names[0], severity: 'warning', rollout },
+      { alertname: names[1], severity: 'warning', rollout, cohort: MAC_COHORT },
+      { alertname: names[2], severity: 'info', rollout },
+    ]);
+    // Each waits its `for` (1m) before it fires.
+    for (const a of alerts) expect(a?.state).toBe('pending');
+  });
+
+  it('the verification, worklist and quarantined-cohort panels show what the rollout did', async () => {
+    const url = prometheus?.url as string;
+    const rollout = `${POLICY}@19.470-4`;
+    const queries = dashboardQueries(readCommittedDashboard());
+    const panel = async (title: string) => {
+      const q = queries.find((x) => x.panel === title);
+      expect(q, title).toBeDefined();
+      const r = await promQuery(url, substituteVariables(q?.expr ?? '', { rollout, interval: INTERVAL }));
+      if (!r.ok) throw new Error(`${title}: ${r.error}`);
+      return r.series.map((s) => ({ metric: s.metric, value: Number(s.value[1]) }));
+    };
+    const verification = await panel('Verification: verifying and unhealthy');
+    expect(verification.map((s) => s.metric.state).sort()).toEqual(['unhealthy', 'verifying']);
+    const unhealthy = verification.find((s) => s.metric.state === 'unhealthy')?.value ?? 0;
+    expect(unhealthy).toBeGreaterThanOrEqual(1);
+    expect(unhealthy).toBeLessThanOrEqual(5);
+    const worklist = await panel('Worklist (manual)');
+    expect(worklist).toHaveLength(1);
+    expect(worklist[0]?.value).toBeGreaterThanOrEqual(1);
+    expect(worklist[0]?.value).toBeLessThanOrEqual(7);
+    const cohorts = await panel('Quarantined cohorts');
+    expect(cohorts.map((s) => s.metric)).toEqual([{ rollout, cohort: MAC_COHORT }]);
+    // Held: the Mac Collectors still waiting when it was quarantined (3 of the 7 had failed).
+    expect(cohorts[0]?.value).toBeLessThanOrEqual(4);
+    expect(await panel('Rollbacks not possible')).toEqual([{ metric: { rollout }, value: 0 }]);
   });
 });

@@ -13,6 +13,12 @@ import {
   dashboardJson,
 } from '../../../deploy/grafana/build-dashboard.js';
 import {
+  COLLECTOR_STATES,
+  gateClass,
+  isSettled,
+  METRIC_STATES,
+} from '../../../src/rollout/collector-state.js';
+import {
   dashboardPanels,
   dashboardQueries,
   readCommittedDashboard,
@@ -26,6 +32,8 @@ const REDIS_GAUGES = [
   'fleet_upgrade_queue_jobs',
   'fleet_upgrade_rollout_info',
   'fleet_upgrade_rollout_phase',
+  'fleet_upgrade_cohort_quarantined',
+  'fleet_upgrade_rollback_unavailable',
 ];
 /** Metrics with a `rollout` label: the panels must follow the `rollout` variable on them. */
 const ROLLOUT_METRICS = [
@@ -36,6 +44,8 @@ const ROLLOUT_METRICS = [
   'fleet_upgrade_rollout_phase',
   'fleet_upgrade_results_total',
   'fleet_upgrade_tasks_created_total',
+  'fleet_upgrade_cohort_quarantined',
+  'fleet_upgrade_rollback_unavailable',
 ];
 
 /** Each occurrence of `name` as a whole metric name, with the selector that follows it. */
@@ -94,6 +104,10 @@ describe('Grafana dashboard', () => {
       '429s and retries',
       'Queue jobs by state',
       'Processes up',
+      'Verification: verifying and unhealthy',
+      'Worklist (manual)',
+      'Quarantined cohorts',
+      'Rollbacks not possible',
     ]) {
       expect(titles, title).toContain(title);
     }
@@ -155,5 +169,54 @@ describe('Grafana dashboard', () => {
       (x) => x.panel === 'API requests by status code',
     );
     expect(q.map((x) => x.expr)).toContain('max(fleet_upgrade_api_budget_requests_per_second)');
+  });
+
+  it('shows every state where states are shown: the panels take them from the state label, not a list', () => {
+    const byState = dashboardQueries(readCommittedDashboard()).filter(
+      (q) => q.panel === 'Collectors by state: $rollout',
+    );
+    expect(byState.map((q) => q.expr)).toEqual([
+      'sum by (state) (max by (rollout, state) (fleet_upgrade_collectors{rollout=~"$rollout"}))',
+    ]);
+    expect(METRIC_STATES).toEqual(
+      expect.arrayContaining(['verifying', 'unhealthy', 'manual', 'quarantined']),
+    );
+  });
+
+  it('counts failures and outcomes as the failure gate does (collector-state.ts), unhealthy bad, manual and quarantined not judged', () => {
+    const regexes = (expr: string, label: string) =>
+      [...expr.matchAll(new RegExp(`${label}=~"([^"]+)"`, 'g'))].map((m) =>
+        (m[1] as string).split('|').sort(),
+      );
+    const bad = COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad');
+    const judged = COLLECTOR_STATES.filter((s) => gateClass(s) !== 'none');
+    expect(bad).toContain('unhealthy');
+    expect(judged).not.toContain('manual');
+    expect(judged).not.toContain('quarantined');
+    const queries = dashboardQueries(readCommittedDashboard());
+    const rate = queries.find((q) => q.panel === 'Failure rate')?.expr ?? '';
+    expect(regexes(rate, 'outcome')).toEqual([[...bad].sort(), [...judged].sort(), [...judged].sort()]);
+    const soFar = queries.find((q) => q.panel === 'Failure ratio so far')?.expr ?? '';
+    expect(regexes(soFar, 'state')).toEqual([[...bad].sort(), [...judged].sort()]);
+    const finished = queries.find((q) => q.panel === 'Fleet progress' && q.refId === 'B')?.expr ?? '';
+    expect(regexes(finished, 'state')[0]).toEqual(METRIC_STATES.filter((s) => isSettled(s)).sort());
+  });
+
+  it('lists the quarantined cohorts as a table of rollout, cohort and held', () => {
+    const panel = dashboardPanels(readCommittedDashboard()).find((p) => p.title === 'Quarantined cohorts') as
+      | (Record<string, unknown> & { targets: { expr: string; format: string; instant: boolean }[] })
+      | undefined;
+    expect(panel?.type).toBe('table');
+    expect(panel?.targets[0]).toMatchObject({
+      expr: 'max by (rollout, cohort) (fleet_upgrade_cohort_quarantined{rollout=~"$rollout"})',
+      format: 'table',
+      instant: true,
+    });
+    expect(panel?.transformations).toEqual([
+      expect.objectContaining({
+        id: 'organize',
+        options: expect.objectContaining({ renameByName: { Value: 'held' } }),
+      }),
+    ]);
   });
 });

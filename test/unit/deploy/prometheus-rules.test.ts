@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { gateClass, isSettled, METRIC_STATES } from '../../../src/rollout/collector-state.js';
 import {
   dashboardQueries,
   readCommittedDashboard,
@@ -100,6 +101,9 @@ describe('Prometheus configuration and alert rules', () => {
       'FleetUpgradeApiRateLimited',
       'FleetUpgradeNoWorker',
       'FleetUpgradeRedisDown',
+      'FleetUpgradeUnhealthyAfterUpgrade',
+      'FleetUpgradeCohortQuarantined',
+      'FleetUpgradeWorklistGrowing',
     ]) {
       expect(names).toContain(name);
     }
@@ -111,6 +115,22 @@ describe('Prometheus configuration and alert rules', () => {
       expect(rule.annotations?.summary, rule.alert).toBeTruthy();
       expect(rule.annotations?.description, rule.alert).toBeTruthy();
     }
+  });
+
+  it('FleetUpgradeFailureRateHigh counts as the failure gate does (collector-state.ts): unhealthy bad, manual and quarantined left out', () => {
+    const rule = readAlertRules().find((r) => r.alert === 'FleetUpgradeFailureRateHigh');
+    const sets = (op: string) =>
+      [...(rule?.expr ?? '').matchAll(new RegExp(`outcome${op}"([^"]+)"`, 'g'))].map((m) =>
+        (m[1] as string).split('|').sort(),
+      );
+    const bad = METRIC_STATES.filter((s) => gateClass(s) === 'bad').sort();
+    // Only outcomes reach results_total: leaving out the settled states the gate does not judge
+    // leaves exactly the judged ones.
+    const notJudged = METRIC_STATES.filter((s) => isSettled(s) && gateClass(s) === 'none').sort();
+    expect(bad).toContain('unhealthy');
+    expect(notJudged).toEqual(['aborted', 'manual', 'quarantined', 'skipped']);
+    expect(sets('=~')).toEqual([bad]);
+    expect(sets('!~')).toEqual([notJudged, notJudged]);
   });
 
   it('every alert has a case in the rule unit tests where it fires', () => {

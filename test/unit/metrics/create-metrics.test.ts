@@ -128,6 +128,8 @@ describe('createMetrics', () => {
         'fleet_upgrade_queue_jobs',
         'fleet_upgrade_rollout_info',
         'fleet_upgrade_rollout_phase',
+        'fleet_upgrade_cohort_quarantined',
+        'fleet_upgrade_rollback_unavailable',
       ]),
     );
   });
@@ -348,5 +350,86 @@ describe('exportFleet', () => {
     current = { rollouts: [], queue: {} };
     vi.advanceTimersByTime(15_000);
     expect(await m.registry.metrics()).not.toContain('linux-fleet@19.470-4');
+  });
+
+  it('shows each quarantined cohort with the Collectors it held, and drops it once released', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const m = createMetrics();
+    const [base] = snapshot({ quarantined: 7, failed: 6, succeeded: 20 })
+      .rollouts as FleetSnapshot['rollouts'];
+    const mac = 'osName=Mac OS X,osArch=aarch64';
+    const win = 'osName=Windows,osArch=amd64';
+    let current: FleetSnapshot = {
+      rollouts: [
+        {
+          ...(base as FleetSnapshot['rollouts'][number]),
+          quarantined: [
+            { cohort: mac, held: 5 },
+            { cohort: win, held: 2 },
+          ],
+        },
+      ],
+      queue: {},
+    };
+    m.exportFleet(async () => current);
+    const rollout = 'linux-fleet@19.470-4';
+    const first = await m.registry.metrics();
+    expect(sample(first, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: mac })).toBe(5);
+    expect(sample(first, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: win })).toBe(2);
+    expect(sample(first, 'fleet_upgrade_collectors', { rollout, state: 'quarantined' })).toBe(7);
+
+    // `retry --only quarantined` released the Mac cohort: its series goes at the next scrape.
+    current = {
+      rollouts: [{ ...(base as FleetSnapshot['rollouts'][number]), quarantined: [{ cohort: win, held: 2 }] }],
+      queue: {},
+    };
+    vi.advanceTimersByTime(15_000);
+    const second = await m.registry.metrics();
+    expect(sample(second, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: mac })).toBeUndefined();
+    expect(sample(second, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: win })).toBe(2);
+  });
+
+  it('shows no quarantine of an aborted or superseded rollout (nothing can be released there)', async () => {
+    const m = createMetrics();
+    const [base] = snapshot({ quarantined: 3 }).rollouts as FleetSnapshot['rollouts'];
+    const q = [{ cohort: 'osName=Linux', held: 3 }];
+    m.exportFleet(async () => ({
+      rollouts: [
+        { ...(base as FleetSnapshot['rollouts'][number]), id: 'a@1', phase: 'aborted', quarantined: q },
+        { ...(base as FleetSnapshot['rollouts'][number]), id: 's@1', phase: 'superseded', quarantined: q },
+        { ...(base as FleetSnapshot['rollouts'][number]), id: 'h@1', phase: 'halted', quarantined: q },
+      ],
+      queue: {},
+    }));
+    const text = await m.registry.metrics();
+    const held = (rollout: string) =>
+      sample(text, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: 'osName=Linux' });
+    expect(held('a@1')).toBeUndefined();
+    expect(held('s@1')).toBeUndefined();
+    expect(held('h@1')).toBe(3);
+  });
+
+  it('counts the Collectors whose rollback is not possible, 0 for a rollout without any', async () => {
+    const m = createMetrics();
+    const [base] = snapshot({ failed: 9 }).rollouts as FleetSnapshot['rollouts'];
+    const entry = { request: 'q1', at: 1, by: 'ops', reason: 'bad build' };
+    m.exportFleet(async () => ({
+      rollouts: [
+        {
+          ...(base as FleetSnapshot['rollouts'][number]),
+          rollbacks: [
+            { ...entry, build: '19.400-5', collectors: 3, ids: [1, 2, 3], state: 'unavailable' },
+            { ...entry, build: '19.450-12', collectors: 6, policy: 'rollback-x', state: 'started' },
+            { ...entry, request: 'q2', build: '19.400-5', collectors: 2, ids: [3, 4], state: 'unavailable' },
+          ],
+        },
+        { ...(base as FleetSnapshot['rollouts'][number]), id: 'other@1' },
+      ],
+      queue: {},
+    }));
+    const text = await m.registry.metrics();
+    // Collectors 1 to 4 (3 found twice); the ones that went back are not counted.
+    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'linux-fleet@19.470-4' })).toBe(4);
+    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'other@1' })).toBe(0);
   });
 });
