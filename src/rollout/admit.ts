@@ -26,6 +26,8 @@ export interface AdmitDeps {
   store: CollectorStore;
   queue: UpgradeQueue;
   logger: Logger;
+  /** A Collector reached an outcome (here: held by its cohort's quarantine). */
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
 export interface AdmitInput {
@@ -86,7 +88,12 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
       newRoom--;
     }
   }
-  if (hold.length) await deps.store.apply(rollout.id, hold);
+  if (hold.length) {
+    const outcomes = await deps.store.apply(rollout.id, hold);
+    hold.forEach((m, i) => {
+      if (outcomes[i] === 'written') deps.onOutcome?.(rollout.id, m.next);
+    });
+  }
   const heldByWindow = held.length;
   const windowDetail = heldByWindow ? windowWait(policy.windows, now, held[0] as CollectorRecord) : undefined;
   if (chosen.length === 0) return { records: [], heldByWindow, ...(windowDetail ? { windowDetail } : {}) };

@@ -9,7 +9,14 @@
  * `retry --only quarantined` releases the cohort for the rest of the rollout.
  */
 import type { Cohorts } from '../policy/cohorts.js';
-import { COLLECTOR_STATES, gateClass, type Move, type StateCounts, transition } from './collector-state.js';
+import {
+  COLLECTOR_STATES,
+  type CollectorRecord,
+  gateClass,
+  type Move,
+  type StateCounts,
+  transition,
+} from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import type { EventSource, RolloutEventType } from './event-log.js';
 import { type CohortStats, judgeCohorts } from './judge-cohorts.js';
@@ -21,6 +28,8 @@ const BATCH = 1000;
 export interface CohortGateDeps {
   store: CollectorStore;
   rollouts: RolloutStore;
+  /** A Collector reached an outcome (the metrics count it). */
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
   emit(
     rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
     type: RolloutEventType,
@@ -64,7 +73,7 @@ export async function judgeCohortGate(
   const all = [...(rollout.quarantined ?? []), ...added];
   await deps.rollouts.setFields(rollout.id, { quarantined: JSON.stringify(all) });
   rollout.quarantined = all;
-  const held = await holdCohorts(deps.store, rollout, new Set(added.map((q) => q.cohort)), now);
+  const held = await holdCohorts(deps, rollout, new Set(added.map((q) => q.cohort)), now);
   for (const q of added) {
     q.held = held.get(q.cohort) ?? 0;
     await deps.emit(
@@ -81,11 +90,12 @@ export async function judgeCohortGate(
 
 /** Moves the waiting Collectors of `cohorts` to `quarantined`; returns how many per cohort. */
 export async function holdCohorts(
-  store: CollectorStore,
+  deps: Pick<CohortGateDeps, 'store' | 'onOutcome'>,
   rollout: RolloutRecord,
   cohorts: ReadonlySet<string>,
   now: number,
 ): Promise<Map<string, number>> {
+  const { store } = deps;
   const held = new Map<string, number>();
   for (const index of ['queued', 'retries'] as const) {
     const ids = await store.indexed(rollout.id, index);
@@ -106,6 +116,7 @@ export async function holdCohorts(
         if (outcomes[j] !== 'written') return;
         const key = m.next.cohort as string;
         held.set(key, (held.get(key) ?? 0) + 1);
+        deps.onOutcome?.(rollout.id, m.next);
       });
     }
   }

@@ -1,7 +1,7 @@
 /**
  * A snapshot of every rollout for `status`, `/status` and the metrics: phase, counts per state,
  * the rollout's own in-flight count (its Collectors in slot states, not its policy's), progress,
- * and the upgrade queue's job counts.
+ * the Collectors each quarantined cohort holds now, and the upgrade queue's job counts.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -47,8 +47,18 @@ export async function readFleetStatus(deps: {
   const list = await deps.rollouts.list();
   const pipe = deps.redis.pipeline();
   for (const r of list) pipe.hgetall(deps.keys.counts(r.id));
-  const counts = list.length ? replies(await pipe.exec()) : [];
-  const rollouts = list.map((r, i) => rolloutStatus(r, parseCounts(counts[i] as Record<string, string>)));
+  // Rollouts with quarantined cohorts: how many of each cohort are held now.
+  const held = list.filter((r) => r.quarantined?.length);
+  for (const r of held) pipe.hgetall(deps.keys.cohortCounts(r.id));
+  const values = list.length ? replies(await pipe.exec()) : [];
+  held.forEach((r, i) => {
+    const perCohort = values[list.length + i] as Record<string, string>;
+    r.quarantined = r.quarantined?.map((q) => ({
+      ...q,
+      held: Number(perCohort[`${q.cohort}|quarantined`] ?? 0),
+    }));
+  });
+  const rollouts = list.map((r, i) => rolloutStatus(r, parseCounts(values[i] as Record<string, string>)));
   const queue = deps.queue
     ? ((await deps.queue.getJobCounts(
         'waiting',

@@ -7,7 +7,8 @@
  *   operator's to ask for, never ours (no second task in one rollout). When no task was ever
  *   shown (a create that went unanswered) → `waiting_retry`: the admitter tries again (in a
  *   superseded rollout → `skipped`: the newer rollout takes the Collector);
- * - on the build (seen through another build's listing) → `succeeded`;
+ * - on the build (seen through another build's listing) → `succeeded` (`verifying` first when the
+ *   policy verifies successes);
  * - neither, past the local deadline of its task → `timed_out`.
  * Each resolution is one atomic move that also gives the slot back.
  */
@@ -87,7 +88,13 @@ export async function reconcileUnknownTasks(
         ctx,
       );
     } else if (versions.get(r.id) === rollout.build) {
-      t = transition(r, { type: 'succeeded' }, ctx);
+      // On the build: a success, verified like any other when the policy verifies.
+      const verify = rollout.settings.verify;
+      t = transition(
+        r,
+        verify ? { type: 'verify', dueAt: now + verify.intervalMs } : { type: 'succeeded' },
+        ctx,
+      );
     } else if (now > reconcileDeadline(r, rollout.settings.taskTimeoutMs)) {
       t = transition(r, { type: 'timed_out', message: 'the task of unknown id did not end in time' }, ctx);
     }

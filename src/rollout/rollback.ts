@@ -164,6 +164,7 @@ export async function carryOutRollback(
   // One under verification is taken back before its verification ends: it stays a success.
   await endVerification(deps.store, source, chosen, options.now);
   const byBuild = new Map<string, number[]>();
+  chosen.sort((a, b) => a.id - b.id);
   for (const r of chosen) {
     if (r.from === source.build) continue;
     byBuild.set(r.from, [...(byBuild.get(r.from) ?? []), r.id]);

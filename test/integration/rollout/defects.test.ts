@@ -116,7 +116,7 @@ describe('a retry and a halt', () => {
   // The defect: a Collector waiting to come alive took its slot back inside the worker, so a
   // halted rollout went on creating tasks for its retries.
   it('a Collector waiting to retry gets no create while the rollout is halted, and is upgraded after resume', async () => {
-    const failing = collectors(6, { outcome: 'fail', upgradeSeconds: 30 });
+    const failing = collectors(6, { outcome: 'fail', failureCause: 'unknown', upgradeSeconds: 30 });
     harness = await startHarness({
       timeScale: 300,
       fleet: fleet([...failing, { id: 50, version: '19.400-5', outcome: 'succeed', upgradeSeconds: 30 }]),

@@ -203,7 +203,7 @@ describe('tasks of unknown id, resolved from the listings', () => {
     expect(r).toMatchObject({ state: 'admitted', admissions: 2 });
   });
 
-  it('seen on the build through another build’s listing: succeeded; neither seen past the deadline: timed_out', async () => {
+  it('seen on the build through another build’s listing: verified as a success; neither seen past the deadline: timed_out', async () => {
     const s = await setup();
     await s.tick();
     await s.seed(73, 'reconciling');
@@ -211,7 +211,8 @@ describe('tasks of unknown id, resolved from the listings', () => {
     s.fleet.set(73, collector(73, { collectorVersion: BUILD }));
     s.clock.advance(MINUTE);
     await s.tick();
-    expect((await s.record(73)).state).toBe('succeeded');
+    // On the build: a success like any other, so verified like any other (the policy's default).
+    expect(await s.record(73)).toMatchObject({ state: 'verifying', succeededAt: s.clock.now() });
     expect((await s.record(74)).state).toBe('reconciling');
     expect(s.listings).toContain(OLD);
     s.clock.advance(40 * MINUTE);
