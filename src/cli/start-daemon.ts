@@ -154,6 +154,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         scanIntervalMs: config.scanIntervalMs,
         onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
+        onTaskEnded: (state, durationMs) => metrics.upgradeDuration.labels(state).observe(durationMs / 1000),
       });
       const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
       const loop = startSchedulerLoop({ scheduler, lock, policies, intervalMs: config.tickMs, logger });

@@ -97,3 +97,27 @@ export async function ensureJobs(
   await enqueueUpgrades(queue, missing);
   return retried + missing.length;
 }
+
+/**
+ * Runs the jobs' next steps now rather than after their delay (the scheduler saw through the
+ * listings that their tasks ended). A job that is not waiting on a delay is left as it is.
+ * Returns how many were woken.
+ */
+export async function wakeUpgrades(queue: UpgradeQueue, jobs: readonly UpgradeJobData[]): Promise<number> {
+  const limit = pLimit(LOOKUPS_AT_ONCE);
+  const woken = await Promise.all(
+    jobs.map((data) =>
+      limit(async () => {
+        const job = await queue.getJob(jobIdOf(data));
+        if (!job) return false;
+        try {
+          await job.promote();
+          return true;
+        } catch {
+          return false; // not delayed (running, or already done): nothing to wake
+        }
+      }),
+    ),
+  );
+  return woken.filter(Boolean).length;
+}

@@ -19,18 +19,21 @@ import { calendarState } from '../policy/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../policy/max-in-flight.js';
 import type { Policy } from '../policy/schema.js';
 import { wavePlan } from '../policy/wave-limits.js';
+import { wakeUpgrades } from '../queue/upgrade-job.js';
 import { admit } from './admit.js';
 import { judgeCohortGate } from './cohort-gate.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
   gateClass,
+  SLOT_STATES,
   type StateCounts,
   sumStates,
 } from './collector-state.js';
 import { abort } from './control.js';
 import type { EventSource, RolloutEventType } from './event-log.js';
 import { judgeGate } from './failure-gate.js';
+import { listingPass, tasksUnderWay, watchDecision } from './listing-pass.js';
 import { learnFirstRead, quantile } from './poll-schedule.js';
 import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
 import { type RollbackRequest, WAVE_ROLLBACK_STATES } from './rollback.js';
@@ -38,7 +41,6 @@ import { admits } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord } from './rollout-store.js';
 import { scanUpgradable } from './scan-upgradable.js';
 import type { SchedulerDeps } from './scheduler.js';
-import { verifyCollectors } from './verify-collectors.js';
 import { analyseWave } from './wave-analysis.js';
 import { progressWaves } from './wave-progress.js';
 
@@ -53,6 +55,12 @@ export interface RolloutMemory {
   failuresReported: Map<string, { bad: number; at: number }>;
   /** When each rollout's last verification pass ran (verify-collectors.ts). */
   lastVerify: Map<string, number>;
+  /** When each rollout's last pass watching its tasks ran (listing-pass.ts). */
+  lastWatch: Map<string, number>;
+  /** Listing pages a pass of each rollout read (a moving average): what a pass costs. */
+  pagesPerPass: Map<string, number>;
+  /** Median duration of each rollout's upgrades, as learned. */
+  medianMs: Map<string, number>;
 }
 
 export interface AdvanceDeps extends SchedulerDeps {
@@ -114,7 +122,8 @@ export async function advanceRollout(
     rollout.canaries += scan.canaries;
     if (idle) memory.idleScanned.add(rollout.id);
   }
-  if (await verifyDue(deps, rollout, counts, targets, policy.pageSize, now))
+  await decideWatch(deps, rollout, counts, policy.pageSize);
+  if (await listingDue(deps, rollout, counts, targets, policy.pageSize, now))
     counts = await store.counts(rollout.id);
   const active = sumStates(counts, ACTIVE_STATES);
   if (active > 0) memory.idleScanned.delete(rollout.id);
@@ -164,24 +173,88 @@ export async function advanceRollout(
   await reportFailures(deps, rollout, counts, now);
 }
 
+type ListingDeps = Pick<
+  AdvanceDeps,
+  'api' | 'store' | 'clock' | 'logger' | 'onOutcome' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts'
+>;
+
 /**
- * A verification pass over the listings (verify-collectors.ts) when Collectors are under
- * verification and the last pass is at least `verify.interval` old. True when it moved any.
+ * A pass over the listings (listing-pass.ts) when Collectors' verification is due (at most every
+ * `verify.interval`) or, while the rollout watches its tasks, every `watchMs`. True when it
+ * moved any Collector.
  */
-export async function verifyDue(
-  deps: Pick<AdvanceDeps, 'api' | 'store' | 'clock' | 'logger' | 'onOutcome' | 'memory'>,
+export async function listingDue(
+  deps: ListingDeps,
   rollout: RolloutRecord,
   counts: StateCounts,
   targets: readonly BuildTarget[],
   pageSize: number,
   now: number,
 ): Promise<boolean> {
-  if ((counts.verifying ?? 0) === 0) return false;
-  const interval = rollout.settings.verify?.intervalMs ?? 0;
-  if (now - (deps.memory.lastVerify.get(rollout.id) ?? Number.NEGATIVE_INFINITY) < interval) return false;
-  deps.memory.lastVerify.set(rollout.id, now);
-  const pass = await verifyCollectors(deps, rollout, { targets, pageSize });
-  return pass.verified + pass.unhealthy > 0;
+  const { memory } = deps;
+  const since = (m: Map<string, number>) => now - (m.get(rollout.id) ?? Number.NEGATIVE_INFINITY);
+  const watching = rollout.watchMs !== undefined && sumStates(counts, SLOT_STATES) > 0;
+  const watchDue = watching && since(memory.lastWatch) >= (rollout.watchMs ?? 0);
+  // While the rollout watches, verification rides along the watching passes (no pass of its own).
+  const verifyDue =
+    !watching &&
+    (counts.verifying ?? 0) > 0 &&
+    since(memory.lastVerify) >= (rollout.settings.verify?.intervalMs ?? 0);
+  if (!verifyDue && !watchDue) return false;
+  if ((counts.verifying ?? 0) > 0) memory.lastVerify.set(rollout.id, now);
+  const previousPassAt = memory.lastWatch.get(rollout.id);
+  if (watchDue) memory.lastWatch.set(rollout.id, now);
+  const pass = await listingPass(deps, rollout, {
+    targets,
+    pageSize,
+    watch: watchDue,
+    ...(previousPassAt === undefined ? {} : { previousPassAt }),
+  });
+  if (pass.pages > 0) {
+    const before = memory.pagesPerPass.get(rollout.id);
+    memory.pagesPerPass.set(rollout.id, before === undefined ? pass.pages : 0.7 * before + 0.3 * pass.pages);
+  }
+  return pass.verified + pass.unhealthy + pass.succeeded > 0;
+}
+
+/**
+ * Whether the rollout watches its tasks through the listings (listing-pass.ts, watchDecision),
+ * written onto the rollout (`watchMs`) for its jobs: a watched task's job sleeps until the
+ * scheduler wakes it. Turning watching off wakes every sleeping job at once.
+ */
+async function decideWatch(deps: ListingDeps, rollout: RolloutRecord, counts: StateCounts, pageSize: number) {
+  const { memory } = deps;
+  const total = sumStates(counts, COLLECTOR_STATES);
+  const active = sumStates(counts, ACTIVE_STATES);
+  const decision = watchDecision({
+    pagesPerPass: memory.pagesPerPass.get(rollout.id) ?? Math.ceil(total / pageSize),
+    inFlight: Math.min(rollout.maxInFlight, active),
+    medianMs: memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3,
+    watching: rollout.watchMs !== undefined,
+  });
+  if (decision.watch) {
+    if (rollout.watchMs === decision.intervalMs) return;
+    await deps.rollouts.setFields(rollout.id, { watchMs: decision.intervalMs });
+    if (rollout.watchMs === undefined)
+      deps.logger.info(
+        { rollout: rollout.id, intervalMs: decision.intervalMs, cost: Number(decision.cost.toFixed(2)) },
+        'watching tasks through the listings',
+      );
+    rollout.watchMs = decision.intervalMs;
+    return;
+  }
+  if (rollout.watchMs === undefined) return;
+  await deps.rollouts.setFields(rollout.id, { watchMs: '' });
+  rollout.watchMs = undefined;
+  const sleeping = await tasksUnderWay(deps, rollout);
+  await wakeUpgrades(
+    deps.queue,
+    sleeping.map((r) => ({ rolloutId: rollout.id, collectorId: r.id, admission: r.admissions })),
+  );
+  deps.logger.info(
+    { rollout: rollout.id, cost: Number(decision.cost.toFixed(2)) },
+    'reading task statuses again',
+  );
 }
 
 /** The policy's in-flight limit for the Collectors found so far (a percentage grows with them). */
@@ -322,6 +395,14 @@ async function learn(deps: AdvanceDeps, rollout: RolloutRecord, counts: StateCou
   if (last === succeeded || (last !== undefined && succeeded >= 50 && succeeded - last < 10)) return;
   deps.memory.learnedAt.set(rollout.id, succeeded);
   const durations = await deps.rollouts.durations(rollout.id);
+  if (durations.length >= 5)
+    deps.memory.medianMs.set(
+      rollout.id,
+      quantile(
+        [...durations].sort((a, b) => a - b),
+        0.5,
+      ),
+    );
   const firstRead = learnFirstRead(durations, rollout.settings);
   if (firstRead !== rollout.firstPollMs) await deps.rollouts.setFirstPoll(rollout.id, firstRead);
   // The expected length of an upgrade, for the window fit: the 95th percentile once 20 are known.

@@ -48,7 +48,7 @@ export interface ApplyOptions {
 export interface StepView {
   record: CollectorRecord | undefined;
   rollout:
-    | Pick<RolloutRecord, 'id' | 'phase' | 'build' | 'maxInFlight' | 'settings' | 'firstPollMs'>
+    | Pick<RolloutRecord, 'id' | 'phase' | 'build' | 'maxInFlight' | 'settings' | 'firstPollMs' | 'watchMs'>
     | undefined;
 }
 
@@ -116,14 +116,18 @@ export class CollectorStore {
           'settings',
           'firstPollMs',
           'startedAt',
+          'watchMs',
         )
         .exec(),
     );
     const raw = values[0] as string | null;
-    const [id, phase, build, maxInFlight, settings, firstPollMs, startedAt] = values[1] as (string | null)[];
+    const [id, phase, build, maxInFlight, settings, firstPollMs, startedAt, watchMs] = values[1] as (
+      | string
+      | null
+    )[];
     const rollout = parseRollout(
       Object.fromEntries(
-        Object.entries({ id, phase, build, maxInFlight, settings, firstPollMs, startedAt }).filter(
+        Object.entries({ id, phase, build, maxInFlight, settings, firstPollMs, startedAt, watchMs }).filter(
           (e): e is [string, string] => e[1] !== null,
         ),
       ),

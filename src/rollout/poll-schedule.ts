@@ -73,3 +73,17 @@ export function nextPollDelay(input: NextPollInput): number {
   if (untilDeadline > 0 && delay > untilDeadline) delay = untilDeadline + 1;
   return Math.max(1, Math.round(delay));
 }
+
+/** A watched task's status is read this share of taskTimeout apart, in case nobody watches any more. */
+export const WATCHED_FALLBACK_SHARE = 1 / 3;
+
+/**
+ * The delay of a watched task's next status read: the scheduler wakes the job when the listings
+ * show the task ended, so a read is only a fallback, every third of taskTimeout, and once more
+ * just after the deadline.
+ */
+export function watchedDelay(taskTimeoutMs: number, elapsedMs: number): number {
+  const untilDeadline = taskTimeoutMs - elapsedMs;
+  const fallback = taskTimeoutMs * WATCHED_FALLBACK_SHARE;
+  return Math.max(1, Math.round(untilDeadline > 0 ? Math.min(fallback, untilDeadline + 1) : fallback));
+}

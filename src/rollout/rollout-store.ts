@@ -75,6 +75,11 @@ export interface RolloutRecord {
   expectedMs?: number;
   /** Why nothing starts now, in words, as the scheduler last saw it ('' when nothing holds it). */
   holding?: string;
+  /**
+   * Clock ms between two passes over the listings that watch the tasks under way (listing-pass.ts),
+   * while the scheduler watches them; then a task's job sleeps until the scheduler wakes it.
+   */
+  watchMs?: number;
   /** Rollbacks of this rollout's Collectors (rollback.ts): what was taken back, and what could not be. */
   rollbacks?: RollbackEntry[];
   /** This rollout takes Collectors of that rollout back to their previous builds. */
@@ -195,6 +200,7 @@ export function parseRollout(raw: Record<string, string>): RolloutRecord | undef
     waveBaseline: raw.waveBaseline ? (JSON.parse(raw.waveBaseline) as Record<string, number>[]) : undefined,
     expectedMs: num('expectedMs'),
     holding: raw.holding || undefined,
+    watchMs: num('watchMs'),
     rollbacks: raw.rollbacks ? (JSON.parse(raw.rollbacks) as RollbackEntry[]) : undefined,
     rollbackOf: raw.rollbackOf || undefined,
     quarantined: raw.quarantined ? (JSON.parse(raw.quarantined) as CohortQuarantine[]) : undefined,

@@ -19,7 +19,7 @@ import type { Logger } from '../lib/logger.js';
 import { LATEST, type Policy } from '../policy/schema.js';
 import { verifySettings } from '../policy/verify.js';
 import type { UpgradeQueue } from '../queue/upgrade-job.js';
-import { advanceRollout, type RolloutMemory, verifyDue } from './advance-rollout.js';
+import { advanceRollout, listingDue, type RolloutMemory } from './advance-rollout.js';
 import type { CollectorRecord } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { abortWaiting } from './control.js';
@@ -49,6 +49,8 @@ export interface SchedulerDeps {
   /** Real ms between two repairs of the jobs (default 15 000). */
   repairIntervalMs?: number;
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
+  /** A task ended as the listings showed, after `durationMs` (estimated). */
+  onTaskEnded?(state: string, durationMs: number): void;
 }
 
 /** Longest back-off of a Collector's retries (clock time). */
@@ -92,6 +94,9 @@ export class Scheduler {
     learnedAt: new Map(),
     failuresReported: new Map(),
     lastVerify: new Map(),
+    lastWatch: new Map(),
+    pagesPerPass: new Map(),
+    medianMs: new Map(),
   };
   private lastRepair = 0;
   private targets?: { at: number; builds: BuildTarget[] };
@@ -110,10 +115,13 @@ export class Scheduler {
     return Math.min(this.scanEvery, 30_000);
   }
 
-  /** The service's builds, read at most once a minute (clock time): a tick must stay cheap. */
+  /**
+   * The service's builds, read once per scan interval (clock time): a new latest build starts
+   * its rollout within one scan interval, and the build list costs no more than the scans.
+   */
   private async builds(): Promise<BuildTarget[]> {
     const now = this.deps.clock.now();
-    if (!this.targets || now - this.targets.at >= Math.min(60_000, this.scanEvery))
+    if (!this.targets || now - this.targets.at >= this.scanEvery)
       this.targets = { at: now, builds: await this.deps.api.listTargets() };
     return this.targets.builds;
   }
@@ -229,10 +237,12 @@ export class Scheduler {
     await this.verifyNow(cur, now, pageSize);
   }
 
-  /** Verification goes on in a rollout that admits nothing (paused, aborted): it only reads listings. */
+  /**
+   * Verification, and the watching of tasks under way, go on in a rollout that admits nothing
+   * (paused, aborted): they only read listings.
+   */
   private async verifyNow(cur: CurrentRollout, now: number, pageSize: number) {
-    if ((cur.counts.verifying ?? 0) === 0) return;
-    await verifyDue(
+    await listingDue(
       { ...this.deps, memory: this.memory },
       cur.rollout,
       cur.counts,

@@ -19,6 +19,7 @@ import type { BuildTarget, Collector } from '../api/index.js';
 import { formatDuration } from '../lib/duration.js';
 import type { Logger } from '../lib/logger.js';
 import { type CollectorEvent, type CollectorRecord, type Move, transition } from './collector-state.js';
+import type { CollectorStore } from './collector-store.js';
 import type { RolloutRecord } from './rollout-store.js';
 import { type ScanDeps, timedPages } from './scan-upgradable.js';
 
@@ -40,7 +41,7 @@ export interface VerifyPass {
   pages: number;
 }
 
-interface Sighting {
+export interface Sighting {
   collector: Collector;
   /** The freshest lastSeenAlive of an alive Collector on the same page (the service's "now"). */
   freshest: number;
@@ -61,44 +62,76 @@ export function listingBuild(
   return [...others].sort((a, b) => (from.get(a) ?? 0) - (from.get(b) ?? 0))[0];
 }
 
-export async function verifyCollectors(
-  deps: VerifyDeps,
+export interface ListingSighting extends Sighting {
+  /** Clock time at which its page was requested. */
+  requestedAt: number;
+}
+
+/** Pages of `build`'s listing until every one of `wanted` was seen (or the listing ends). */
+export async function readListing(
+  deps: Pick<ScanDeps, 'api' | 'clock'>,
+  build: string,
+  wanted: ReadonlySet<number>,
+  pageSize: number,
+): Promise<{ sightings: Map<number, ListingSighting>; pages: number }> {
+  const sightings = new Map<number, ListingSighting>();
+  let pages = 0;
+  for await (const { page, requestedAt } of timedPages(deps.api, deps.clock, build, pageSize)) {
+    pages++;
+    let freshest = 0;
+    for (const c of page) if (c.alive && (c.lastSeenAlive ?? 0) > freshest) freshest = c.lastSeenAlive ?? 0;
+    for (const c of page) if (wanted.has(c.id)) sightings.set(c.id, { collector: c, freshest, requestedAt });
+    if (sightings.size === wanted.size) break;
+  }
+  return { sightings, pages };
+}
+
+/** Collectors of the rollout in `verifying` whose look is due (all of them when verification is off). */
+export async function dueForVerification(
+  store: CollectorStore,
   rollout: RolloutRecord,
-  options: { targets: readonly BuildTarget[]; pageSize: number },
-): Promise<VerifyPass> {
-  const { store, clock } = deps;
-  const pass: VerifyPass = { looked: 0, verified: 0, unhealthy: 0, pages: 0 };
-  const verify = rollout.settings.verify;
-  const now = clock.now();
-  const ids = verify
+  now: number,
+): Promise<CollectorRecord[]> {
+  const ids = rollout.settings.verify
     ? await store.dueVerifying(rollout.id, now, MAX_PER_PASS)
     : await store.indexed(rollout.id, 'verifying');
-  if (ids.length === 0) return pass;
-  const records = [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'verifying');
-  if (records.length === 0) return pass;
-  pass.looked = records.length;
-  const ctx = { now, settings: rollout.settings };
+  if (ids.length === 0) return [];
+  return [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'verifying');
+}
+
+/**
+ * What verification decides of `records` from the listing's `sightings` (undefined: no listing
+ * could be read, because verification is off or no other build is offered: the task's word).
+ */
+export function verificationEvents(
+  records: readonly CollectorRecord[],
+  sightings: ReadonlyMap<number, Sighting> | undefined,
+  rollout: RolloutRecord,
+  now: number,
+): Map<number, CollectorEvent> {
   const events = new Map<number, CollectorEvent>();
-  const other = verify ? listingBuild(options.targets, rollout.build, records) : undefined;
-  if (!verify || !other) {
-    // Verification turned off meanwhile, or no other build to list them under: the task's word.
-    const message = verify
-      ? `unverified: the service offers no build but ${rollout.build} to list it under`
-      : 'unverified: verification was turned off';
-    for (const r of records) events.set(r.id, { type: 'verified', message });
-  } else {
-    const seen = new Map<number, Sighting>();
-    const wanted = new Set(records.map((r) => r.id));
-    for await (const { page } of timedPages(deps.api, clock, other, options.pageSize)) {
-      pass.pages++;
-      let freshest = 0;
-      for (const c of page) if (c.alive && (c.lastSeenAlive ?? 0) > freshest) freshest = c.lastSeenAlive ?? 0;
-      for (const c of page) if (wanted.has(c.id)) seen.set(c.id, { collector: c, freshest });
-      if (seen.size === wanted.size) break;
-    }
-    const at = clock.now();
-    for (const r of records) events.set(r.id, judge(r, seen.get(r.id), rollout.build, verify, at));
+  const verify = rollout.settings.verify;
+  for (const r of records) {
+    if (!verify || !sightings) {
+      const message = verify
+        ? `unverified: the service offers no build but ${rollout.build} to list it under`
+        : 'unverified: verification was turned off';
+      events.set(r.id, { type: 'verified', message });
+    } else events.set(r.id, judge(r, sightings.get(r.id), rollout.build, verify, now));
   }
+  return events;
+}
+
+/** Writes the verification's moves; counts and reports them. */
+export async function applyVerification(
+  deps: VerifyDeps,
+  rollout: RolloutRecord,
+  records: readonly CollectorRecord[],
+  events: ReadonlyMap<number, CollectorEvent>,
+  now: number,
+  pass: VerifyPass,
+): Promise<void> {
+  const ctx = { now, settings: rollout.settings };
   const moves: Move[] = [];
   for (const r of records) {
     const event = events.get(r.id);
@@ -106,7 +139,7 @@ export async function verifyCollectors(
     const t = transition(r, event, ctx);
     if (t.ok) moves.push(t.move);
   }
-  const outcomes = await store.apply(rollout.id, moves);
+  const outcomes = await deps.store.apply(rollout.id, moves);
   moves.forEach((m, i) => {
     if (outcomes[i] !== 'written') return;
     if (m.next.state === 'succeeded') pass.verified++;
@@ -119,6 +152,34 @@ export async function verifyCollectors(
     }
     if (m.next.state !== 'verifying') deps.onOutcome?.(rollout.id, m.next);
   });
+}
+
+/** A verification pass alone (listing-pass.ts also watches tasks under way in the same pages). */
+export async function verifyCollectors(
+  deps: VerifyDeps,
+  rollout: RolloutRecord,
+  options: { targets: readonly BuildTarget[]; pageSize: number },
+): Promise<VerifyPass> {
+  const pass: VerifyPass = { looked: 0, verified: 0, unhealthy: 0, pages: 0 };
+  const records = await dueForVerification(deps.store, rollout, deps.clock.now());
+  if (records.length === 0) return pass;
+  pass.looked = records.length;
+  const other = rollout.settings.verify ? listingBuild(options.targets, rollout.build, records) : undefined;
+  let sightings: Map<number, ListingSighting> | undefined;
+  if (other) {
+    const read = await readListing(deps, other, new Set(records.map((r) => r.id)), options.pageSize);
+    sightings = read.sightings;
+    pass.pages = read.pages;
+  }
+  const now = deps.clock.now();
+  await applyVerification(
+    deps,
+    rollout,
+    records,
+    verificationEvents(records, sightings, rollout, now),
+    now,
+    pass,
+  );
   if (pass.verified || pass.unhealthy)
     deps.logger.info({ rollout: rollout.id, ...pass }, 'verification pass');
   return pass;

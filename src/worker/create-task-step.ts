@@ -13,7 +13,7 @@
 import { hostname } from 'node:os';
 import { ApiError, type CreateTaskResult } from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
-import { nextPollDelay } from '../rollout/poll-schedule.js';
+import { nextPollDelay, watchedDelay } from '../rollout/poll-schedule.js';
 import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;
@@ -21,6 +21,9 @@ const PROCESS_NAME = `${hostname()}:${process.pid}`;
 /** Clock ms until the next status read of a task `elapsedMs` after its request. */
 export function pollDelay(ctx: StepContext, elapsedMs: number): number {
   const { settings } = ctx;
+  // The scheduler watches the listings for this rollout's tasks and wakes the job when its task
+  // ends (listing-pass.ts): sleep, reading once in a while in case nobody watches any more.
+  if (ctx.rollout.watchMs !== undefined) return watchedDelay(settings.taskTimeoutMs, elapsedMs);
   return nextPollDelay({
     elapsedMs,
     firstReadMs: ctx.rollout.firstPollMs,

@@ -1,0 +1,78 @@
+/**
+ * Watching tasks through the listings (src/rollout/listing-pass.ts), through the real path: the
+ * orchestrator on the real Redis against the simulator over HTTP. In a small fleet a pass of one
+ * listing page costs less than reading each task's status, so the scheduler watches: a task whose
+ * Collector shows up on the build has succeeded and needs no status read; one that shows up on its
+ * old build ended otherwise, and its job reads the status once for the message. A large page
+ * count per pass turns watching off: the jobs read statuses as before.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import { agreesWithSimulator, converged, type Harness, startHarness } from '../../support/rollout-harness.js';
+
+const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+function fleet(count: number, failing: readonly number[]): FleetFileInput {
+  return {
+    builds: BUILDS,
+    users: [{ accessId: 'ops', accessKey: 'ops-secret' }],
+    collectors: Array.from({ length: count }, (_, i) => ({
+      id: i + 1,
+      version: i % 2 ? '19.400-5' : '19.450-12',
+      outcome: failing.includes(i + 1) ? ('fail' as const) : ('succeed' as const),
+      failureCause: 'unknown' as const,
+      upgradeSeconds: 60 + 30 * (i % 7),
+    })),
+    behaviour: { incrementalAbove: 0 },
+  };
+}
+
+describe('watching tasks through the listings', () => {
+  it('a small fleet: successes need no status read, each failure one; outcomes match the simulator', async () => {
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: fleet(40, [5, 17, 29]),
+      policy: { name: 'watched', maxInFlight: 10, poll: { initial: '20s', max: '1m' } },
+    });
+    const h = harness;
+    await h.startRun();
+    const done = await h.waitFor(converged, 90_000);
+    const r = done.rollouts[0];
+    expect(r?.counts).toEqual({ succeeded: 37, failed: 3 });
+    const sim = new Map((await h.simCollectors()).map((c) => [c.id, c]));
+    const records = await h.records(r?.id);
+    expect(
+      records.map((c) => [c.id, agreesWithSimulator(c, sim.get(c.id))]).filter(([, why]) => why),
+    ).toEqual([]);
+    const stats = await h.simStats();
+    // One status read per failed task (its message); none for the 37 successes.
+    expect(stats.requests.byEndpoint.status ?? 0).toBe(3);
+    expect(records.filter((c) => c.state === 'succeeded').every((c) => c.statusReads === 0)).toBe(true);
+    expect(stats.tasksCreated).toBe(40);
+    const perCollector = stats.requests.total / 37;
+    console.info(
+      `[figures] watched rollout of 40: ${stats.requests.total} requests (${JSON.stringify(stats.requests.byEndpoint)}), ${perCollector.toFixed(2)} per upgraded Collector`,
+    );
+  }, 120_000);
+
+  it('many pages per pass: no watching, the jobs read statuses', async () => {
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: fleet(24, []),
+      // One Collector per page: a pass would cost 24 requests; reading statuses is cheaper.
+      policy: { name: 'polled', maxInFlight: 4, pageSize: 1, poll: { initial: '20s', max: '1m' } },
+    });
+    const h = harness;
+    await h.startRun();
+    const done = await h.waitFor(converged, 90_000);
+    expect(done.rollouts[0]?.counts).toEqual({ succeeded: 24 });
+    expect(done.rollouts[0]?.watchMs).toBeUndefined();
+    expect((await h.simStats()).requests.byEndpoint.status ?? 0).toBeGreaterThanOrEqual(24);
+  }, 120_000);
+});
