@@ -107,7 +107,9 @@ export async function advanceRollout(
     (idle && !memory.idleScanned.has(rollout.id));
   let addedByScan = 0;
   if (scanDue) {
-    const scan = await scanUpgradable(deps, rollout, policy, earlier);
+    const scan = await scanUpgradable(deps, rollout, policy, earlier, {
+      ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(deps, rollout, policy, now) } : {}),
+    });
     addedByScan = scan.added.length + scan.caughtUp.length;
     memory.lastScan.set(rollout.id, now);
     await rollouts.noteScan(rollout.id, now);
@@ -255,6 +257,23 @@ async function decideWatch(deps: ListingDeps, rollout: RolloutRecord, counts: St
     { rollout: rollout.id, cost: Number(decision.cost.toFixed(2)) },
     'reading task statuses again',
   );
+}
+
+/**
+ * During a rollout's first scan, the Collectors of each page may start at once, rather than after
+ * the whole listing (at 4 requests/s, 100,000 Collectors take 25 s to list): within the room of
+ * the waves planned on the Collectors found so far (a share of fewer is never more) and the
+ * calendar. Not when the first wave selects its canaries: they must go first, and only the whole
+ * listing says which they are.
+ */
+async function admitDuringFirstScan(deps: AdvanceDeps, rollout: RolloutRecord, policy: Policy, now: number) {
+  if (!admits(rollout.phase) || policy.waves[0]?.select || !calendarState(policy, now).open) return;
+  const counts = await deps.store.counts(rollout.id);
+  const plan = wavePlan(policy.waves, sumStates(counts, COLLECTOR_STATES), 0, policy.analysis);
+  const { room } = progressWaves({ plan, progress: rollout.wave, counts, now });
+  if (room <= 0) return;
+  const slotsHeld = (await deps.store.slotHolders(rollout.policy)).length;
+  await admit(deps, { rollout, policy, counts, slotsHeld, now, room });
 }
 
 /** The policy's in-flight limit for the Collectors found so far (a percentage grows with them). */

@@ -222,6 +222,8 @@ export interface CollectorRecord {
   failureClass?: string;
   /** New attempts its failure class's `retry` action gave it. */
   causeRetries?: number;
+  /** When a status read last found its task unfinished (our clock): the task ended after it. */
+  lastUnfinishedAt?: number;
   /** verifying: when its task succeeded (our clock). */
   succeededAt?: number;
   /** verifying: the first listing that showed it alive on the build: our time, and its lastSeenAlive then. */
@@ -553,6 +555,7 @@ export function transition(
         lastStatus: event.status,
         statusReads: r.statusReads + 1,
         statusErrors: 0,
+        lastUnfinishedAt: now,
       });
     case 'status_error': {
       const n = r.statusErrors + 1;

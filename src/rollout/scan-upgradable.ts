@@ -59,6 +59,8 @@ export async function scanUpgradable(
   policy: Policy,
   /** Policies that come first: a Collector they select is theirs, not this policy's. */
   earlier: readonly Policy[] = [],
+  /** `onPage`: called after each page that added Collectors (a first scan admits as it goes). */
+  options: { onPage?: () => Promise<void> } = {},
 ): Promise<ScanResult> {
   const own = compileSelection(policy);
   const taken = earlier.map((p) => compileSelection(p));
@@ -112,6 +114,7 @@ export async function scanUpgradable(
     moves.forEach((m, i) => {
       if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);
     });
+    if (added.length && options.onPage) await options.onPage();
   }
   return result;
 }

@@ -70,7 +70,10 @@ export async function readTaskStatus(ctx: StepContext): Promise<Step> {
     const event = verify
       ? ({ type: 'verify', status: task.status, dueAt: deps.clock.now() + verify.intervalMs } as const)
       : ({ type: 'succeeded', status: task.status } as const);
-    await ctx.apply(event, { counters, durationMs: seen });
+    await ctx.apply(event, {
+      counters,
+      durationMs: trueDuration(record.lastUnfinishedAt, requestTime, seen),
+    });
     return done;
   }
   if (task.state === 'failed') {
@@ -109,4 +112,18 @@ export function failureEvent(ctx: StepContext, message: string, status: number):
     return { type: 'cause_retry', message, failureClass, backoffMs: action.backoff, status };
   if (action?.action === 'manual') return { type: 'manual', message, failureClass, status };
   return { type: 'failed', message, status, failureClass };
+}
+
+/**
+ * What a finished task's duration is learned as: it ended between the last read that found it
+ * unfinished and this one (`seenMs` after the request), so the middle of that span. Learning the
+ * noticed end instead would teach the poll schedule durations too long by the polling's own delay.
+ */
+export function trueDuration(
+  lastUnfinishedAt: number | undefined,
+  requestTime: number,
+  seenMs: number,
+): number {
+  if (lastUnfinishedAt === undefined || lastUnfinishedAt < requestTime) return Math.round(seenMs / 2);
+  return Math.round((lastUnfinishedAt - requestTime + seenMs) / 2);
 }

@@ -87,8 +87,12 @@ export function useSchedulerHarness() {
         listTargets: async () => targets,
         async *collectorPages(params) {
           listings.push(params?.toVersion ?? '');
-          const page = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
-          if (page.length) yield page;
+          const all = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
+          const size = params?.limit ?? 1000;
+          for (let i = 0; i * size < all.length; i++) {
+            await s.beforePage?.(i, params?.toVersion ?? '');
+            yield all.slice(i * size, (i + 1) * size);
+          }
         },
       },
       redis: ctx.redis,
@@ -104,6 +108,8 @@ export function useSchedulerHarness() {
     let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
     const control: ControlDeps = { rollouts, store, events, clock, keys };
     const s = {
+      /** Called before the listing yields page `index` (0-based) of `toVersion`. */
+      beforePage: undefined as ((index: number, toVersion: string) => Promise<void>) | undefined,
       redis: ctx.redis,
       keys,
       queue,

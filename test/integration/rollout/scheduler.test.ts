@@ -46,6 +46,33 @@ describe('the one admitter', () => {
     expect(await s.queue.count()).toBe(3);
   });
 
+  it('admits during the first scan, page by page, before the listing has ended', async () => {
+    const s = await setup({ maxInFlight: 3, pageSize: 2 });
+    for (let id = 101; id <= 110; id++) s.fleet.set(id, collector(id));
+    const heldBefore: number[] = [];
+    s.beforePage = async (index, toVersion) => {
+      if (toVersion === BUILD && index > 0) heldBefore.push((await s.slots()).length);
+    };
+    await s.tick();
+    // After the first page (two Collectors) both started; after the second, the third slot.
+    expect(heldBefore).toEqual([2, 3, 3, 3]);
+    expect(await s.slots()).toEqual([101, 102, 103]);
+    expect((await s.counts()).queued).toBe(7);
+  });
+
+  it('waits for the whole first listing when the first wave selects its canaries', async () => {
+    const s = await setup({ maxInFlight: 3, pageSize: 2, waves: [{ select: { ids: [109] } }, '100%'] });
+    for (let id = 101; id <= 110; id++) s.fleet.set(id, collector(id));
+    const heldBefore: number[] = [];
+    s.beforePage = async (index, toVersion) => {
+      if (toVersion === BUILD && index > 0) heldBefore.push((await s.slots()).length);
+    };
+    await s.tick();
+    expect(heldBefore).toEqual([0, 0, 0, 0]);
+    // The canary goes first.
+    expect(await s.slots()).toEqual([109]);
+  });
+
   it('gives retries that are due a slot first, and never one before its time', async () => {
     const s = await setup({ maxInFlight: 2 });
     await s.tick();

@@ -353,15 +353,20 @@ describe('processUpgrade: a Collector that upgrades', () => {
     expect(lateness).toBeGreaterThanOrEqual(0);
     expect(lateness).toBeLessThanOrEqual(Math.max(15_000, 0.2 * serviceDuration) + 1);
 
-    // Slot given back, duration recorded, counters exact.
+    // Slot given back, duration recorded, counters exact. The duration learned is the middle of
+    // the span in which the task ended (after the last read that found it unfinished): within
+    // half that span of the service's own duration, not the noticed end.
     expect(await h.slots()).toEqual([]);
-    expect(await h.rollouts.durations(h.rolloutId)).toEqual([(done.finishedAt as number) - t0]);
+    const last = done.lastUnfinishedAt as number;
+    const learned = Math.round((last - t0 + ((done.finishedAt as number) - t0)) / 2);
+    expect(await h.rollouts.durations(h.rolloutId)).toEqual([learned]);
+    expect(Math.abs(learned - serviceDuration)).toBeLessThanOrEqual(((done.finishedAt as number) - last) / 2);
     expect(await h.rollouts.get(h.rolloutId)).toMatchObject({
       statusReads: done.statusReads,
       createRequests: 1,
     });
     expect(await h.store.counts(h.rolloutId)).toEqual({ succeeded: 1 });
-    expect(h.events.outcomes).toEqual([{ state: 'succeeded', durationMs: (done.finishedAt as number) - t0 }]);
+    expect(h.events.outcomes).toEqual([{ state: 'succeeded', durationMs: learned }]);
 
     // A job that runs again after the end does nothing.
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
@@ -906,7 +911,8 @@ describe('processUpgrade: crash leftovers', () => {
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect(await h.record(C.web1)).toMatchObject({ state: 'succeeded', taskId, statusReads: 1, attempts: 1 });
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
-    expect(await h.rollouts.durations(h.rolloutId)).toEqual([10 * MINUTE]);
+    // No read found it unfinished: it ended somewhere in the 10 minutes, learned as their middle.
+    expect(await h.rollouts.durations(h.rolloutId)).toEqual([5 * MINUTE]);
   });
 });
 
