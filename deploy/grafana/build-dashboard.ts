@@ -1,6 +1,8 @@
 /**
  * Builds the fleet-upgrade Grafana dashboard with Grafana's own Foundation SDK, so that the JSON
- * follows Grafana's dashboard schema by construction. The generated file is committed
+ * follows Grafana's dashboard schema by construction (less the few fields the SDK writes that the
+ * Grafana we deploy does not know: conformToGrafana; test/unit/deploy/grafana-schema.test.ts checks
+ * the result against that Grafana's published schema). The generated file is committed
  * (deploy/grafana/dashboards/fleet-upgrade.json, provisioned as is); a unit test regenerates it
  * and fails when the two differ. Regenerate after an edit:
  *   npx tsx deploy/grafana/build-dashboard.ts
@@ -537,7 +539,35 @@ export function buildDashboard(): dashboard.Dashboard {
     builder.withRow(new dashboard.RowBuilder(title).id(++id));
     for (const panel of panels) builder.withPanel(withId(panel, ++id));
   }
-  return builder.build();
+  return conformToGrafana(builder.build());
+}
+
+/**
+ * Drops what the Foundation SDK (v0.0.21) writes but the schema of the Grafana we deploy (12.3,
+ * `@grafana/schema` of the same version: test/unit/deploy/grafana-schema.test.ts) does not have:
+ * `auto`, `auto_min` and `auto_count` on variables that are not interval variables, and the
+ * table panels' `options.footer` (a hidden footer; Grafana 12.3 configures footers per field).
+ */
+function conformToGrafana(d: dashboard.Dashboard): dashboard.Dashboard {
+  for (const v of d.templating?.list ?? []) {
+    if (v.type === 'interval') continue;
+    const loose = v as unknown as Record<string, unknown>;
+    delete loose.auto;
+    delete loose.auto_min;
+    delete loose.auto_count;
+  }
+  const visit = (panels: readonly (dashboard.Panel | dashboard.RowPanel)[]) => {
+    for (const p of panels) {
+      if (p.type === 'row') visit((p as dashboard.RowPanel).panels ?? []);
+      else if (p.type === 'table') {
+        const options = (p as dashboard.Panel).options as Record<string, unknown> | undefined;
+        if (options && (options.footer as { show?: boolean } | undefined)?.show === false)
+          delete options.footer;
+      }
+    }
+  };
+  visit(d.panels ?? []);
+  return d;
 }
 
 /** Panel ids fixed in the source, so that regenerating gives the same file. */

@@ -98,9 +98,15 @@ describe('docker-compose.yml', () => {
   });
 
   it('builds one image for the simulator, the daemon and the worker from deploy/Dockerfile', () => {
+    // Built once, by the simulator (which the others wait for), and never pulled.
+    expect(service('simulator').build).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
+    expect(service('simulator').pull_policy).toBe('build');
     for (const name of ['simulator', 'daemon', 'worker']) {
-      expect(service(name).build, name).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
       expect(service(name).image, name).toBe('fleet-upgrade:local');
+    }
+    for (const name of ['daemon', 'worker']) {
+      expect(service(name).build, name).toBeUndefined();
+      expect(service(name).pull_policy, name).toBe('never');
     }
     const dockerfile = readFileSync('deploy/Dockerfile', 'utf8');
     expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
