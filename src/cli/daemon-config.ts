@@ -10,14 +10,28 @@ import { z } from 'zod';
 import { type ApiConfig, readApiConfig } from '../api/index.js';
 import type { ControlToken } from '../http/authorize-request.js';
 import { readControlToken } from '../http/read-control-token.js';
-import { parseDuration } from '../lib/duration.js';
-import { ConfigError, formatIssue, type SourceIssue } from '../lib/errors.js';
+import { formatDuration, parseDuration } from '../lib/duration.js';
+import { ConfigError, FleetError, formatIssue, type SourceIssue } from '../lib/errors.js';
 import { loadSourceFile, locateField } from '../lib/yaml-source.js';
 import { readWebhooks, type Webhook } from '../notify/read-webhooks.js';
 import { WebhookListFile } from '../notify/schema.js';
 import { DEFAULT_POLICY_DIR } from '../policy/load-policies.js';
+import { DEFAULT_RETENTION_MS } from '../rollout/scheduler.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
+
+/** The largest time scale of a rehearsal (a day in 8.6 s of real time). */
+export const MAX_TIME_SCALE = 10_000;
+
+/** Bounds of the settings' durations (a tick of 0 would spin the CPU; an hour-long one, stall). */
+export const SETTING_BOUNDS = {
+  scanInterval: { min: 10_000, max: 86_400_000 },
+  tick: { min: 50, max: 60_000 },
+  stalledInterval: { min: 1_000, max: 3_600_000 },
+  retention: { min: 3_600_000, max: 3_650 * 86_400_000 },
+} as const;
+
+export { DEFAULT_RETENTION_MS } from '../rollout/scheduler.js';
 
 const duration = z
   .string()
@@ -32,8 +46,10 @@ export const DaemonConfigFile = z.strictObject({
   workerConcurrency: z.number().int().min(1).max(1000).optional(),
   scanInterval: duration.optional(),
   tick: duration.optional(),
-  timeScale: z.number().positive().optional(),
+  timeScale: z.number().positive().max(MAX_TIME_SCALE).optional(),
   stalledInterval: duration.optional(),
+  /** Finished rollouts are removed this long after they finished. Default 30d. */
+  retention: duration.optional(),
   dataDir: z.string().optional(),
   apiBudget: z
     .strictObject({
@@ -94,6 +110,8 @@ export interface DaemonConfig {
   timeScale: number;
   /** Real ms after which the job of a dead worker is taken up again. */
   stalledIntervalMs: number;
+  /** Clock ms after which a finished rollout (converged, aborted, superseded) and its records are removed. */
+  retentionMs: number;
   /** Folder of the private Redis's data (append-only file). */
   dataDir: string;
   /** This process's share of the API budget (run lowers it to its policies' `api`). */
@@ -111,6 +129,12 @@ export interface DaemonConfig {
 export function parseListen(text: string, field: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
   const port = m ? Number(m[3]) : Number.NaN;
+  if ((!m || port > 65535) && field.startsWith('--'))
+    // A flag is the command line's: a usage error (exit 64), not the settings' (78).
+    throw new FleetError(
+      'FLEET_ERR_USAGE',
+      `${field}: expected HOST:PORT such as 127.0.0.1:9464, got '${text}'`,
+    );
   if (!m || port > 65535) {
     throw new ConfigError(`${field}: expected HOST:PORT such as 127.0.0.1:9464, got '${text}'`, [
       { file: field, field: 'listen', reason: 'expected HOST:PORT' },
@@ -144,13 +168,29 @@ function envBoolean(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[])
   return undefined;
 }
 
-function envDuration(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[]): number | undefined {
-  const raw = env[name];
+/**
+ * A setting's duration (`raw` as written) within its bounds, or an issue that names where it
+ * came from and the bounds.
+ */
+function bounded(
+  raw: string | undefined,
+  setting: keyof typeof SETTING_BOUNDS,
+  where: string,
+  issues: SourceIssue[],
+): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const ms = parseDuration(raw);
-  if (ms === undefined)
-    issues.push({ file: 'environment', field: name, reason: `expected a duration like 90s, got '${raw}'` });
-  return ms;
+  const value = parseDuration(raw);
+  const { min, max } = SETTING_BOUNDS[setting];
+  if (value !== undefined && Number.isFinite(value) && value >= min && value <= max) return value;
+  issues.push({
+    file: where,
+    field: where.startsWith('FLEET_UPGRADE_') ? where : setting,
+    reason:
+      value === undefined
+        ? `expected a duration like 90s, got '${raw}'`
+        : `must be between ${formatDuration(min)} and ${formatDuration(max)}, got '${raw}'`,
+  });
+  return undefined;
 }
 
 export interface LoadDaemonConfigInput {
@@ -177,7 +217,6 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     (exists(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
   const file: DaemonConfigFile = configFile ? read(configFile) : {};
   const issues: SourceIssue[] = [];
-  const fileMs = (v: string | undefined) => (v === undefined ? undefined : parseDuration(v));
 
   const listenText = flags.listen ?? env.FLEET_UPGRADE_LISTEN ?? file.listen ?? '127.0.0.1:9464';
   const logLevel = (flags.logLevel ?? env.LOG_LEVEL ?? file.logLevel ?? 'info') as DaemonConfig['logLevel'];
@@ -209,15 +248,31 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
       file.workerConcurrency ??
       20,
     scanIntervalMs:
-      envDuration(env, 'FLEET_UPGRADE_SCAN_INTERVAL', issues) ?? fileMs(file.scanInterval) ?? 300_000,
-    tickMs: envDuration(env, 'FLEET_UPGRADE_TICK', issues) ?? fileMs(file.tick) ?? 2_000,
+      bounded(env.FLEET_UPGRADE_SCAN_INTERVAL, 'scanInterval', 'FLEET_UPGRADE_SCAN_INTERVAL', issues) ??
+      bounded(file.scanInterval, 'scanInterval', configFile ?? 'settings', issues) ??
+      300_000,
+    tickMs:
+      bounded(env.FLEET_UPGRADE_TICK, 'tick', 'FLEET_UPGRADE_TICK', issues) ??
+      bounded(file.tick, 'tick', configFile ?? 'settings', issues) ??
+      2_000,
     timeScale:
       flags.timeScale ??
-      envNumber(env, 'FLEET_UPGRADE_TIME_SCALE', issues, (n) => n > 0) ??
+      envNumber(env, 'FLEET_UPGRADE_TIME_SCALE', issues, (n) => n > 0 && n <= MAX_TIME_SCALE) ??
       file.timeScale ??
       1,
     stalledIntervalMs:
-      envDuration(env, 'FLEET_UPGRADE_STALLED_INTERVAL', issues) ?? fileMs(file.stalledInterval) ?? 30_000,
+      bounded(
+        env.FLEET_UPGRADE_STALLED_INTERVAL,
+        'stalledInterval',
+        'FLEET_UPGRADE_STALLED_INTERVAL',
+        issues,
+      ) ??
+      bounded(file.stalledInterval, 'stalledInterval', configFile ?? 'settings', issues) ??
+      30_000,
+    retentionMs:
+      bounded(env.FLEET_UPGRADE_RETENTION, 'retention', 'FLEET_UPGRADE_RETENTION', issues) ??
+      bounded(file.retention, 'retention', configFile ?? 'settings', issues) ??
+      DEFAULT_RETENTION_MS,
     dataDir: env.FLEET_UPGRADE_DATA_DIR ?? file.dataDir ?? '.data',
     apiBudget: {
       requestsPerSecond:
@@ -288,7 +343,9 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     // A base URL from the environment wins over a deployment from the file, and vice versa.
     if (env.SUMOLOGIC_BASE_URL) delete merged.SUMOLOGIC_DEPLOYMENT;
     if (env.SUMOLOGIC_DEPLOYMENT) delete merged.SUMOLOGIC_BASE_URL;
-    if (env.SUMOLOGIC_ACCESSKEY) delete merged.SUMOLOGIC_ACCESSKEY_FILE;
+    // The environment's key wins over the file's key file; both in the environment are refused
+    // by readApiConfig (ambiguous: which one is meant?).
+    if (env.SUMOLOGIC_ACCESSKEY && !env.SUMOLOGIC_ACCESSKEY_FILE) delete merged.SUMOLOGIC_ACCESSKEY_FILE;
     try {
       config.api = readApiConfig(merged);
     } catch (err) {
@@ -317,6 +374,7 @@ export function rehearsalConfig(
     scanIntervalMs: 300_000,
     tickMs: 250,
     stalledIntervalMs: 5000,
+    retentionMs: DEFAULT_RETENTION_MS,
     apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
     webhooks: [],
     authReads: false,

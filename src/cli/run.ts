@@ -3,11 +3,11 @@
  * given policies until their rollouts have converged (or halted with nothing under way), prints
  * a summary and exits 0 when every selected Collector succeeded, 2 otherwise.
  */
-import { Command, Option } from 'commander';
-import { ConfigError } from '../lib/errors.js';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { createLogger } from '../lib/logger.js';
+import { policyProblems } from '../policy/policy-problems.js';
 import { createPolicyStore } from '../policy/policy-store.js';
-import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
+import { type DaemonFlags, loadDaemonConfig, MAX_TIME_SCALE } from './daemon-config.js';
 import { EXIT } from './exit-codes.js';
 import { formatRolloutTable } from './format-status.js';
 import { intOption } from './simulate.js';
@@ -38,8 +38,10 @@ export function addDaemonOptions(command: Command): Command {
       'rehearsal against the simulator: policy durations and API limits run K times faster (default 1)',
       (v) => {
         const n = Number(v);
-        if (!Number.isFinite(n) || n <= 0)
-          throw new ConfigError(`--time-scale must be a positive number, got '${v}'`);
+        if (!Number.isFinite(n) || n <= 0 || n > MAX_TIME_SCALE)
+          throw new InvalidArgumentError(
+            `--time-scale must be a number above 0 and at most ${MAX_TIME_SCALE}, got '${v}'`,
+          );
         return n;
       },
     );
@@ -81,14 +83,13 @@ export function runCommand(): Command {
           logger.error({ error: e.error.message }, 'policy folder unreadable; policies unchanged');
         else logger.info({ file: e.file, policy: e.policy.name }, `policy ${e.type}`);
       },
+      onError: (err) => logger.error({ err }, 'policy reload error'),
     });
     store.reload(); // throws a ConfigError (exit 78) when a policy is invalid at start
     store.start();
     const policies = () => store.policies().map((l) => l.policy);
-    const problems = () => {
-      const bad = store.status().filter((s) => s.state !== 'valid');
-      return bad.length ? bad.map((s) => `${s.file}: ${s.state}`).join('; ') : undefined;
-    };
+    // /readyz: 503 naming each invalid file, its line and reason (policy-problems.ts).
+    const problems = () => policyProblems(store.status());
     const daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
     let stopping = false;
     const shutdown = async (code: number) => {

@@ -153,6 +153,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         clock,
         logger,
         scanIntervalMs: config.scanIntervalMs,
+        retentionMs: config.retentionMs,
         onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
         onTaskEnded: (state, durationMs) => metrics.upgradeDuration.labels(state).observe(durationMs / 1000),
       });

@@ -31,7 +31,11 @@ import { repairJobs } from './repair-jobs.js';
 import { carryOutRollback, parseRollbackRequest } from './rollback.js';
 import { admits, isPolicyPause, PAUSE_REASONS } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
+import { expireRollouts } from './expire-rollouts.js';
 import { supersedeRollout } from './supersede-rollout.js';
+
+/** Finished rollouts are removed this long after they finished, unless the daemon says otherwise. */
+export const DEFAULT_RETENTION_MS = 30 * 86_400_000;
 
 export interface SchedulerDeps {
   api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
@@ -48,6 +52,8 @@ export interface SchedulerDeps {
   scanIntervalMs?: number;
   /** Real ms between two repairs of the jobs (default 15 000). */
   repairIntervalMs?: number;
+  /** Clock ms after which a finished rollout is removed (expire-rollouts.ts); default 30 days. */
+  retentionMs?: number;
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
   /** A task ended as the listings showed, after `durationMs` (estimated). */
   onTaskEnded?(state: string, durationMs: number): void;
@@ -99,6 +105,7 @@ export class Scheduler {
     medianMs: new Map(),
   };
   private lastRepair = 0;
+  private lastExpiry = Number.NEGATIVE_INFINITY;
   private targets?: { at: number; builds: BuildTarget[] };
 
   private readonly oneOffs: OneOffPolicies;
@@ -177,6 +184,18 @@ export class Scheduler {
       );
     }
     for (const f of followed) await this.guarded(f.rollout.policy, () => this.followSuperseded(f, now));
+    // Retention, looked at every ten minutes of clock time.
+    if (now - this.lastExpiry >= 10 * 60_000) {
+      this.lastExpiry = now;
+      await this.guarded('*', () =>
+        expireRollouts(
+          { ...this.deps, clock: this.deps.clock },
+          this.deps.redis,
+          this.deps.retentionMs ?? DEFAULT_RETENTION_MS,
+          now,
+        ),
+      );
+    }
     if (Date.now() - this.lastRepair >= (this.deps.repairIntervalMs ?? 15_000)) {
       this.lastRepair = Date.now();
       await this.guarded('*', () => repairJobs(this.deps, current.keys()));

@@ -3,10 +3,11 @@
  * the simulator and the test Redis: plan creates nothing, run --once exits 0 when everything
  * succeeded, status and report read what it recorded, a bad policy refuses to start.
  */
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
+import { CLI, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 
 const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
 let harness: Harness | undefined;
@@ -117,7 +118,7 @@ describe('fleet-upgrade commands', () => {
     expect(report.code, report.out).toBe(0);
     const lines = report.out.trim().split('\n');
     expect(lines[0]).toBe(
-      'id,name,hostName,from,to,state,taskId,attempts,admissions,statusReads,discoveredAt,requestTime,finishedAt,message,retries,attemptLog',
+      'id,name,hostName,from,to,state,taskId,attempts,admissions,statusReads,discoveredAt,requestTime,finishedAt,message,retries,attemptLog,failureClass,cohort',
     );
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 6).join(','))).toEqual([
       '1,web-1,web-1.example,19.400-5,19.470-4,succeeded',
@@ -127,6 +128,36 @@ describe('fleet-upgrade commands', () => {
     const unknown = await cli(harness, ['report', 'nope@1.0-1']);
     expect(unknown.code).toBe(64);
     expect(unknown.out).toMatch(/no rollout 'nope@1\.0-1' \(known: all@19\.470-4\)/);
+  }, 90_000);
+
+  it('exit codes scripts rely on: 64 for a bad flag, 78 for a bad setting, naming it', async () => {
+    harness = await startHarness({ fleet: fleet(), timeScale: 60, policy: { name: 'ok' } });
+    const h = harness;
+    for (const args of [
+      ['run', '--time-scale', '-1'],
+      ['run', '--listen', 'garbage'],
+      ['worker', '--listen', 'garbage'],
+    ]) {
+      const r = await cli(h, args);
+      expect(r.code, `${args.join(' ')}: ${r.out}`).toBe(64);
+    }
+    for (const [name, value] of [
+      ['FLEET_UPGRADE_TICK', '0s'],
+      ['FLEET_UPGRADE_STALLED_INTERVAL', '0s'],
+    ] as const) {
+      // The harness's environment with one setting out of its bounds.
+      const bad = spawn(process.execPath, [CLI, 'run', '--policy', h.policyFile, '--listen', '127.0.0.1:0'], {
+        env: { ...h.env, [name]: value },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      bad.stderr?.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      expect(await exitOf(bad, 30_000), out).toBe(78);
+      expect(out).toContain(name);
+      expect(out).toContain(`got '${value}'`);
+    }
   }, 90_000);
 
   it('run refuses to start on an invalid policy (exit 78, naming file, line and field)', async () => {

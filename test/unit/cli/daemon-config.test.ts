@@ -14,7 +14,7 @@ import {
   loadDaemonConfig,
   parseListen,
 } from '../../../src/cli/daemon-config.js';
-import { ConfigError } from '../../../src/lib/errors.js';
+import { ConfigError, FleetError } from '../../../src/lib/errors.js';
 import { DEFAULT_POLICY_DIR } from '../../../src/policy/load-policies.js';
 
 const dirs: string[] = [];
@@ -81,6 +81,7 @@ describe('loadDaemonConfig: defaults', () => {
       tickMs: 2_000,
       timeScale: 1,
       stalledIntervalMs: 30_000,
+      retentionMs: 30 * 86_400_000,
       dataDir: '.data',
       apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
       webhooks: [],
@@ -248,6 +249,15 @@ describe('loadDaemonConfig: errors name the variable', () => {
     ['FLEET_UPGRADE_SCAN_INTERVAL', 'often'],
     ['FLEET_UPGRADE_TICK', '5 parsecs'],
     ['FLEET_UPGRADE_STALLED_INTERVAL', '-3s'],
+    // A tick of nothing would spin the CPU; an endless one never ticks.
+    ['FLEET_UPGRADE_TICK', '0s'],
+    ['FLEET_UPGRADE_TICK', '2h'],
+    ['FLEET_UPGRADE_STALLED_INTERVAL', '0s'],
+    ['FLEET_UPGRADE_SCAN_INTERVAL', '1s'],
+    ['FLEET_UPGRADE_SCAN_INTERVAL', `${'9'.repeat(400)}d`],
+    ['FLEET_UPGRADE_RETENTION', '10m'],
+    ['FLEET_UPGRADE_RETENTION', 'forever'],
+    ['FLEET_UPGRADE_TIME_SCALE', '1e9'],
     ['LOG_LEVEL', 'loud'],
     ['FLEET_UPGRADE_LISTEN', 'localhost'],
     ['FLEET_UPGRADE_API_REQUESTS_PER_SECOND', '0'],
@@ -272,9 +282,24 @@ describe('loadDaemonConfig: errors name the variable', () => {
     ]);
   });
 
-  it('names --listen for a bad flag', () => {
-    const err = configError(() => load({}, { flags: { listen: 'nowhere' } }));
-    expect(err.message).toMatch(/^--listen: /);
+  it('names --listen for a bad flag, as a usage error (exit 64), not a settings error', () => {
+    let thrown: unknown;
+    try {
+      load({}, { flags: { listen: 'nowhere' } });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(FleetError);
+    expect(thrown).not.toBeInstanceOf(ConfigError);
+    expect((thrown as FleetError).code).toBe('FLEET_ERR_USAGE');
+    expect((thrown as FleetError).message).toMatch(/^--listen: /);
+  });
+
+  it('names the settings file and the bounds for a duration out of them', () => {
+    const err = configError(() => load({}, { file: { tick: '0s', retention: '1d' } }));
+    expect(err.issues.map((i) => i.field).sort()).toEqual(['tick']);
+    expect(err.message).toMatch(/tick.*must be between 50ms and 1m, got '0s'/);
+    expect(load({}, { file: { retention: '90d' } }).config.retentionMs).toBe(90 * 86_400_000);
   });
 
   // Regression test (fixed) (src/cli/daemon-config.ts, parseListen called with the config file's name as `field`): a
