@@ -1,8 +1,10 @@
 /**
  * The HTTP policy of the client, in one place. One call moves through:
  *   budget (lease + slot) → send → answer?
- *     301 moved   → resolve the deployment's base URL once, remember it, send again at once
- *     429 / 5xx   → (429: tell the budget) back off with full jitter, honour Retry-After, retry
+ *     301 moved   → resolve the deployment's base URL once (only to the service's own hosts,
+ *                   redirect-target.ts), remember it, send again at once
+ *     429 / 5xx   → (429: tell the budget) back off with full jitter, honour Retry-After (capped
+ *                   at 60 s, MAX_RETRY_AFTER_MS), retry
  *     no answer   → idempotent: back off and retry; a create that may have been sent: "ambiguous"
  *     otherwise   → the final answer, for the operation to interpret
  * bounded by `retry.maxAttempts` and `retry.maxTotalMs`. Backoff runs on the injected Clock.
@@ -12,11 +14,13 @@ import { FleetError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { type ApiEndpoint, ApiError, isVendorCreateCode } from './api-error.js';
 import type { ApiHooks, ApiOutcome } from './api-hooks.js';
-import { describeAnswer, kindForStatus, parseErrorBody, parseRetryAfter } from './classify-response.js';
+import { describeAnswer, errorInfoOf, kindForStatus, readRetryAfter } from './classify-response.js';
 import type { HttpAnswer, HttpTransport } from './http-transport.js';
 import { TransportError } from './http-transport.js';
+import { redirectTarget } from './redirect-target.js';
 import type { RequestBudget } from './request-budget.js';
-import { decideRetry, type RetryOptions } from './retry-policy.js';
+import { decideRetry, MAX_RETRY_AFTER_MS, type RetryOptions } from './retry-policy.js';
+import { clipText, TEXT_LIMITS } from './untrusted-text.js';
 
 export interface CallSpec {
   endpoint: ApiEndpoint;
@@ -73,10 +77,13 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
     }
   };
 
-  /** Follows a 301 `moved` to the right deployment. Returns false when it cannot be followed. */
+  /**
+   * Follows a 301 `moved` to the right deployment (redirect-target.ts says where it may go), at
+   * most once for the life of the client. Returns the error when it cannot be followed.
+   */
   function followRedirect(spec: CallSpec, sentBase: string, answer: HttpAnswer): ApiError | undefined {
     if (sentBase !== base) return undefined; // another request already resolved it
-    const info = parseErrorBody(answer.contentType, answer.text);
+    const info = errorInfoOf(answer);
     const fail = (why: string) =>
       new ApiError('protocol', `${spec.method} ${spec.path} ${describeAnswer(301, info)}: ${why}`, {
         endpoint: spec.endpoint,
@@ -86,28 +93,18 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
       });
     if (redirected) return fail('redirected again after following one redirect');
     const raw = answer.headers.location;
-    const location = Array.isArray(raw) ? raw[0] : raw;
-    if (!location) return fail('no Location header');
-    let target: URL;
-    try {
-      target = new URL(location, `${sentBase}/`);
-    } catch {
-      return fail('the Location header is not a URL');
-    }
-    const from = new URL(sentBase);
-    if (target.protocol !== 'https:' && target.protocol !== 'http:') return fail('Location is not http(s)');
-    if (from.protocol === 'https:' && target.protocol === 'http:' && !isLoopbackHost(target.hostname))
-      return fail('refusing to send credentials from https to plain http');
-    const suffix = `/${spec.path}`;
-    const path = target.pathname.replace(/\/+$/, '');
-    const newBase = path.endsWith(suffix)
-      ? `${target.origin}${path.slice(0, -suffix.length)}`
-      : `${target.origin}${from.pathname.replace(/\/+$/, '')}`;
+    const target = redirectTarget({
+      configuredBase: deps.baseUrl,
+      sentBase,
+      path: spec.path,
+      location: Array.isArray(raw) ? raw[0] : raw,
+    });
+    if (!target.ok) return fail(target.reason);
     logger.warn(
-      { from: sentBase, to: newBase, code: info.vendorCode },
+      { from: sentBase, to: clipText(target.base, 200), code: info.vendorCode },
       'api base URL moved: using the deployment the service redirected to (set SUMOLOGIC_BASE_URL to it)',
     );
-    base = newBase;
+    base = target.base;
     redirected = true;
     return undefined;
   }
@@ -177,7 +174,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
           continue;
         }
         if (kind !== 'rate_limited' && kind !== 'server') {
-          const info = answer.status >= 400 ? parseErrorBody(answer.contentType, answer.text) : undefined;
+          const info = answer.status >= 400 ? errorInfoOf(answer) : undefined;
           const vendor = spec.endpoint === 'create' && answer.status === 400 ? info?.vendorCode : undefined;
           attemptEvent(
             answer.status,
@@ -185,8 +182,8 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
           );
           return { type: 'answer', answer, attempts: n, rateLimitedCount };
         }
-        const info = parseErrorBody(answer.contentType, answer.text);
-        retryAfterMs = parseRetryAfter(answer.headers['retry-after'], deps.clock.now());
+        const info = errorInfoOf(answer);
+        retryAfterMs = readRetryAfterOf(spec, answer);
         if (kind === 'rate_limited') {
           rateLimitedCount++;
           // Advisory: a budget that cannot record the 429 (Redis away) must not fail the call.
@@ -232,6 +229,26 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
     });
   }
 
+  /** The answer's Retry-After, capped; one log line when it was capped or ignored. */
+  function readRetryAfterOf(spec: CallSpec, answer: HttpAnswer): number | undefined {
+    const raw = answer.headers['retry-after'];
+    const read = readRetryAfter(raw, deps.clock.now());
+    if (read.note) {
+      const value = Array.isArray(raw) ? raw[0] : raw;
+      logger.warn(
+        {
+          endpoint: spec.endpoint,
+          status: answer.status,
+          retryAfter: clipText(value ?? '', TEXT_LIMITS.header),
+          usedMs: read.ms,
+          capMs: MAX_RETRY_AFTER_MS,
+        },
+        read.note === 'capped' ? 'api Retry-After capped' : 'api Retry-After ignored',
+      );
+    }
+    return read.ms;
+  }
+
   async function acquire(spec: CallSpec) {
     try {
       return await deps.budget.acquire(spec.signal);
@@ -256,8 +273,4 @@ export function buildUrl(base: string, path: string, query?: CallSpec['query']):
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
   const qs = params.toString();
   return qs ? `${url}?${qs}` : url;
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || host === '::1' || host.startsWith('127.');
 }

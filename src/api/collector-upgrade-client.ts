@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../lib/logger.js';
 import { type ApiCaller, type CallSpec, createApiCaller } from './api-caller.js';
 import { type ApiEndpoint, ApiError, isVendorCreateCode, type VendorCreateCode } from './api-error.js';
 import type { ApiHooks, ApiOutcome } from './api-hooks.js';
-import { parseErrorBody } from './classify-response.js';
+import { errorInfoOf } from './classify-response.js';
 import { createUndiciTransport, type HttpTransport } from './http-transport.js';
 import { createMemoryRequestBudget } from './memory-request-budget.js';
 import { answerError, parseAnswerBody } from './read-answer.js';
@@ -27,6 +27,7 @@ import {
   TaskStatus,
   type UpgradeTask,
 } from './schema.js';
+import { DEFAULT_PAGE_SIZE, walkCollectorPages } from './walk-collector-pages.js';
 
 export type CreateTaskResult =
   | { kind: 'created'; taskId: string; href: string | undefined; attempts: number }
@@ -46,6 +47,13 @@ export interface ListCollectorsParams {
   signal?: AbortSignal;
 }
 
+export type CollectorPagesParams = Omit<ListCollectorsParams, 'offset'> & {
+  /** Pages read at most (default 20 000, DEFAULT_MAX_PAGES). */
+  maxPages?: number;
+  /** Distinct Collectors listed at most (default 1 000 000, DEFAULT_MAX_COLLECTORS). */
+  maxCollectors?: number;
+};
+
 export interface CollectorUpgradeClientOptions {
   config: ApiConfig;
   /** Shared request budget (createRedisRequestBudget); default: an in-memory one with the vendor's limits. */
@@ -64,10 +72,13 @@ export interface CollectorUpgradeClientOptions {
 
 export interface CollectorUpgradeClient {
   listCollectors(params?: ListCollectorsParams): Promise<Collector[]>;
-  /** Every upgradable Collector, page by page, until an empty page (a short page may be a server cap). */
-  collectorPages(
-    params?: Omit<ListCollectorsParams, 'offset'> & { maxPages?: number },
-  ): AsyncGenerator<Collector[]>;
+  /**
+   * Every upgradable Collector, page by page, until an empty page (a short page may be a server
+   * cap). Two pages in a row that list only Collectors this walk already listed mean that the
+   * service ignores `offset`: a protocol error. Also a protocol error: more than `maxPages`
+   * pages (default 20 000) or `maxCollectors` distinct ids (default 1 000 000).
+   */
+  collectorPages(params?: CollectorPagesParams): AsyncGenerator<Collector[]>;
   listTargets(signal?: AbortSignal): Promise<BuildTarget[]>;
   createTask(
     input: { collectorId: number; toVersion?: string },
@@ -79,7 +90,7 @@ export interface CollectorUpgradeClient {
   close(): Promise<void>;
 }
 
-export const DEFAULT_PAGE_SIZE = 100;
+export { DEFAULT_PAGE_SIZE };
 
 export function createCollectorUpgradeClient(options: CollectorUpgradeClientOptions): CollectorUpgradeClient {
   const { config } = options;
@@ -161,18 +172,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
 
   return {
     listCollectors,
-    async *collectorPages(params = {}) {
-      const limit = params.limit ?? DEFAULT_PAGE_SIZE;
-      const maxPages = params.maxPages ?? 100_000;
-      let offset = 0;
-      for (let page = 0; page < maxPages; page++) {
-        const collectors = await listCollectors({ ...params, offset, limit });
-        if (collectors.length === 0) return;
-        yield collectors;
-        offset += collectors.length;
-      }
-      throw new ApiError('protocol', `listing did not end within ${maxPages} pages`, { endpoint: 'list' });
-    },
+    collectorPages: (params = {}) => walkCollectorPages(listCollectors, params),
     listTargets: (signal) =>
       operation('targets', async () => {
         const spec: CallSpec = {
@@ -219,7 +219,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
           };
           return { ...base, value, outcome: 'ok' };
         }
-        const info = parseErrorBody(answer.contentType, answer.text);
+        const info = errorInfoOf(answer);
         if (answer.status === 400 && isVendorCreateCode(info.vendorCode)) {
           const value: CreateTaskResult = {
             kind: info.vendorCode,
@@ -239,7 +239,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
         if (r.type !== 'answer') throw r.error;
         const base = { attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };
         if (r.answer.status === 404) {
-          const info = parseErrorBody(r.answer.contentType, r.answer.text);
+          const info = errorInfoOf(r.answer);
           const value: TaskStatusResult = {
             kind: 'not_found',
             message: info.message ?? '',

@@ -3,6 +3,8 @@
  * covering connect, headers and body. A failure without an answer is a `TransportError` that
  * says whether the request may have reached the service (`maybeSent`): a refused connection
  * certainly did not, a connection dropped after the request was written may have.
+ * A body is read only up to `maxBodyBytes` (8 MiB): past it the connection is dropped and the
+ * answer says so (`bodyTooLarge`), so a hostile or broken answer cannot fill the memory.
  */
 import { Agent, type Dispatcher, request } from 'undici';
 
@@ -23,6 +25,8 @@ export interface HttpAnswer {
   headers: Record<string, string | string[] | undefined>;
   contentType: string | undefined;
   text: string;
+  /** Set when the body was longer than the transport reads; `text` is then empty. */
+  bodyTooLarge?: { limitBytes: number };
 }
 
 export interface HttpTransport {
@@ -67,7 +71,12 @@ const NOT_SENT = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * The most of one answer body read, in bytes. The largest real answer is a listing page: about
+ * 700 bytes per Collector, so 0.7 MB for a page of 1000 (the largest `limit` either description
+ * suggests); 8 MiB leaves ten times that, and bounds ten concurrent answers to 80 MiB.
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 function errorCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
@@ -123,10 +132,13 @@ export interface UndiciTransportOptions {
   connectTimeoutMs?: number;
   /** Use this dispatcher instead of a new Agent (tests, proxies). */
   dispatcher?: Dispatcher;
+  /** The most of one answer body read, in bytes (default MAX_ANSWER_BYTES, 8 MiB). */
+  maxBodyBytes?: number;
 }
 
 export function createUndiciTransport(options: UndiciTransportOptions = {}): HttpTransport {
   const ownAgent = options.dispatcher === undefined;
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_ANSWER_BYTES;
   const dispatcher =
     options.dispatcher ??
     new Agent({
@@ -151,23 +163,26 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Htt
           headersTimeout: req.timeoutMs,
           bodyTimeout: req.timeoutMs,
         });
+        const type = res.headers['content-type'];
+        const answer = {
+          status: res.statusCode,
+          headers: res.headers,
+          contentType: Array.isArray(type) ? type[0] : type,
+        };
+        const tooLarge = () => {
+          // Destroying the body closes the connection: the rest is never read.
+          res.body.destroy();
+          return { ...answer, text: '', bodyTooLarge: { limitBytes: maxBodyBytes } };
+        };
+        if (Number(res.headers['content-length']) > maxBodyBytes) return tooLarge();
         const chunks: Buffer[] = [];
         let size = 0;
         for await (const chunk of res.body) {
           size += (chunk as Buffer).length;
-          if (size > MAX_BODY_BYTES) {
-            res.body.destroy();
-            throw new TransportError('network', `response body larger than ${MAX_BODY_BYTES} bytes`, true);
-          }
+          if (size > maxBodyBytes) return tooLarge();
           chunks.push(chunk as Buffer);
         }
-        const type = res.headers['content-type'];
-        return {
-          status: res.statusCode,
-          headers: res.headers,
-          contentType: Array.isArray(type) ? type[0] : type,
-          text: Buffer.concat(chunks).toString('utf8'),
-        };
+        return { ...answer, text: Buffer.concat(chunks).toString('utf8') };
       } catch (err) {
         if (err instanceof TransportError) throw err;
         if (req.signal?.aborted) throw req.signal.reason ?? err;

@@ -12,6 +12,7 @@ export {
 } from './api-error.js';
 export type { ApiAttemptEvent, ApiHooks, ApiOperationEvent, ApiOutcome } from './api-hooks.js';
 export {
+  type CollectorPagesParams,
   type CollectorUpgradeClient,
   type CollectorUpgradeClientOptions,
   type CreateTaskResult,
@@ -20,7 +21,12 @@ export {
   type ListCollectorsParams,
   type TaskStatusResult,
 } from './collector-upgrade-client.js';
-export { createUndiciTransport, type HttpTransport, TransportError } from './http-transport.js';
+export {
+  createUndiciTransport,
+  type HttpTransport,
+  MAX_ANSWER_BYTES,
+  TransportError,
+} from './http-transport.js';
 export { createMemoryRequestBudget, type MemoryRequestBudgetOptions } from './memory-request-budget.js';
 export {
   type ApiConfig,
@@ -36,7 +42,7 @@ export {
   DEFAULT_BUDGET_LIMITS,
   type RequestBudget,
 } from './request-budget.js';
-export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+export { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, type RetryOptions } from './retry-policy.js';
 export {
   type BuildTarget,
   type Collector,
@@ -44,3 +50,4 @@ export {
   type TaskState,
   type UpgradeTask,
 } from './schema.js';
+export { DEFAULT_MAX_COLLECTORS, DEFAULT_MAX_PAGES } from './walk-collector-pages.js';

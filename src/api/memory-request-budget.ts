@@ -10,6 +10,7 @@ import {
   afterRateLimited,
   type BudgetLease,
   type BudgetLimits,
+  boundedPauseMs,
   createFifo,
   currentFactor,
   FULL_RATE,
@@ -112,7 +113,7 @@ export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = 
         };
       }),
     async rateLimited(retryAfterMs) {
-      const retryAfterReal = retryAfterMs === undefined ? 0 : Math.ceil(retryAfterMs / limits.timeScale);
+      const retryAfterReal = Math.ceil(boundedPauseMs(retryAfterMs) / limits.timeScale);
       state = afterRateLimited(state, clock.now(), limits, retryAfterReal);
     },
     async factor() {

@@ -46,6 +46,14 @@ export function readApiConfig(
   if (!accessId) problem('SUMOLOGIC_ACCESSID', 'is not set (the access ID of the API user)');
   else if (/[:\s]/.test(accessId)) problem('SUMOLOGIC_ACCESSID', 'must not contain a colon or white space');
 
+  // Only the key has a _FILE variant. A SUMOLOGIC_ACCESSID_FILE would otherwise be ignored
+  // silently, next to (or instead of) the SUMOLOGIC_ACCESSID that is used.
+  if (value('SUMOLOGIC_ACCESSID_FILE'))
+    problem(
+      'SUMOLOGIC_ACCESSID_FILE',
+      'is not supported: set SUMOLOGIC_ACCESSID itself (the access ID is not a secret)',
+    );
+
   const accessKey = readAccessKey(env, deps, problem);
 
   const rawBase = value('SUMOLOGIC_BASE_URL');

@@ -14,6 +14,7 @@ import { defineScripts } from '../lib/redis-scripts.js';
 import {
   type BudgetLease,
   type BudgetLimits,
+  boundedPauseMs,
   budgetWindowMs,
   createFifo,
   type RequestBudget,
@@ -142,7 +143,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         };
       }),
     async rateLimited(retryAfterMs) {
-      const retryAfterReal = retryAfterMs === undefined ? 0 : Math.ceil(retryAfterMs / limits.timeScale);
+      const retryAfterReal = Math.ceil(boundedPauseMs(retryAfterMs) / limits.timeScale);
       try {
         await redis.fleetBudgetRateLimited(
           keys.aimd,

@@ -10,6 +10,7 @@
  * factor then grows back linearly (additive increase). Implementations: Redis (shared by every
  * process using one access ID) and memory (one process).
  */
+import { MAX_RETRY_AFTER_MS } from './retry-policy.js';
 
 export interface BudgetLimits {
   /** Requests per second of the service's time; 0 = no rate limit. Default 4 (the vendor's). */
@@ -65,12 +66,23 @@ export interface RequestBudget {
   acquire(signal?: AbortSignal): Promise<BudgetLease>;
   /**
    * Tells the budget the service answered 429: the rate shrinks for every user of the budget,
-   * and nobody sends before `retryAfterMs` (service time) has passed, when given.
+   * and nobody sends before `retryAfterMs` (service time, bounded by `boundedPauseMs`: at most
+   * 60 s) has passed, when given.
    */
   rateLimited(retryAfterMs?: number): Promise<void>;
   /** The current rate factor (1 = full rate), for metrics. */
   factor(): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * A Retry-After pause handed to `rateLimited`, in service ms, made safe before every user of the
+ * budget obeys it: absent, negative or not a number is no pause; more than MAX_RETRY_AFTER_MS
+ * (60 s) is that. The client caps it already; the budget does not rely on its callers.
+ */
+export function boundedPauseMs(retryAfterMs: number | undefined): number {
+  if (retryAfterMs === undefined || !(retryAfterMs > 0)) return 0;
+  return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
 }
 
 /** Requests admitted per window: `perSecond` rounded down (at least 1; the window grows to match). */

@@ -16,6 +16,17 @@ export interface RetryOptions {
   maxTotalMs: number;
 }
 
+/**
+ * The longest Retry-After honoured, in ms of service time; a longer one (`999999`, a date next
+ * year) is cut to this. Why 60 s: the service counts requests per second (4/s, a 1 s window),
+ * and no Retry-After is documented for it at all, so a real one is a few seconds; every process
+ * sharing the budget pauses for it, so one hostile header could otherwise stop the whole fleet
+ * for days. 60 s is also the largest pause that fits inside the defaults around it: a retry
+ * after it still ends within `maxTotalMs` (120 s), and a request waiting for the budget still
+ * gets its slot within the budget's `maxWaitMs` (120 s real) instead of failing.
+ */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
 export const DEFAULT_RETRY: RetryOptions = {
   maxAttempts: 5,
   baseDelayMs: 500,

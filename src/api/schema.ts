@@ -3,12 +3,20 @@
  * shapes from api-facts.md). Each schema shares its name with its (output) type. The documented
  * variants are tolerated and normalised: `to`/`toVersion`, `requestedTime`/`requestTime`, and a
  * task id as a string or a number (always a string here: it is opaque). Unknown extra fields are
- * ignored; a missing or mistyped field is a protocol error that names it.
+ * ignored; a missing or mistyped field is a protocol error that names it. Vendor text kept
+ * with a value (a task's message) is clipped (untrusted-text.ts); a task id has a bounded length.
  */
 import { z } from 'zod';
+import { clipText, TEXT_LIMITS } from './untrusted-text.js';
+
+/** Real task ids are longs (19 digits at most); a longer one is not an id but a hostile body. */
+const MAX_TASK_ID_LENGTH = 64;
 
 const taskIdText = z.union([
-  z.string().regex(/^\S+$/, 'must be a non-empty id'),
+  z
+    .string()
+    .regex(/^\S+$/, 'must be a non-empty id')
+    .max(MAX_TASK_ID_LENGTH, `must be an id of at most ${MAX_TASK_ID_LENGTH} characters`),
   z.number().int().nonnegative(),
 ]);
 
@@ -96,7 +104,8 @@ export const UpgradeTask = z
     requestTime: (t.requestTime ?? t.requestedTime) as number,
     status: t.status as keyof typeof TASK_STATES,
     state: TASK_STATES[t.status as keyof typeof TASK_STATES] as TaskState,
-    message: t.message ?? '',
+    // The reason of a failure reaches logs, Redis and webhooks: one bounded line (untrusted text).
+    message: clipText(t.message ?? '', TEXT_LIMITS.taskMessage),
   }));
 export type UpgradeTask = z.output<typeof UpgradeTask>;
 

@@ -35,7 +35,16 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startStubServer(handler: StubHandler): Promise<StubServer> {
+export interface StubServerOptions {
+  /** Loopback address to listen on (default 127.0.0.1); e.g. 127.0.0.2 for "another host". */
+  host?: string;
+}
+
+export async function startStubServer(
+  handler: StubHandler,
+  options: StubServerOptions = {},
+): Promise<StubServer> {
+  const host = options.host ?? '127.0.0.1';
   const requests: SeenRequest[] = [];
   const server = createServer(async (req, res) => {
     const seen = {
@@ -52,8 +61,8 @@ export async function startStubServer(handler: StubHandler): Promise<StubServer>
     }
   });
   servers.add(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return { url, baseUrl: `${url}/api/v1`, requests, close: () => closeServer(server) };
 }
 
@@ -124,5 +133,27 @@ export function startDroppingProxy(
     const type = answer.headers['content-type'];
     res.writeHead(answer.statusCode, typeof type === 'string' ? { 'content-type': type } : {});
     res.end(text);
+  });
+}
+
+/**
+ * A service that ignores `offset`: every listing answers the same page of `ids` (any other
+ * request answers 404).
+ */
+export function startOffsetIgnoringServer(ids: readonly number[]): Promise<StubServer> {
+  return startStubServer((req, res) => {
+    if (!req.url.startsWith('/api/v1/collectors/upgrades/collectors')) {
+      reply(res, 404, { status: 404, id: 'NOTFD-NOTFD-NOTFD', code: 'notfound', message: 'no' });
+      return;
+    }
+    reply(res, 200, {
+      collectors: ids.map((id) => ({
+        id,
+        name: `c-${id}`,
+        collectorType: 'Installable',
+        collectorVersion: '19.115-37',
+        alive: true,
+      })),
+    });
   });
 }

@@ -51,9 +51,15 @@ describe('watching tasks through the listings', () => {
       records.map((c) => [c.id, agreesWithSimulator(c, sim.get(c.id))]).filter(([, why]) => why),
     ).toEqual([]);
     const stats = await h.simStats();
-    // One status read per failed task (its message); none for the 37 successes.
-    expect(stats.requests.byEndpoint.status ?? 0).toBe(3);
-    expect(records.filter((c) => c.state === 'succeeded').every((c) => c.statusReads === 0)).toBe(true);
+    // One status read per failed task (its message), none for the successes seen in the
+    // listing; at the tail, with fewer than a handful under way, watching costs more than it
+    // saves, so the last tasks' jobs are woken to read their status (at most 4 then).
+    const reads = stats.requests.byEndpoint.status ?? 0;
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(reads).toBeLessThanOrEqual(3 + 4);
+    expect(
+      records.filter((c) => c.state === 'succeeded' && c.statusReads === 0).length,
+    ).toBeGreaterThanOrEqual(33);
     expect(stats.tasksCreated).toBe(40);
     const perCollector = stats.requests.total / 37;
     console.info(

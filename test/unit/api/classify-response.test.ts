@@ -102,3 +102,11 @@ describe('describeAnswer', () => {
     expect(describeAnswer(502, { shape: 'empty' })).toBe('answered 502 with an empty body');
   });
 });
+
+describe('parseRetryAfter bounds', () => {
+  const now = Date.parse('2024-05-01T12:00:00Z');
+  it('caps a hostile value at 60 s', () => {
+    expect(parseRetryAfter('999999', now)).toBe(60_000);
+    expect(parseRetryAfter('Thu, 01 May 2025 12:00:00 GMT', now)).toBe(60_000);
+  });
+});

@@ -288,8 +288,8 @@ describe('deployment redirect', () => {
 
   it('refuses a second redirect, a missing Location and a downgrade to http', async () => {
     const loop = setup([
-      () => moved('https://a.example/api/v1/collectors/upgrades/targets'),
-      () => moved('https://b.example/api/v1/x'),
+      () => moved('https://api.de.sumologic.com/api/v1/collectors/upgrades/targets'),
+      () => moved('https://api.eu.sumologic.com/api/v1/x'),
     ]);
     await expect(loop.client.listTargets()).rejects.toMatchObject({
       kind: 'protocol',

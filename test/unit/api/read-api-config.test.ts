@@ -105,6 +105,24 @@ describe('readApiConfig', () => {
     ).toThrow(/SUMOLOGIC_ACCESSKEY_FILE \/k is empty/);
   });
 
+  it('refuses SUMOLOGIC_ACCESSID_FILE, which is not read, instead of ignoring it silently', () => {
+    const env = { SUMOLOGIC_ACCESSKEY: 'k', SUMOLOGIC_DEPLOYMENT: 'eu' };
+    const files = { readFile: () => 'id-from-file\n' };
+    expect(() =>
+      readApiConfig({ ...env, SUMOLOGIC_ACCESSID: 'suABC', SUMOLOGIC_ACCESSID_FILE: '/id' }, files),
+    ).toThrow(/SUMOLOGIC_ACCESSID_FILE is not supported/);
+    const err = errorOf(() => readApiConfig({ ...env, SUMOLOGIC_ACCESSID_FILE: '/id' }, files));
+    expect(err.issues.map((i) => i.field)).toContain('SUMOLOGIC_ACCESSID_FILE');
+  });
+
+  it('refuses both key variables whatever their spelling of emptiness around the key', () => {
+    const env = { SUMOLOGIC_ACCESSID: 'suABC', SUMOLOGIC_DEPLOYMENT: 'eu' };
+    const files = { readFile: () => 'from-file\n' };
+    expect(() =>
+      readApiConfig({ ...env, SUMOLOGIC_ACCESSKEY: ' k ', SUMOLOGIC_ACCESSKEY_FILE: ' /k ' }, files),
+    ).toThrow(/both set/);
+  });
+
   it('never puts the access key in a message', () => {
     const err = errorOf(() =>
       readApiConfig({ SUMOLOGIC_ACCESSKEY: 'k3y-secret', SUMOLOGIC_DEPLOYMENT: 'mars' }, noFiles),

@@ -412,6 +412,14 @@ describe('loadDaemonConfig: API settings', () => {
     });
   });
 
+  it('refuses SUMOLOGIC_ACCESSKEY and SUMOLOGIC_ACCESSKEY_FILE both set in the environment', () => {
+    const err = configError(() =>
+      load({ ...API_ENV, SUMOLOGIC_ACCESSKEY_FILE: '/run/secrets/key' }, { needApi: true }),
+    );
+    expect(err.message).toMatch(/SUMOLOGIC_ACCESSKEY: and SUMOLOGIC_ACCESSKEY_FILE are both set/);
+    expect(err.message).not.toContain('ops-secret');
+  });
+
   it('never puts the access key in an error message', () => {
     const err = configError(() =>
       load({ ...API_ENV, SUMOLOGIC_BASE_URL: 'not a url', FLEET_UPGRADE_TICK: 'x' }, { needApi: true }),

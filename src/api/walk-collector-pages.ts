@@ -1,0 +1,96 @@
+/**
+ * Walking the listing of upgradable Collectors page by page (`offset` advanced by the records
+ * actually received), defended against a service that does not page: the walk keeps the ids it
+ * has listed (for its own life only) and
+ *   - ends at the first empty page (see below why not at the first short one);
+ *   - fails when STALE_PAGES_LIMIT pages in a row bring no id not listed before: the service
+ *     ignores `offset` (one such page alone is a live listing shifted under the walk);
+ *   - fails past `maxPages` pages or `maxCollectors` distinct ids, so that neither time nor
+ *     memory grows without bound.
+ * Failures are ApiErrors of kind `protocol` that name the problem.
+ */
+import { ApiError } from './api-error.js';
+import type { Collector } from './schema.js';
+
+/** `limit` sent when the caller names none: the service's own default differs between its descriptions. */
+export const DEFAULT_PAGE_SIZE = 100;
+/** Pages one walk reads at most: a fleet of 1 000 000 at a server cap of 50. */
+export const DEFAULT_MAX_PAGES = 20_000;
+/**
+ * Distinct Collectors one walk lists at most. The walk keeps their ids in a Set for its own
+ * life only: about 2.6 MB per 100 000 ids (4.2 MB when ids are above 2^31, which V8 stores as
+ * heap numbers), so 21 to 37 MB at this bound (measured with Node 20, --expose-gc, heapUsed).
+ */
+export const DEFAULT_MAX_COLLECTORS = 1_000_000;
+/**
+ * Pages in a row that bring no Collector not listed before, after which the walk concludes that
+ * the service ignores `offset`. One such page can happen on a live listing: Collectors that come
+ * back (their task ended) ahead of the offset shift the rest forward by as many, and a whole
+ * page of them between two reads is rare but possible; two pages in a row are not a live listing.
+ */
+export const STALE_PAGES_LIMIT = 2;
+
+export interface WalkCollectorPagesParams {
+  toVersion?: string;
+  limit?: number;
+  signal?: AbortSignal;
+  maxPages?: number;
+  maxCollectors?: number;
+}
+
+export type ListCollectorsPage = (params: {
+  toVersion?: string;
+  offset: number;
+  limit: number;
+  signal?: AbortSignal;
+}) => Promise<Collector[]>;
+
+export async function* walkCollectorPages(
+  listPage: ListCollectorsPage,
+  params: WalkCollectorPagesParams = {},
+): AsyncGenerator<Collector[]> {
+  const { maxPages: maxPagesParam, maxCollectors: maxCollectorsParam, ...listParams } = params;
+  const limit = params.limit ?? DEFAULT_PAGE_SIZE;
+  const maxPages = maxPagesParam ?? DEFAULT_MAX_PAGES;
+  const maxCollectors = maxCollectorsParam ?? DEFAULT_MAX_COLLECTORS;
+  const failure = (why: string) =>
+    new ApiError('protocol', `GET collectors/upgrades/collectors: ${why}`, { endpoint: 'list' });
+  const seen = new Set<number>();
+  const staleOffsets: number[] = [];
+  let offset = 0;
+  for (let page = 0; page < maxPages; page++) {
+    const collectors = await listPage({ ...listParams, offset, limit });
+    // The end is the first empty page, not the first short one. Neither the interface nor
+    // api-facts.md says how large a `limit` the service accepts, nor that it fills its pages:
+    // a page shorter than `limit` may only mean that the service capped it (the UI shows 50 at
+    // a time; the two descriptions' defaults are 50 and 1000), and stopping there could
+    // silently miss most of the fleet. That costs one request per full walk.
+    if (collectors.length === 0) return;
+    const pageOffset = offset;
+    offset += collectors.length;
+    let fresh = 0;
+    for (const c of collectors) {
+      if (seen.has(c.id)) continue;
+      seen.add(c.id);
+      fresh++;
+    }
+    if (fresh > 0) staleOffsets.length = 0;
+    else {
+      // A page of repeats alone is yielded all the same: on a live listing its records may be
+      // newer than the first copies (a Collector came back on another build).
+      staleOffsets.push(pageOffset);
+      if (staleOffsets.length >= STALE_PAGES_LIMIT)
+        throw failure(
+          `the service ignores offset: the pages at offsets ${staleOffsets.join(' and ')} list only ` +
+            `Collectors already listed (${seen.size} distinct in ${page + 1} pages); the listing cannot be walked`,
+        );
+    }
+    if (seen.size > maxCollectors)
+      throw failure(
+        `the listing lists more than ${maxCollectors} Collectors (distinct ids) in ${page + 1} pages; ` +
+          'pass a larger maxCollectors if the fleet is that large',
+      );
+    yield collectors;
+  }
+  throw failure(`the listing did not end within ${maxPages} pages`);
+}
