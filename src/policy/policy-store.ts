@@ -9,10 +9,14 @@
  * is reported; a new invalid file is reported and not loaded; a deleted file takes its policy
  * away; a folder that cannot be read keeps everything as it was. The first load is strict: any
  * invalid file makes createPolicyStore throw, so that the daemon refuses to start.
+ *
+ * A file is only ever its own problem: reading and parsing never throw (a file that cannot even
+ * be parsed, or is too large, is `invalid` like any other), and a listener that throws is told to
+ * `onError` without stopping the other listeners or later reloads. policy-problems.ts turns the
+ * files' states into the `/readyz` answer.
  */
-import { readFileSync } from 'node:fs';
 import { ConfigError, formatIssue } from '../lib/errors.js';
-import { DEFAULT_POLICY_DIR, type LoadedPolicy, listPolicyFiles } from './load-policies.js';
+import { DEFAULT_POLICY_DIR, type LoadedPolicy, listPolicyFiles, readPolicyText } from './load-policies.js';
 import {
   type FileRead,
   nextPolicyFiles,
@@ -42,7 +46,7 @@ export interface PolicyStoreOptions {
   pollIntervalMs?: number;
   /** Told of every change, including the first load's `added` events. */
   onEvent?: (event: PolicyStoreEvent) => void;
-  /** Told when a polled reload throws (e.g. an `onEvent` listener failed). Default: ignored. */
+  /** Told when an `onEvent` listener or a polled reload throws. Default: ignored. */
   onError?: (error: unknown) => void;
 }
 
@@ -64,7 +68,7 @@ export interface PolicyStore {
 /** The file's text or why it cannot be read; undefined when it does not exist (any more). */
 function readFile(file: string): FileRead | undefined {
   try {
-    return { text: readFileSync(file, 'utf8') };
+    return readPolicyText(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     const reason = `cannot be read: ${(err as Error).message}`;
@@ -106,7 +110,13 @@ export function createPolicyStore(options: PolicyStoreOptions = {}): PolicyStore
 
   function reload(): PolicyStoreEvent[] {
     const events = refresh();
-    for (const event of events) options.onEvent?.(event);
+    for (const event of events) {
+      try {
+        options.onEvent?.(event);
+      } catch (err) {
+        options.onError?.(err);
+      }
+    }
     return events;
   }
 

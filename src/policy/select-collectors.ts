@@ -4,10 +4,10 @@
  * Globs, sets and version bounds are compiled once per policy and cached, so that the scheduler
  * and `plan` can sweep 100k Collectors per pass. Pure: no I/O, no clock.
  */
-import picomatch from 'picomatch';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
+import { compileGlob, type Glob } from './compile-glob.js';
 import type { Policy } from './schema.js';
-import { GLOB_OPTIONS, type Selection, type VersionRange } from './selection.js';
+import type { Selection, VersionRange } from './selection.js';
 
 /** The fields of a Collector record that a selection looks at; other fields are ignored. */
 export interface SelectableCollector {
@@ -24,18 +24,21 @@ export interface SelectableCollector {
 export type CollectorMatcher = (collector: SelectableCollector) => boolean;
 type Test = (collector: SelectableCollector) => boolean;
 
-/** A matcher of text values: exact values in a set, globs through picomatch (case-insensitive). */
+/**
+ * A matcher of text values, ignoring case: exact values in a set, globs through compile-glob.ts
+ * (linear in the name's length, whatever the pattern).
+ */
 function textMatcher(patterns: readonly string[], globs: boolean): (value: string | undefined) => boolean {
   const exact = new Set<string>();
-  const wild: string[] = [];
+  const wild: Glob[] = [];
   for (const p of patterns) {
-    if (globs && picomatch.scan(p).isGlob) wild.push(p);
-    else exact.add(p.toLowerCase());
+    const glob = globs ? compileGlob(p) : undefined;
+    if (glob && glob.literal === undefined) wild.push(glob);
+    else exact.add(glob?.literal ?? p.toLowerCase());
   }
-  const glob = wild.length > 0 ? picomatch(wild, GLOB_OPTIONS) : undefined;
   return (value) => {
     if (value === undefined) return false;
-    return exact.has(value.toLowerCase()) || glob?.(value) === true;
+    return exact.has(value.toLowerCase()) || wild.some((glob) => glob.match(value));
   };
 }
 

@@ -4,12 +4,9 @@
  * collectorVersion, ephemeral). All criteria of one selection must hold; the values listed for
  * one criterion are alternatives. Matching itself lives in select-collectors.ts.
  */
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
-
-/** Options of every glob in a selection; select-collectors.ts compiles with the same ones. */
-export const GLOB_OPTIONS = { nocase: true, bash: true, dot: true, strictBrackets: true } as const;
+import { globProblem } from './compile-glob.js';
 
 /**
  * A value or a list of values, kept as a list. An empty list is refused unless `allowEmpty`
@@ -32,12 +29,10 @@ const text = z
   .trim()
   .min(1, 'must not be empty');
 
+/** A glob as compile-glob.ts reads it (its header says what is refused, and why). */
 const glob = text.superRefine((pattern, ctx) => {
-  try {
-    picomatch.makeRe(pattern, GLOB_OPTIONS);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: `not a valid glob: ${(err as Error).message}` });
-  }
+  const problem = globProblem(pattern);
+  if (problem) ctx.addIssue({ code: 'custom', message: `not a valid glob: ${problem}` });
 });
 
 const collectorId = z
@@ -111,7 +106,7 @@ export type VersionRange = z.infer<typeof VersionRange>;
 export const Selection = z.strictObject({
   /** Collector ids. */
   ids: oneOrMany(collectorId, 'Collector id').optional(),
-  /** Globs on the Collector's name (`*`, `?`, `[abc]`, `{a,b}`; `*` also crosses `/`). */
+  /** Globs on the Collector's name (`*`, `?`, `[abc]`, `{a,b}`; `*` also crosses `/`; compile-glob.ts). */
   name: oneOrMany(glob, 'glob').optional(),
   /** Globs on the Collector's host name. */
   hostName: oneOrMany(glob, 'glob').optional(),

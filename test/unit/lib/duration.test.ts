@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../../src/lib/duration.js';
+import { formatDuration, isDurationText, parseDuration } from '../../../src/lib/duration.js';
 
 describe('parseDuration', () => {
   it('reads each unit', () => {
@@ -66,5 +66,14 @@ describe('formatDuration', () => {
 
   it('round-trips through parseDuration', () => {
     for (const ms of [1000, 61_000, 3_661_000, 5_400_000]) expect(parseDuration(formatDuration(ms))).toBe(ms);
+  });
+});
+
+describe('parseDuration of huge numbers', () => {
+  it('is undefined, never Infinity, for a number too large for a double', () => {
+    expect(parseDuration(`${'9'.repeat(400)}d`)).toBeUndefined();
+    expect(parseDuration(`1s${'9'.repeat(400)}ms`)).toBeUndefined();
+    expect(isDurationText(`${'9'.repeat(400)}d`)).toBe(true);
+    expect(isDurationText('10')).toBe(false);
   });
 });

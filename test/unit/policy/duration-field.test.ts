@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DURATION_HINT, durationField, ms } from '../../../src/policy/duration-field.js';
+import { DURATION_HINT, durationField, MAX_DURATION_MS, ms } from '../../../src/policy/duration-field.js';
 
 describe('durationField', () => {
   const field = durationField();
@@ -35,6 +35,19 @@ describe('durationField', () => {
     expect(bounded.safeParse('30s').error?.issues[0]?.message).toBe('must be at least 1m, got 30s');
     expect(bounded.safeParse('2h').error?.issues[0]?.message).toBe('must be at most 1h, got 2h');
     expect(bounded.parse('1h')).toBe(3_600_000);
+  });
+
+  it('caps every duration at 365d, finite, unless the field has a smaller max', () => {
+    expect(MAX_DURATION_MS).toBe(ms('365d'));
+    expect(field.parse('365d')).toBe(MAX_DURATION_MS);
+    expect(field.safeParse('366d').error?.issues[0]?.message).toBe('must be at most 365d, got 366d');
+    expect(field.safeParse('8761h').error?.issues[0]?.message).toBe('must be at most 365d, got 8761h');
+    const huge = `${'9'.repeat(400)}d`;
+    expect(field.safeParse(huge).error?.issues[0]?.message).toBe(`must be at most 365d, got ${huge}`);
+    expect(durationField({ max: ms('400d') }).safeParse('366d').success).toBe(false);
+    expect(durationField({ max: ms('30d') }).safeParse('31d').error?.issues[0]?.message).toBe(
+      'must be at most 30d, got 31d',
+    );
   });
 
   it('ms() converts source defaults and throws on a typo', () => {

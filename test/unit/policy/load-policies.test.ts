@@ -68,10 +68,10 @@ describe('loadPolicies', () => {
     expect(configError(() => listPolicyFiles(noDir)).message).toBe(`${noDir}: policy folder not found`);
   });
 
-  it('refuses an empty file as a policy without a name', () => {
+  it('refuses an empty file as a policy without a name, at its first line', () => {
     const file = dir.write('empty.yaml', '');
     expect(configError(() => loadPolicies({ files: [file] })).message).toBe(
-      `${file}: name: required field is missing`,
+      `${file}:1:1: name: required field is missing`,
     );
   });
 

@@ -252,7 +252,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
     ],
     [
       'glob',
-      yaml('name: a', 'select:', '  name: ["web-(1"]'),
+      yaml('name: a', 'select:', '  name: ["web-[1"]'),
       'p.yaml:3:10: select.name[0]: not a valid glob',
     ],
     [
