@@ -27,7 +27,7 @@ import {
   TaskStatus,
   type UpgradeTask,
 } from './schema.js';
-import { DEFAULT_PAGE_SIZE, walkCollectorPages } from './walk-collector-pages.js';
+import { DEFAULT_PAGE_SIZE, PageFill, walkCollectorPages } from './walk-collector-pages.js';
 
 export type CreateTaskResult =
   | { kind: 'created'; taskId: string; href: string | undefined; attempts: number }
@@ -99,6 +99,8 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
   const clock = options.clock ?? systemClock;
   const transport = options.transport ?? createUndiciTransport();
   const budget = options.budget ?? createMemoryRequestBudget();
+  // What the service's pages taught this client: a later walk ends at a page shorter than one seen.
+  const pageFill = new PageFill();
   const caller: ApiCaller = createApiCaller({
     baseUrl: config.baseUrl.replace(/\/+$/, ''),
     authorization: `Basic ${Buffer.from(`${config.accessId}:${config.accessKey}`).toString('base64')}`,
@@ -172,7 +174,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
 
   return {
     listCollectors,
-    collectorPages: (params = {}) => walkCollectorPages(listCollectors, params),
+    collectorPages: (params = {}) => walkCollectorPages(listCollectors, params, pageFill),
     listTargets: (signal) =>
       operation('targets', async () => {
         const spec: CallSpec = {

@@ -2,7 +2,8 @@
  * Walking the listing of upgradable Collectors page by page (`offset` advanced by the records
  * actually received), defended against a service that does not page: the walk keeps the ids it
  * has listed (for its own life only) and
- *   - ends at the first empty page (see below why not at the first short one);
+ *   - ends at the first empty page, or at a page shorter than one the service returned before
+ *     for the same `limit` (PageFill; see below why not at the first short one);
  *   - fails when STALE_PAGES_LIMIT pages in a row bring no id not listed before: the service
  *     ignores `offset` (one such page alone is a live listing shifted under the walk);
  *   - fails past `maxPages` pages or `maxCollectors` distinct ids, so that neither time nor
@@ -38,6 +39,25 @@ export interface WalkCollectorPagesParams {
   maxCollectors?: number;
 }
 
+/**
+ * What earlier walks of one client learned of the service's pages: the longest page it returned
+ * for each `limit` asked. A service fills its pages (a page holds `limit` records, or its own cap
+ * of them, unless the listing ends), so a later page shorter than one it returned before for the
+ * same `limit` is the last one, and the empty page after it need not be read.
+ */
+export class PageFill {
+  private readonly longest = new Map<number, number>();
+
+  /** Whether a page of `length` records (for `limit`) ends the listing. */
+  ends(limit: number, length: number): boolean {
+    return length < limit && length < (this.longest.get(limit) ?? 0);
+  }
+
+  note(limit: number, length: number): void {
+    if (length > (this.longest.get(limit) ?? 0)) this.longest.set(limit, length);
+  }
+}
+
 export type ListCollectorsPage = (params: {
   toVersion?: string;
   offset: number;
@@ -48,6 +68,7 @@ export type ListCollectorsPage = (params: {
 export async function* walkCollectorPages(
   listPage: ListCollectorsPage,
   params: WalkCollectorPagesParams = {},
+  fill?: PageFill,
 ): AsyncGenerator<Collector[]> {
   const { maxPages: maxPagesParam, maxCollectors: maxCollectorsParam, ...listParams } = params;
   const limit = params.limit ?? DEFAULT_PAGE_SIZE;
@@ -60,11 +81,12 @@ export async function* walkCollectorPages(
   let offset = 0;
   for (let page = 0; page < maxPages; page++) {
     const collectors = await listPage({ ...listParams, offset, limit });
-    // The end is the first empty page, not the first short one. Neither the interface nor
-    // api-facts.md says how large a `limit` the service accepts, nor that it fills its pages:
-    // a page shorter than `limit` may only mean that the service capped it (the UI shows 50 at
-    // a time; the two descriptions' defaults are 50 and 1000), and stopping there could
-    // silently miss most of the fleet. That costs one request per full walk.
+    // The end is the first empty page, or a page shorter than one the service returned before
+    // for this limit (PageFill). Not merely one shorter than `limit`: neither the interface nor
+    // api-facts.md says how large a `limit` the service accepts, so a page shorter than `limit`
+    // may only mean that the service capped it (the UI shows 50 at a time; the two
+    // descriptions' defaults are 50 and 1000), and stopping there could silently miss most of
+    // the fleet. So a client's first walk costs one request more.
     if (collectors.length === 0) return;
     const pageOffset = offset;
     offset += collectors.length;
@@ -90,7 +112,10 @@ export async function* walkCollectorPages(
         `the listing lists more than ${maxCollectors} Collectors (distinct ids) in ${page + 1} pages; ` +
           'pass a larger maxCollectors if the fleet is that large',
       );
+    const last = fill?.ends(limit, collectors.length) ?? false;
+    fill?.note(limit, collectors.length);
     yield collectors;
+    if (last) return;
   }
   throw failure(`the listing did not end within ${maxPages} pages`);
 }

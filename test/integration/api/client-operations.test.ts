@@ -40,7 +40,7 @@ describe('read operations', () => {
     expect(page[0]).toMatchObject({ collectorType: 'Installable', alive: expect.any(Boolean) });
   });
 
-  it('walks every page until an empty one', async () => {
+  it('walks every page to the last (shorter than the full ones before it)', async () => {
     const t = await startTestSimulator(testFleet({ generate: { count: 230, seed: 3 } }));
     const { client, operations } = createTestClient(t.sim.baseUrl);
     const direct = await listCollectors(t, 'limit=1000');
@@ -48,7 +48,8 @@ describe('read operations', () => {
     for await (const page of client.collectorPages({ limit: 100 })) seen.push(...page.map((c) => c.id));
     expect(seen).toEqual(direct.map((c) => c.id));
     expect(seen.length).toBeGreaterThan(200);
-    expect(operations.filter((o) => o.endpoint === 'list')).toHaveLength(Math.ceil(direct.length / 100) + 1);
+    // The last page is shorter than the full ones before it: no empty page is asked for.
+    expect(operations.filter((o) => o.endpoint === 'list')).toHaveLength(Math.ceil(direct.length / 100));
   });
 
   it('lists for a downgrade target with toVersion', async () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Collector } from '../../../src/api/schema.js';
+import { PageFill, walkCollectorPages } from '../../../src/api/walk-collector-pages.js';
 import { json, scriptedClient } from './scripted-client.js';
 
 const record = (id: number) => ({
@@ -72,7 +73,7 @@ describe('collectorPages on a live listing', () => {
     expect(t.requests.map((r) => offsetOf(r.url))).toEqual([0, 4, 8, 12, 16]);
   });
 
-  it('ends at the first empty page (a short page may be the service capping limit)', async () => {
+  it('goes on after a page shorter than limit (the service may cap it), ends at one shorter than its pages', async () => {
     const t = scriptedClient((req) => {
       const offset = offsetOf(req.url);
       return page(range(offset + 1, Math.max(0, Math.min(50, 120 - offset)))); // service caps at 50
@@ -80,7 +81,17 @@ describe('collectorPages on a live listing', () => {
     const { pages, error } = await walk(t.client, { limit: 100 });
     expect(error).toBeUndefined();
     expect(pages.map((p) => p.length)).toEqual([50, 50, 20]);
-    expect(t.requests.map((r) => offsetOf(r.url))).toEqual([0, 50, 100, 120]);
+    // 50 < 100 is no end (a cap); 20 < 50, a page the service filled before, is.
+    expect(t.requests.map((r) => offsetOf(r.url))).toEqual([0, 50, 100]);
+  });
+
+  it('ends a first walk of one short page at the empty page after it', async () => {
+    const t = scriptedClient((req) =>
+      page(range(offsetOf(req.url) + 1, Math.max(0, 30 - offsetOf(req.url)))),
+    );
+    const { pages } = await walk(t.client, { limit: 100 });
+    expect(pages.map((p) => p.length)).toEqual([30]);
+    expect(t.requests.map((r) => offsetOf(r.url))).toEqual([0, 30]);
   });
 });
 
@@ -99,5 +110,34 @@ describe('collectorPages bounds', () => {
     const t = scriptedClient((req) => page(range(offsetOf(req.url) + 1, 10)));
     const { error } = await walk(t.client, { limit: 10, maxPages: 3 });
     expect(error).toMatchObject({ kind: 'protocol', message: expect.stringMatching(/within 3 pages/) });
+  });
+});
+
+describe('PageFill: what earlier walks taught of the pages', () => {
+  it('ends a later walk at a page shorter than one the service returned before, not merely shorter than limit', async () => {
+    const fleet = Array.from({ length: 250 }, (_, i) => ({ id: i + 1 }));
+    const asked: number[] = [];
+    const listPage = async (p: { offset: number; limit: number }) => {
+      asked.push(p.offset);
+      // The service caps its pages at 100, whatever limit is asked.
+      return fleet.slice(p.offset, p.offset + Math.min(p.limit, 100)) as unknown as Collector[];
+    };
+    const fill = new PageFill();
+    const walk = async () => {
+      asked.length = 0;
+      let n = 0;
+      for await (const page of walkCollectorPages(listPage, { limit: 1000 }, fill)) n += page.length;
+      return n;
+    };
+    // Pages of 100 (the cap) then one of 50: the end, in the first walk already.
+    expect(await walk()).toBe(250);
+    expect(asked).toEqual([0, 100, 200]);
+    // The same in the next walk, taught by the first.
+    expect(await walk()).toBe(250);
+    expect(asked).toEqual([0, 100, 200]);
+    // A page as long as the longest seen (and shorter than limit) is not taken for the last one.
+    fleet.push(...Array.from({ length: 50 }, (_, i) => ({ id: 251 + i })));
+    expect(await walk()).toBe(300);
+    expect(asked).toEqual([0, 100, 200, 300]);
   });
 });
