@@ -5,12 +5,15 @@
  * that is running, or one started here from its data folder for as long as the command runs
  * (private-redis.ts). When none is found or it does not answer, one sentence says what was
  * looked at and what to set; a connection lost later is told in words too (`redisTrouble`).
+ * Every wait while opening has a time limit (the probe 3 s, then REDIS_START_LIMIT_MS for each
+ * command): a Redis that accepts connections and never answers ends the command with a sentence
+ * naming what it waited for and where (the URL without credentials), never a hang.
  */
 
 import type { Clock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
-import { createLogger, type Logger, redactUrl } from '../lib/logger.js';
-import { closeRedis, createRedis } from '../lib/redis.js';
+import { createLogger, type Logger } from '../lib/logger.js';
+import { answerWithin, closeRedis, createRedis, formatSeconds, redisAddress } from '../lib/redis.js';
 import { readSharedClock } from '../lib/shared-clock.js';
 import { createState, type FleetState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
@@ -81,18 +84,27 @@ export function noRedisMessage(config: Pick<DaemonConfig, 'dataDir'>): string {
   );
 }
 
+/** How long the first look at REDIS_URL waits for PING. */
+const PROBE_MS = 3000;
+
 export async function openState(config: DaemonConfig, options: OpenStateOptions = {}): Promise<StateAccess> {
   const logger = options.logger ?? createLogger({ level: 'silent', name: 'cli' });
   let url = config.redisUrl;
-  let where = `Redis at ${url ? redactUrl(url) : ''} (REDIS_URL)`;
+  let where = `Redis at ${url ? redisAddress(url) : ''} (REDIS_URL)`;
   let local: PrivateRedis | undefined;
   if (url) {
-    const failure = await probeRedis(url, 3000);
-    if (failure !== undefined)
+    const failure = await probeRedis(url, PROBE_MS);
+    if (failure !== undefined) {
+      const reason = plainReason(failure);
+      const told =
+        reason === 'no answer in time'
+          ? `did not answer PING within ${formatSeconds(PROBE_MS)}`
+          : `does not answer (${reason})`;
       throw new FleetError(
         'FLEET_ERR_NO_REDIS',
-        `${where} does not answer (${plainReason(failure)}): start it, or set REDIS_URL to the deployment's Redis.`,
+        `${where} ${told}: start it, or set REDIS_URL to the deployment's Redis.`,
       );
+    }
   } else {
     local = await findPrivateRedis({
       dataDir: config.dataDir,
@@ -113,12 +125,17 @@ export async function openState(config: DaemonConfig, options: OpenStateOptions 
     await closeRedis(redis, 1000);
     await local?.stop();
   };
+  const advice = "try again when it answers, or set REDIS_URL to the deployment's Redis.";
   try {
-    await redis.ping();
+    await answerWithin(redis.ping(), { where, what: 'PING', advice });
     const state = createState(redis, config.keyPrefix);
     return {
       ...state,
-      clock: await readSharedClock(redis, state.keys.clock),
+      clock: await answerWithin(readSharedClock(redis, state.keys.clock), {
+        where,
+        what: 'the read of its clock',
+        advice,
+      }),
       where,
       handoverWanted: () => local?.wanted() ?? false,
       close,

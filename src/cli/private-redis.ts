@@ -22,7 +22,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FleetError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { closeRedis, createRedis } from '../lib/redis.js';
+import { answerWithin, closeRedis, createRedis, formatSeconds } from '../lib/redis.js';
 import { ensureRedis, NO_REDIS_MESSAGE } from '../lib/redis-server.js';
 import { probeRedis } from './probe-redis.js';
 
@@ -178,11 +178,13 @@ async function stopLeftover(paths: PrivateRedisPaths, logger: Logger): Promise<v
   const url = readUrl(paths);
   if (!url || (await probeRedis(url, 1000)) !== undefined) return;
   const redis = createRedis(url, { name: 'leftover', connectTimeoutMs: 2000 });
+  // A leftover that stops answering half-way is left alone (the catch below), not waited for.
+  const told = { where: `The redis-server left at ${url}`, what: 'CONFIG GET dir', advice: 'left alone.' };
   try {
-    const [, dir] = (await redis.config('GET', 'dir')) as [string, string];
+    const [, dir] = (await answerWithin(redis.config('GET', 'dir'), told)) as [string, string];
     if (realpathSync(dir) !== realpathSync(paths.dir)) return;
     logger.warn({ redis: url, dir }, 'stopping the private redis-server left by a run that died');
-    await redis.shutdown().catch(() => undefined);
+    await answerWithin(redis.shutdown(), { ...told, what: 'SHUTDOWN' }).catch(() => undefined);
     for (let i = 0; i < 100 && (await probeRedis(url, 500)) === undefined; i++) await sleep(100);
   } catch {
     // not ours to judge: leave it
@@ -265,7 +267,8 @@ export async function findPrivateRedis(options: {
 }): Promise<PrivateRedis | undefined> {
   const paths = privateRedisPaths(options.dataDir);
   const mine = me('command', options.name);
-  const deadline = Date.now() + (options.waitMs ?? 15_000);
+  const waitMs = options.waitMs ?? 15_000;
+  const deadline = Date.now() + waitMs;
   try {
     for (;;) {
       const url = readUrl(paths);
@@ -279,6 +282,11 @@ export async function findPrivateRedis(options: {
       }
       if (Date.now() > deadline) {
         const h = holder ?? lockHolder(paths);
+        if (h?.role === 'run' && url)
+          throw new FleetError(
+            'FLEET_ERR_REDIS_TIMEOUT',
+            `The private Redis of ${who(h)} at ${url} (data in ${paths.dir}) did not answer PING within ${formatSeconds(waitMs)}: stop that run if it is stuck, or set REDIS_URL.`,
+          );
         throw new FleetError(
           'FLEET_ERR_REDIS_IN_USE',
           h?.role === 'run'

@@ -3,7 +3,9 @@
  * logs connection trouble without ever printing a password (the URL goes through `redactUrl`).
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import { FleetError } from './errors.js';
 import { type Logger, redactUrl } from './logger.js';
+import { withTimeout } from './with-timeout.js';
 
 export type { Redis };
 
@@ -58,9 +60,14 @@ export function createRedis(url: string, options: RedisConnectionOptions = {}): 
   return redis;
 }
 
-/** Closes a connection politely (QUIT), and forcibly when Redis does not answer in time. */
+/** Closes a connection politely (QUIT) when it is ready, and forcibly when Redis does not answer in time. */
 export async function closeRedis(redis: Redis, timeoutMs = 2000): Promise<void> {
   if (redis.status === 'end') return;
+  // Not connected (or never ready: a server that does not answer): QUIT would only wait.
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -110,4 +117,48 @@ export async function pingRedis(url: string, timeoutMs = 2000): Promise<string |
     if (timer) clearTimeout(timer);
     redis.disconnect();
   }
+}
+
+/**
+ * How long a process waits for Redis while it starts (the first connection and command, the
+ * private Redis's look-ups): a Redis that accepts connections and never answers would otherwise
+ * hang `run`, `worker` and the operator commands without a word.
+ */
+export const REDIS_START_LIMIT_MS = 10_000;
+
+/** `url` for a message: without user name or password (also a `?password=` parameter). */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.searchParams.delete('password');
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}
+
+/** `10 s`, `1.5 s`: a time limit in a message. */
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * `work` (a Redis command), or after `ms` a FleetError `FLEET_ERR_REDIS_TIMEOUT` with the
+ * sentence `${where} did not answer ${what} within N s: ${advice}`. The command itself is left
+ * pending (closing the connection ends it); its late failure is swallowed here.
+ */
+export async function answerWithin<T>(
+  work: Promise<T>,
+  told: { where: string; what: string; advice: string },
+  ms = REDIS_START_LIMIT_MS,
+): Promise<T> {
+  work.catch(() => undefined);
+  return withTimeout(work, ms, () => {
+    throw new FleetError(
+      'FLEET_ERR_REDIS_TIMEOUT',
+      `${told.where} did not answer ${told.what} within ${formatSeconds(ms)}: ${told.advice}`,
+    );
+  });
 }

@@ -26,7 +26,10 @@ export async function expireRollouts(
     try {
       await forget(deps, r.id, redis);
       expired.push(r.id);
-      deps.logger.info({ rollout: r.id, finishedAt: new Date(finishedAt(r)).toISOString() }, 'rollout expired');
+      deps.logger.info(
+        { rollout: r.id, finishedAt: new Date(finishedAt(r)).toISOString() },
+        'rollout expired',
+      );
     } catch (err) {
       // A slot still held (a task of unknown id): the next round tries again.
       if (!(err instanceof ControlError)) throw err;

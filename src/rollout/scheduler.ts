@@ -24,6 +24,7 @@ import type { CollectorRecord } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { abortWaiting } from './control.js';
 import type { EventLog, EventSource, RolloutEventType } from './event-log.js';
+import { expireRollouts } from './expire-rollouts.js';
 import type { Keys } from './keys.js';
 import { isOneOffPolicy, OneOffPolicies, parseOneOffs, rollbackSource } from './one-off-policies.js';
 import { reconcileUnknownTasks } from './reconcile-unknown-tasks.js';
@@ -31,7 +32,6 @@ import { repairJobs } from './repair-jobs.js';
 import { carryOutRollback, parseRollbackRequest } from './rollback.js';
 import { admits, isPolicyPause, PAUSE_REASONS } from './rollout-phase.js';
 import type { CurrentRollout, RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
-import { expireRollouts } from './expire-rollouts.js';
 import { supersedeRollout } from './supersede-rollout.js';
 
 /** Finished rollouts are removed this long after they finished, unless the daemon says otherwise. */

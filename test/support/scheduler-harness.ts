@@ -85,7 +85,7 @@ export function useSchedulerHarness() {
     const scheduler = new Scheduler({
       api: {
         listTargets: async () => targets,
-        async *collectorPages(params) {
+        async *collectorPages(params): AsyncGenerator<Collector[]> {
           listings.push(params?.toVersion ?? '');
           const all = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
           const size = params?.limit ?? 1000;
