@@ -1,7 +1,8 @@
 /**
  * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
  * upgradable Collectors, applies the selection, and shows which Collectors would move from which
- * build to which. Creates nothing and needs no Redis.
+ * build to which. Creates nothing and needs no Redis. The vendor's names reach the terminal only
+ * through `sanitizeLine` (the table) and `safeJson` (--json).
  */
 import { Command } from 'commander';
 import type { Collector } from '../api/index.js';
@@ -15,6 +16,7 @@ import { createKeys } from '../rollout/keys.js';
 import { resolveTarget } from '../rollout/scheduler.js';
 import { createApi } from './create-api.js';
 import { loadDaemonConfig } from './daemon-config.js';
+import { safeJson, sanitizeLine } from './sanitize.js';
 
 export interface PlanRow {
   id: number;
@@ -60,7 +62,7 @@ export function planCommand(): Command {
         if (!build) {
           throw new FleetError(
             'FLEET_ERR_TARGET',
-            `target ${policy.target} is not offered by the service (offers: ${targets.map((t) => t.version).join(', ')})`,
+            `target ${policy.target} is not offered by the service (offers: ${targets.map((t) => sanitizeLine(t.version)).join(', ')})`,
           );
         }
         const matches = compileSelection(policy);
@@ -86,14 +88,14 @@ export function planCommand(): Command {
         }
         if (flags.json) {
           process.stdout.write(
-            `${JSON.stringify({ policy: policy.name, target: policy.target, build, listed, collectors: rows }, null, 2)}\n`,
+            `${safeJson({ policy: policy.name, target: policy.target, build, listed, collectors: rows }, 2)}\n`,
           );
           return;
         }
         process.stdout.write(`${formatPlan(rows)}\n`);
         const offline = rows.filter((r) => !r.alive).length;
         process.stdout.write(
-          `\npolicy ${policy.name}: ${rows.length} of ${listed} offered Collectors would move to ${build}` +
+          `\npolicy ${policy.name}: ${rows.length} of ${listed} offered Collectors would move to ${sanitizeLine(build)}` +
             `${offline ? ` (${offline} offline now)` : ''}; nothing was created.\n`,
         );
       } finally {
@@ -107,11 +109,11 @@ export function formatPlan(rows: readonly PlanRow[]): string {
   const header = ['ID', 'NAME', 'HOST', 'OS', 'FROM', 'TO', 'MOVE', 'ALIVE'];
   const cells = rows.map((r) => [
     String(r.id),
-    r.name,
-    r.hostName,
-    r.osName,
-    r.from,
-    r.to,
+    sanitizeLine(r.name),
+    sanitizeLine(r.hostName),
+    sanitizeLine(r.osName),
+    sanitizeLine(r.from),
+    sanitizeLine(r.to),
     r.move,
     r.alive ? 'yes' : 'no',
   ]);

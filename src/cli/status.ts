@@ -11,6 +11,7 @@ import { readFleetStatus } from '../rollout/read-fleet-status.js';
 import { type DaemonConfig, loadDaemonConfig } from './daemon-config.js';
 import { formatStatus } from './format-status.js';
 import { isConnectionError, openState, redisTrouble, type StateAccess, withState } from './open-state.js';
+import { safeJson } from './sanitize.js';
 
 interface StatusFlags {
   config?: string;
@@ -27,7 +28,8 @@ export function retryDelayMs(failures: number): number {
 
 async function render(state: StateAccess, flags: StatusFlags): Promise<string> {
   const status = await readFleetStatus(state);
-  if (flags.json) return JSON.stringify(status, null, 2);
+  // Reasons and cohorts from outside: escaped where a terminal would act on them.
+  if (flags.json) return safeJson(status, 2);
   const daemonRunning = (await state.redis.exists(state.keys.leader)) === 1;
   return formatStatus(
     { rollouts: status.rollouts, now: state.clock.now(), daemonRunning },
