@@ -12,22 +12,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
+import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import type { RolloutApi } from './create-rollout-api.js';
 import { echo, HttpError, sendError, sendJson } from './http-error.js';
 import { parseRequestTarget } from './parse-request-target.js';
 
 const READY_CHECK_MS = 3000;
-
-/** Bounds on what one client can hold (Node's own default keeps the header size at 16 KB). */
-export const SERVER_LIMITS = {
-  /** Real ms to receive the request's headers. */
-  headersTimeoutMs: 10_000,
-  /** Real ms to receive the whole request, body included. */
-  requestTimeoutMs: 30_000,
-  maxHeadersCount: 100,
-  maxConnections: 1_000,
-} as const;
 
 /** A readiness check's answer, or why there is none: it must not hang the probe. */
 function withinTime(check: Promise<string | undefined>, ms: number): Promise<string | undefined> {
@@ -54,6 +45,8 @@ export interface HttpServerOptions {
   /** `run`: the rollout endpoints, and the access rule of the read endpoints (/status included). */
   api?: RolloutApi;
   logger: Logger;
+  /** Tighter bounds than SERVER_LIMITS (the tests wait for a time-out in less than 10 s). */
+  limits?: Partial<ServerLimits>;
 }
 
 export interface RunningHttpServer {
@@ -132,7 +125,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!res.headersSent) sendError(res, new HttpError('internal', 'internal error'));
     else res.destroy();
   };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(boundedServerOptions(options.limits), (req, res) => {
     // Synchronous throws included: one request must never take the process down.
     const answer = async () => route(req, res);
     answer()
@@ -140,10 +133,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       .catch(() => res.destroy());
   });
   // Node answers malformed requests itself (400, 431 for headers too large, 408) and closes them.
-  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
-  server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
-  server.maxConnections = SERVER_LIMITS.maxConnections;
+  boundServer(server, options.limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

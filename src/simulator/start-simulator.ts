@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, createScaledClock } from '../lib/clock.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createRandom } from '../lib/random.js';
+import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
 import { FleetModel } from './fleet-model.js';
 import {
   type Answer,
@@ -46,6 +47,8 @@ export interface SimulatorOptions {
   timeScale?: number;
   /** A clock of the caller's (e.g. a manual one in tests). */
   clock?: Clock;
+  /** Tighter bounds on what one client can hold than SERVER_LIMITS (tests). */
+  limits?: Partial<ServerLimits>;
   /** Accept a GET without Content-Type, as some public clients send. */
   lenientContentType?: boolean;
   logger?: Logger;
@@ -226,38 +229,43 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
   }
 
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    // A target like `//` or `http://x` must not throw out of the handler (it killed the process).
-    const target = req.url ?? '/';
-    let url: URL;
-    try {
-      url = new URL(target.startsWith('/') ? `http://simulator${target}` : target);
-    } catch {
-      return send(res, legacyError(400, 'request.invalid', 'The request target is not a valid path.'));
-    }
-    let path = url.pathname;
-    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const run = async () => {
-      if (path === '/_sim' || path.startsWith('/_sim/')) {
-        if (!isLoopback(req.socket.remoteAddress))
-          return send(res, { status: 403, body: { error: 'introspection answers loopback callers only' } });
-        const body = await readBody(req);
-        const now = clock.now();
-        model.advance(now);
-        return send(
-          res,
-          introspect(model, req.method ?? 'GET', path, url.searchParams, body.text, now, statsSnapshot),
-        );
+  const server = createServer(
+    { ...boundedServerOptions(options.limits), keepAliveTimeout: 65_000 },
+    (req, res) => {
+      // A target like `//` or `http://x` must not throw out of the handler (it killed the process).
+      const target = req.url ?? '/';
+      let url: URL;
+      try {
+        url = new URL(target.startsWith('/') ? `http://simulator${target}` : target);
+      } catch {
+        return send(res, legacyError(400, 'request.invalid', 'The request target is not a valid path.'));
       }
-      return handleApi(req, res, path, url.searchParams);
-    };
-    run().catch((err: unknown) => {
-      logger.error({ err, path }, 'simulator request failed');
-      if (!res.headersSent) send(res, legacyError(500, 'internal.error', 'Internal server error.'));
-      else res.destroy();
-    });
-  });
+      let path = url.pathname;
+      if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+      const run = async () => {
+        if (path === '/_sim' || path.startsWith('/_sim/')) {
+          if (!isLoopback(req.socket.remoteAddress))
+            return send(res, { status: 403, body: { error: 'introspection answers loopback callers only' } });
+          const body = await readBody(req);
+          const now = clock.now();
+          model.advance(now);
+          return send(
+            res,
+            introspect(model, req.method ?? 'GET', path, url.searchParams, body.text, now, statsSnapshot),
+          );
+        }
+        return handleApi(req, res, path, url.searchParams);
+      };
+      run().catch((err: unknown) => {
+        logger.error({ err, path }, 'simulator request failed');
+        if (!res.headersSent) send(res, legacyError(500, 'internal.error', 'Internal server error.'));
+        else res.destroy();
+      });
+    },
+  );
 
+  // A client that never finishes its request is answered 408 or cut off; Node answers malformed ones.
+  boundServer(server, options.limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

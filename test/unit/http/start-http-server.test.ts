@@ -12,9 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ReadinessCheck,
   type RunningHttpServer,
-  SERVER_LIMITS,
   startHttpServer,
 } from '../../../src/http/start-http-server.js';
+import { SERVER_LIMITS } from '../../../src/lib/server-limits.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
