@@ -4,7 +4,7 @@
  * changes), scraped every second. Whole analyses are driven through advanceAnalysis on a clock of
  * their own (the schedule is unit-tested; here every measurement is a real query):
  * - a query on the gauge passes while its condition holds and fails once the gauge crosses it;
- * - the worked example of README.md ("Analysis gates"), read from the README itself, passes at a
+ * - the worked example of docs/policy.md ("Analysis gates"), read from that page itself, passes at a
  *   2 % failure share and fails at 11 %;
  * - a metric that does not exist (no data) is inconclusive, and so is an unreachable Prometheus.
  * Loopback only; every wait is bounded; everything started here is stopped in afterAll.
@@ -139,12 +139,13 @@ function query(input: Omit<AnalysisQueryInput, 'prometheus'>, prometheusUrl = pr
   return AnalysisQuery.parse({ prometheus: prometheusUrl, interval: '1m', ...input });
 }
 
-/** The worked example's gate, as README.md writes it. */
+/** The worked example's gate, as docs/policy.md writes it. */
 async function readmeGate(): Promise<AnalysisQuery[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Analysis gates'));
-  const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README.md has no yaml example under "### Analysis gates"');
+  const doc = await readFile(join(ROOT, 'docs/policy.md'), 'utf8');
+  const start = doc.indexOf('\n## Analysis gates\n');
+  if (start < 0) throw new Error('docs/policy.md has no section "## Analysis gates"');
+  const block = /```yaml\n([\s\S]*?)```/.exec(doc.slice(start))?.[1];
+  if (!block) throw new Error('docs/policy.md has no yaml example under "## Analysis gates"');
   const policy = parse(block) as { waves: { analysis?: unknown }[] };
   return AnalysisGate.parse(policy.waves[0]?.analysis);
 }
@@ -182,7 +183,7 @@ describe('analysis gates against a real Prometheus', () => {
     ratio.set({ rollout: ROLLOUT }, 0.01);
   });
 
-  it("judges README's worked example on fleet_upgrade_results_total: 2 % passes, 11 % fails", async () => {
+  it('judges the worked example of docs/policy.md on fleet_upgrade_results_total: 2 % passes, 11 % fails', async () => {
     const [example] = await readmeGate();
     if (!example) throw new Error('no query in the example');
     const gate = [{ ...example, prometheus: promUrl() }];

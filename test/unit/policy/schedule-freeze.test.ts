@@ -65,10 +65,11 @@ describe('schedule', () => {
   });
 });
 
-describe('README "Schedules and freezes"', () => {
+describe('docs/policy.md "Schedules and freezes"', () => {
   it('its example is a valid policy and means what the text says', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('### Schedules and freezes'));
+    const doc = readFileSync('docs/policy.md', 'utf8');
+    expect(doc).toContain('\n## Schedules and freezes\n');
+    const section = doc.slice(doc.indexOf('\n## Schedules and freezes\n'));
     const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] as string;
     const policy = load(...example.trimEnd().split('\n'));
     expect(policy.schedule).toEqual({
