@@ -199,6 +199,23 @@ export class FleetModel {
     allowed: (id: number) => boolean,
     now: number,
   ): CreateResult {
+    const result = this.tryCreate(collectorId, toVersion, accessId, allowed, now);
+    const c = this.byId.get(collectorId);
+    if (!result.ok && c && allowed(collectorId)) {
+      const refusal = { at: now, code: result.code };
+      if (c.refusals) c.refusals.push(refusal);
+      else c.refusals = [refusal];
+    }
+    return result;
+  }
+
+  private tryCreate(
+    collectorId: number,
+    toVersion: string,
+    accessId: string,
+    allowed: (id: number) => boolean,
+    now: number,
+  ): CreateResult {
     const c = this.byId.get(collectorId);
     if (!c || !allowed(collectorId)) {
       return {
@@ -268,7 +285,7 @@ export class FleetModel {
   setAlive(c: SimCollector, alive: boolean, at: number): void {
     if (alive && c.stoppedAt !== undefined) this.restart(c, at);
     if (c.alive === alive) return;
-    c.alive = alive;
+    this.markAlive(c, alive, at);
     if (!alive) {
       c.offlineSince = this.lastSeenAlive({ ...c, alive: true }, at);
       const t = c.current;
@@ -313,7 +330,7 @@ export class FleetModel {
     const last = c.stops[c.stops.length - 1];
     if (last) last.restartedAt = at;
     c.stoppedAt = undefined;
-    c.alive = true;
+    if (!c.alive) this.markAlive(c, true, at);
     // A task issued while it was stopped is heard of at its first heartbeat (one it was running is lost).
     const t = c.current;
     if (t?.stalled && t.status !== TaskStatus.progressing) {
@@ -321,6 +338,12 @@ export class FleetModel {
       if (t.status === TaskStatus.pending)
         this.events.push({ at: at + this.fleet.behaviour.heartbeatSeconds * 1000, kind: 'pickup', task: t });
     }
+  }
+
+  private markAlive(c: SimCollector, alive: boolean, at: number): void {
+    c.alive = alive;
+    if (c.aliveChanges) c.aliveChanges.push({ at, alive });
+    else c.aliveChanges = [{ at, alive }];
   }
 
   /** Forces the outcome of this Collector's tasks; a waiting stuck task moves on when released. */

@@ -48,6 +48,9 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
     osArch: c.osArch,
     timeZone: c.timeZone,
     upgrading: c.current !== undefined,
+    /** Each change of `alive` ({at, alive}), and each create refused ({at, code}), oldest first. */
+    aliveChanges: (c.aliveChanges ?? []).map((a) => ({ ...a })),
+    refusals: (c.refusals ?? []).map((r) => ({ ...r })),
     tasks: c.tasks.map((t) => ({
       id: t.id,
       fromVersion: t.fromVersion,

@@ -74,4 +74,8 @@ export interface SimCollector {
   flap: boolean;
   current?: SimTask;
   tasks: SimTask[];
+  /** Every change of `alive` since the start, oldest first (unset until the first): the truth a test judges `not_alive` and `unhealthy` by. */
+  aliveChanges?: { at: number; alive: boolean }[];
+  /** Every create refused for this Collector (unset until the first), oldest first, with the vendor's code. */
+  refusals?: { at: number; code: string }[];
 }

@@ -157,6 +157,30 @@ describe('GET /_sim/collectors', () => {
     expect(tasks[1]).toMatchObject({ toVersion: '19.300-7', status: 0, message: '' });
   });
 
+  it('each change of alive and each refused create, with its time: the truth a test judges not_alive by', async () => {
+    const t = await startTestSimulator();
+    expect(await t.simCollector(C.web1)).toMatchObject({ aliveChanges: [], refusals: [] });
+    const off = t.clock.now();
+    expect((await patch(t, C.web1, { alive: false })).status).toBe(200);
+    await t.api('POST', 'collectors/upgrades', { body: { collectorId: C.web1 } });
+    t.clock.advance(60_000);
+    expect((await patch(t, C.web1, { alive: true })).status).toBe(200);
+    await t.createTask(C.web1);
+    await t.api('POST', 'collectors/upgrades', { body: { collectorId: C.web1 } });
+    expect(await t.simCollector(C.web1)).toMatchObject({
+      aliveChanges: [
+        { at: off, alive: false },
+        { at: off + 60_000, alive: true },
+      ],
+      refusals: [
+        { at: off, code: 'collector.not.alive' },
+        { at: off + 60_000, code: 'collector.in.upgrading' },
+      ],
+    });
+    // A Collector that is not the caller's (or does not exist) has nothing recorded.
+    expect((await t.simCollector(C.web2)).refusals).toEqual([]);
+  });
+
   it('needs no credentials', async () => {
     const t = await startTestSimulator();
     const res = await t.raw('GET', '/_sim/collectors');
