@@ -1,0 +1,133 @@
+/**
+ * What the deployment recorded of each Collector, judged against what the simulator knows
+ * happened (/_sim/collectors: its tasks, its changes of `alive`, the creates it refused). The
+ * deployment and the simulator share one clock, so times compare directly.
+ *
+ * A recorded outcome agrees when:
+ * - succeeded: the last task succeeded and the Collector is on the build;
+ * - failed: the last task failed, not by the service's time-out, with the service's message;
+ * - timed_out: the last task ended by the service's time-out;
+ * - unhealthy: the last task succeeded, and the Collector stopped or went offline between the
+ *   task's end and the verdict (it cannot have seen anything later);
+ * - not_alive: no task, and the last create the service refused was refused `collector.not.alive`;
+ * - error: no task (the creates never got through);
+ * - rejected: no task, and the service refused a create with another code than not.alive.
+ * A recorded task id must be the last task's. More than one task is a second task in one rollout.
+ *
+ * One case is reported apart, as `unknowable`, because the service never shows its truth: a
+ * Collector whose create was carried out but whose answer was lost (a dropped connection, then
+ * `collector.in.upgrading` when sent again) has a task whose id nobody knows. The interface
+ * reads a task's status only by its id, and the listings show only that the Collector is not on
+ * the build and no longer upgrading. So the deployment can tell "it did not reach the build"
+ * (`failed`, with a message that says so) but not the service's message, nor whether the task
+ * failed or was timed out. Such a record agrees only as far as that: the last task did not
+ * succeed, and the Collector is not on the build; anything else is a mismatch.
+ */
+import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
+import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
+
+export type SimView = ReturnType<typeof simCollectorRecord>;
+
+export interface Disagreement {
+  id: number;
+  state: string;
+  message?: string;
+  why: string;
+}
+
+export interface Judgement {
+  mismatches: Disagreement[];
+  unknowable: Disagreement[];
+  /** Collectors with more than one task in the simulator. */
+  doubleTasks: { id: number; tasks: number }[];
+  /** Records without an outcome. */
+  notSettled: { id: number; state: string }[];
+  /** Collectors the rollout should have found, without a record. */
+  missing: number[];
+}
+
+/** The reconciler's words for a task of unknown id that ended without reaching the build. */
+const UNKNOWN_ID_ENDED = 'its task of unknown id ended without reaching the build';
+
+const SETTLED = new Set([
+  'succeeded',
+  'failed',
+  'timed_out',
+  'unhealthy',
+  'not_alive',
+  'rejected',
+  'error',
+  'manual',
+  'quarantined',
+  'skipped',
+  'aborted',
+]);
+
+export function judgeOutcomes(
+  records: readonly CollectorRecord[],
+  sim: ReadonlyMap<number, SimView>,
+  expected: ReadonlySet<number>,
+): Judgement {
+  const out: Judgement = { mismatches: [], unknowable: [], doubleTasks: [], notSettled: [], missing: [] };
+  const seen = new Set(records.map((r) => r.id));
+  out.missing = [...expected].filter((id) => !seen.has(id)).sort((a, b) => a - b);
+  for (const c of sim.values())
+    if (c.tasks.length > 1) out.doubleTasks.push({ id: c.id, tasks: c.tasks.length });
+  for (const r of records) {
+    if (!SETTLED.has(r.state)) {
+      out.notSettled.push({ id: r.id, state: r.state });
+      continue;
+    }
+    const c = sim.get(r.id);
+    const verdict = c ? judgeOne(r, c) : { why: 'unknown to the simulator' };
+    if (!verdict) continue;
+    const entry = { id: r.id, state: r.state, message: r.message, why: verdict.why };
+    (verdict.unknowable ? out.unknowable : out.mismatches).push(entry);
+  }
+  return out;
+}
+
+function judgeOne(r: CollectorRecord, c: SimView): { why: string; unknowable?: boolean } | undefined {
+  const last = c.tasks.at(-1);
+  const seen = `simulator: ${c.tasks.length} task(s), last ${last ? `${last.id} ${last.result ?? 'unfinished'} "${last.message}"` : 'none'}, on ${c.version}`;
+  const bad = (why: string) => ({ why: `${why}; ${seen}` });
+  if (r.taskId !== undefined && last && String(last.id) !== r.taskId)
+    return bad(`recorded task ${r.taskId} is not the last one`);
+  switch (r.state) {
+    case 'succeeded':
+      return last?.result === 'succeeded' && c.version === r.to ? undefined : bad('not a success');
+    case 'failed':
+      if (r.message?.includes(UNKNOWN_ID_ENDED) && r.taskId === undefined) {
+        if (!last || last.result === 'succeeded' || last.result === null || c.version === r.to)
+          return bad('a task of unknown id said to have ended short of the build');
+        return {
+          why: `the service ${last.result === 'timedOut' ? 'timed it out' : `failed it: "${last.message}"`}; task ${last.id}'s id was never answered`,
+          unknowable: true,
+        };
+      }
+      return last?.result === 'failed' && last.message === r.message ? undefined : bad('not this failure');
+    case 'timed_out':
+      return last?.result === 'timedOut' ? undefined : bad('not timed out by the service');
+    case 'unhealthy': {
+      if (last?.result !== 'succeeded' || c.version !== r.to) return bad('not a success');
+      const from = last.finishTime ?? 0;
+      const to = r.finishedAt ?? Number.POSITIVE_INFINITY;
+      const within = (at: number) => at >= from && at <= to;
+      const lost = c.stops.some((s) => within(s.at)) || c.aliveChanges.some((a) => !a.alive && within(a.at));
+      return lost ? undefined : bad(`neither stopped nor offline between ${from} and ${to}`);
+    }
+    case 'not_alive':
+      return c.tasks.length === 0 && c.refusals.at(-1)?.code === 'collector.not.alive'
+        ? undefined
+        : bad(`refusals ${JSON.stringify(c.refusals.slice(-3))}`);
+    case 'error':
+      return c.tasks.length === 0 ? undefined : bad('a task exists');
+    case 'rejected':
+      return c.tasks.length === 0 &&
+        c.refusals.some((x) => x.code !== 'collector.not.alive' && x.code !== 'collector.in.upgrading')
+        ? undefined
+        : bad(`refusals ${JSON.stringify(c.refusals.slice(-3))}`);
+    default:
+      return bad(`an outcome this policy never leads to: ${r.state}`);
+  }
+}
