@@ -31,8 +31,14 @@ import {
 export const WATCH_ON_BELOW = 0.8;
 /** ... and stop watching above this (hysteresis: the decision does not flap). */
 export const WATCH_OFF_ABOVE = 1.2;
-/** A pass every this share of the median task duration: completions are noticed ~10 % late on average. */
+/** A pass at least every this share of the median task duration: completions noticed ≤ ~10 % late on average. */
 export const WATCH_SHARE_OF_MEDIAN = 0.2;
+/**
+ * ... and more often while that costs at most this many requests per finished task: with many
+ * tasks under way one page sees many ends, so passes are cheap, and each second of notice saved
+ * is a second of every slot (the makespan).
+ */
+export const WATCH_SPEND_PER_TASK = 0.5;
 export const WATCH_MIN_INTERVAL_MS = 5_000;
 export const WATCH_MAX_INTERVAL_MS = 120_000;
 
@@ -48,6 +54,8 @@ export interface WatchDecision {
  * Whether watching the listings is cheaper than reading each task's status: a pass every
  * `intervalMs` costs `pagesPerPass` requests, and `inFlight` tasks of median duration `medianMs`
  * end at `inFlight / medianMs`, so a finished task costs pages × median / (inFlight × interval).
+ * The interval is the shorter of a fifth of the median (the notice goal) and the one that spends
+ * WATCH_SPEND_PER_TASK per finished task, within [WATCH_MIN_INTERVAL_MS, WATCH_MAX_INTERVAL_MS].
  */
 export function watchDecision(input: {
   pagesPerPass: number;
@@ -55,11 +63,14 @@ export function watchDecision(input: {
   medianMs: number;
   watching: boolean;
 }): WatchDecision {
-  const intervalMs = Math.round(
-    Math.min(WATCH_MAX_INTERVAL_MS, Math.max(WATCH_MIN_INTERVAL_MS, input.medianMs * WATCH_SHARE_OF_MEDIAN)),
-  );
-  const cost =
-    (Math.max(1, input.pagesPerPass) * input.medianMs) / (Math.max(1, input.inFlight) * intervalMs);
+  const pages = Math.max(1, input.pagesPerPass);
+  const inFlight = Math.max(1, input.inFlight);
+  const affordable = (pages * input.medianMs) / (inFlight * WATCH_SPEND_PER_TASK);
+  const wanted = Math.min(input.medianMs * WATCH_SHARE_OF_MEDIAN, affordable);
+  // Whole seconds: the interval written on the rollout changes only when it changes by one.
+  const intervalMs =
+    Math.round(Math.min(WATCH_MAX_INTERVAL_MS, Math.max(WATCH_MIN_INTERVAL_MS, wanted)) / 1000) * 1000;
+  const cost = (pages * input.medianMs) / (inFlight * intervalMs);
   const watch = input.watching ? cost <= WATCH_OFF_ABOVE : cost < WATCH_ON_BELOW;
   return { watch, intervalMs, cost };
 }

@@ -14,11 +14,23 @@ const MIN = 60_000;
 
 describe('watchDecision', () => {
   it('watches a small fleet: one page per pass costs far less than a read per task', () => {
-    const d = watchDecision({ pagesPerPass: 1, inFlight: 50, medianMs: 3 * MIN, watching: false });
+    const d = watchDecision({ pagesPerPass: 1, inFlight: 10, medianMs: 3 * MIN, watching: false });
     // A pass every fifth of the median: completions noticed a tenth of it late on average.
     expect(d.intervalMs).toBe(36_000);
-    expect(d.cost).toBeCloseTo(0.1, 5);
+    expect(d.cost).toBeCloseTo(0.5, 5);
     expect(d.watch).toBe(true);
+  });
+
+  it('passes more often while they stay cheap: half a request per finished task', () => {
+    // 50 under way: a page every 7.2 s (180 s / (50 × 0.5)) instead of every 36 s.
+    const d = watchDecision({ pagesPerPass: 1, inFlight: 50, medianMs: 3 * MIN, watching: false });
+    expect(d.intervalMs).toBe(7_000);
+    expect(d.cost).toBeCloseTo(180 / (50 * 7), 5);
+    expect(d.watch).toBe(true);
+    // Never below the minimum, however many are under way.
+    expect(
+      watchDecision({ pagesPerPass: 1, inFlight: 1000, medianMs: 3 * MIN, watching: false }).intervalMs,
+    ).toBe(WATCH_MIN_INTERVAL_MS);
   });
 
   it('reads statuses for a large fleet: 100 pages per pass cost more than the reads', () => {
