@@ -54,7 +54,19 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A reader that went away (`fleet-upgrade report | head`) ends the command quietly with the exit
+ * code so far, as Unix tools do, instead of a stack trace from the unhandled EPIPE.
+ */
+function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? EXIT.ok);
+  });
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
+  endQuietlyOnClosedPipe(process.stdout);
   const program = buildProgram();
   try {
     await program.parseAsync(argv as string[]);
