@@ -12,3 +12,10 @@ export const EXIT = {
   /** A configuration, policy or fleet file is invalid. */
   config: 78,
 } as const;
+
+/*
+ * `run` and `worker` stopped by a signal (stop-on-signal.ts): 0 when the stop was clean, 1 when a
+ * step failed or the stop outlasted its 10 s (Redis away). 128 + the signal's number (SIGHUP 129,
+ * SIGINT 130, SIGTERM 143) when a second signal cut the stop short, and for `run --once`
+ * interrupted before its rollouts finished.
+ */

@@ -151,13 +151,18 @@ function readUrl(paths: PrivateRedisPaths): string | undefined {
   }
 }
 
-/** Starts redis-server on the folder; the caller holds the lock. */
-async function startOnFolder(paths: PrivateRedisPaths, logger: Logger) {
+/**
+ * Starts redis-server on the folder; the caller holds the lock. `run`'s is detached (a process
+ * group of its own): a terminal's Ctrl-C reaches `run` only, which stops it after its own shutdown.
+ * A command's dies with it on Ctrl-C, as the command does.
+ */
+async function startOnFolder(paths: PrivateRedisPaths, logger: Logger, detached = false) {
   try {
     return await ensureRedis({
       logger,
       dataDir: paths.dir,
       appendOnly: true,
+      detached,
       env: { ...process.env, REDIS_URL: '' },
     });
   } catch (err) {
@@ -235,7 +240,7 @@ export async function startPrivateRedis(options: {
   try {
     await stopLeftover(paths, logger);
     rmSync(paths.urlFile, { force: true });
-    const ensured = await startOnFolder(paths, logger);
+    const ensured = await startOnFolder(paths, logger, true);
     writeFileSync(paths.urlFile, `${ensured.url}\n`);
     return {
       url: ensured.url,

@@ -1,7 +1,9 @@
 /**
  * `fleet-upgrade run`: the usual deployment, scheduler + workers + HTTP. With `--once`, runs the
  * given policies until their rollouts have converged (or halted with nothing under way), prints
- * a summary and exits 0 when every selected Collector succeeded, 2 otherwise.
+ * a summary and exits 0 when every selected Collector succeeded, 2 otherwise. SIGINT (Ctrl-C),
+ * SIGTERM and SIGHUP stop it within seconds (stop-on-signal.ts): exit 0 when the stop was clean,
+ * 1 when Redis was away; `--once` interrupted exits 130, 143 or 129; a second signal exits at once.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createLogger } from '../lib/logger.js';
@@ -12,6 +14,7 @@ import { EXIT } from './exit-codes.js';
 import { formatRolloutTable } from './format-status.js';
 import { intOption } from './simulate.js';
 import { startDaemon } from './start-daemon.js';
+import { createStopper, SIGNAL_EXIT } from './stop-on-signal.js';
 import { allSucceeded, watchRollouts } from './watch-rollouts.js';
 
 export function addDaemonOptions(command: Command): Command {
@@ -91,25 +94,21 @@ export function runCommand(): Command {
     // /readyz: 503 naming each invalid file, its line and reason (policy-problems.ts).
     const problems = () => policyProblems(store.status());
     const daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
-    let stopping = false;
-    const shutdown = async (code: number) => {
-      if (stopping) return;
-      stopping = true;
-      store.close();
-      await daemon.stop();
-      process.exitCode = code;
-    };
-    process.once('SIGINT', () => void shutdown(EXIT.ok));
-    process.once('SIGTERM', () => void shutdown(EXIT.ok));
+    let finished = false;
+    // Ctrl-C, SIGTERM: a bounded stop, the private Redis last; a second signal exits at once
+    // (stop-on-signal.ts). Interrupted before its rollouts finished, `--once` exits 128 + the
+    // signal's number: 0 would tell a script that every Collector succeeded.
+    const stopper = createStopper({
+      logger,
+      close: async () => {
+        store.close();
+        return daemon.stop();
+      },
+      exitCode: (signal, clean) =>
+        flags.once && !finished ? SIGNAL_EXIT[signal] : clean ? EXIT.ok : EXIT.failure,
+    });
     if (!flags.once) {
-      await new Promise<void>((resolve) => {
-        const check = setInterval(() => {
-          if (stopping) {
-            clearInterval(check);
-            resolve();
-          }
-        }, 200);
-      });
+      await stopper.signalled;
       return;
     }
     // --once: watch Redis until the policies' rollouts are done.
@@ -119,7 +118,7 @@ export function runCommand(): Command {
       daemon,
       policies,
       intervalMs: Math.max(200, config.tickMs),
-      stopped: () => stopping,
+      stopped: () => stopper.signal() !== undefined,
       onProgress: (rollouts) => {
         if (Date.now() - lastLog < 5000) return;
         lastLog = Date.now();
@@ -130,13 +129,18 @@ export function runCommand(): Command {
           );
         }
       },
+    }).catch(async (err: unknown) => {
+      // Said here, then stopped: a daemon left open would keep the process alive.
+      process.stderr.write(`fleet-upgrade: ${err instanceof Error ? err.message : String(err)}\n`);
+      return stopper.stop(() => EXIT.failure);
     });
-    if (!done) return;
+    if (!done || stopper.stopping()) return;
+    finished = true;
     const good = allSucceeded(done);
     process.stdout.write(`${formatRolloutTable(done)}\n`);
     const verdict = good ? 'every selected Collector succeeded' : 'some Collectors did not succeed';
     process.stdout.write(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${verdict}\n`);
-    await shutdown(good ? EXIT.ok : EXIT.incomplete);
+    await stopper.stop(() => (good ? EXIT.ok : EXIT.incomplete));
   });
   return command;
 }

@@ -61,7 +61,8 @@ export interface Daemon {
   queue: UpgradeQueue;
   http?: RunningHttpServer;
   loop?: SchedulerLoop;
-  stop(): Promise<void>;
+  /** Closes everything in reverse order, each step bounded; false when a step failed or timed out. */
+  stop(): Promise<boolean>;
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
@@ -69,15 +70,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   if (!config.api) throw new Error('the API settings are required to start workers');
   const cleanups: (() => Promise<unknown>)[] = [];
   // Each step gets a few seconds: with Redis gone, closing a queue or a worker would wait forever.
+  // The first step pushed (Redis, and a private redis-server) is closed last.
   const stop = async () => {
+    let clean = true;
     for (const c of cleanups.reverse()) {
       const step = c().then(
-        () => 'done',
-        (err: Error) => logger.warn({ err: err.message }, 'shutdown step failed'),
+        () => 'done' as const,
+        (err: Error) => {
+          logger.warn({ err: err.message }, 'shutdown step failed');
+          return 'failed' as const;
+        },
       );
-      if ((await withTimeout(step, SHUTDOWN_STEP_MS, () => 'timeout')) === 'timeout')
-        logger.warn('shutdown step timed out');
+      const ended = await withTimeout(step, SHUTDOWN_STEP_MS, () => 'timeout' as const);
+      if (ended === 'timeout') logger.warn('shutdown step timed out');
+      if (ended !== 'done') clean = false;
     }
+    return clean;
   };
   try {
     const conn = await connectRedis(config, logger, role);

@@ -3,9 +3,9 @@ import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { type DaemonFlags, loadDaemonConfig } from './daemon-config.js';
-import { EXIT } from './exit-codes.js';
 import { addDaemonOptions } from './run.js';
 import { startDaemon } from './start-daemon.js';
+import { createStopper } from './stop-on-signal.js';
 
 export function workerCommand(): Command {
   const command = new Command('worker')
@@ -33,12 +33,8 @@ export function workerCommand(): Command {
     }
     const daemon = await startDaemon({ config, role: 'worker', logger });
     logger.info({ concurrency: config.workerConcurrency }, 'worker started');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
-    });
-    await daemon.stop();
-    process.exitCode = EXIT.ok;
+    // As `run`: a bounded stop, exit 0 when clean (1 when Redis was away); a second signal exits at once.
+    await createStopper({ logger, close: () => daemon.stop() }).signalled;
   });
   return command;
 }

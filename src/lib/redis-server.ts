@@ -6,7 +6,9 @@
  * Nothing else: the product never installs packages nor starts containers. The tests, the demo
  * script and the benchmarks add those two as further fallbacks, outside src/
  * (scripts/provision-redis.mjs), and then call this.
- * The private server dies with this process (exit hook) or on `stop()`.
+ * The private server dies with this process (exit hook) or on `stop()`. `detached` puts it in a
+ * process group of its own, so that a terminal's Ctrl-C (sent to the foreground group) reaches
+ * only its owner, which stops it last, after its own shutdown (`run`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -34,6 +36,8 @@ export interface EnsureRedisOptions {
   dataDir?: string;
   /** Private server: `appendonly yes`, so that a restart keeps the state (default false). */
   appendOnly?: boolean;
+  /** Private server: in a process group of its own, out of reach of the terminal's signals (default false). */
+  detached?: boolean;
   /** Environment to read REDIS_URL and PATH from (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Replaceable steps, for tests of the order. */
@@ -50,6 +54,7 @@ export interface LocalRedisOptions {
   logger: Logger;
   dataDir?: string;
   appendOnly?: boolean;
+  detached?: boolean;
 }
 
 export const NO_REDIS_MESSAGE =
@@ -80,6 +85,7 @@ export async function ensureRedis(options: EnsureRedisOptions): Promise<EnsuredR
     logger,
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     appendOnly: options.appendOnly ?? false,
+    ...(options.detached ? { detached: true } : {}),
   };
   return { ...(await deps.startLocal(binary, local)), source: 'local' };
 }
@@ -126,7 +132,10 @@ export async function startLocalRedis(
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no'];
     args.push('--appendonly', options.appendOnly ? 'yes' : 'no', '--loglevel', 'warning');
     if (ownDir) args.push('--save', '');
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binary, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
+    });
     let output = '';
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-2000);
@@ -136,8 +145,9 @@ export async function startLocalRedis(
     const url = `redis://127.0.0.1:${port}`;
     const ready = await waitForRedis(url, child, 10_000);
     if (ready) {
-      // The server must not outlive us, nor keep our event loop alive.
-      const killOnExit = () => child.kill('SIGKILL');
+      // The server must not outlive us, nor keep our event loop alive. SIGTERM: it writes its
+      // append-only file and ends by itself, also when we exit at once (a second Ctrl-C).
+      const killOnExit = () => child.kill('SIGTERM');
       process.once('exit', killOnExit);
       child.unref();
       child.stdout?.destroy();

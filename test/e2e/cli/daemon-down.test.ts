@@ -6,21 +6,14 @@
  * `status` says so in one sentence and exits 1; `status --watch` says so and keeps trying.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/lib/logger.js';
 import { pingRedis } from '../../../src/lib/redis.js';
 import { findExecutable, freeLoopbackPort, startLocalRedis } from '../../../src/lib/redis-server.js';
+import { serversOn } from '../../support/redis-processes.js';
 import { CLI, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 
 let harness: Harness | undefined;
@@ -79,26 +72,6 @@ const fleet = () => ({
   })),
   behaviour: { incrementalAbove: 0 },
 });
-
-/**
- * redis-server processes serving `dir` (none must be left behind). Redis rewrites its command
- * line (its process title), so the folder is read from its working directory: it moves there.
- */
-function serversOn(dir: string): number[] {
-  if (!existsSync('/proc/self/cwd')) return [];
-  const target = realpathSync(dir);
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('redis-server')) continue;
-      if (readlinkSync(`/proc/${entry}/cwd`) === target) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours to look at
-    }
-  }
-  return pids;
-}
 
 const hasRedisServer = findExecutable('redis-server') !== undefined;
 
