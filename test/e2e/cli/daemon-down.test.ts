@@ -2,7 +2,8 @@
  * The operator commands with the daemon gone, through the built CLI (run `npm run build` first):
  * after `run --once` with its private Redis (no REDIS_URL), `status`, `report`, `history`,
  * `pause` and `resume` start a redis-server from the data folder and stop it again; a `run`
- * that starts while `status --watch` holds that folder gets it handed over. Without Redis,
+ * that starts while `status --watch` holds that folder gets it handed over, and a `status --watch`
+ * on a `run` that stops says so in one sentence, then reads the folder itself. Without Redis,
  * `status` says so in one sentence and exits 1; `status --watch` says so and keeps trying.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -186,6 +187,50 @@ describe.skipIf(!hasRedisServer)('operator commands while the daemon is down (pr
     expect(await exitOf(watch, 20_000)).toBe(0);
     expect(serversOn(join(dataDir, 'redis'))).toEqual([]);
     expect(existsSync(join(dataDir, 'redis.lock'))).toBe(false);
+  }, 120_000);
+
+  it('status --watch on a run that stops: one sentence saying so, then the table again from the data folder', async () => {
+    harness = await startHarness({
+      fleet: fleet(),
+      timeScale: 300,
+      policy: { name: 'all', poll: { initial: '20s', max: '1m' } },
+    });
+    const h = harness;
+    delete h.env.REDIS_URL;
+    const dataDir = h.env.FLEET_UPGRADE_DATA_DIR as string;
+    const run = h.spawnCli(['run', '--policy', h.policyFile, '--listen', '127.0.0.1:0']);
+    await until('the run', () => existsSync(join(dataDir, 'redis-url')), 20_000, run.output);
+    const watch = h.spawnCli(['status', '--watch', '--interval', '0.2']);
+    await until(
+      "the watch on the run's Redis",
+      () => /all@19\.470-4\s+(running|converged)/.test(watch.output()),
+      20_000,
+      watch.output,
+    );
+    expect(watch.output()).not.toMatch(/No daemon is running/);
+
+    run.kill('SIGTERM');
+    expect(await exitOf(run, 20_000)).toBe(0);
+    const stoppedAt = watch.output().length;
+    await until(
+      'the sentence',
+      () => /stopped answering.*Trying again in \d+ s/.test(watch.output().slice(stoppedAt)),
+      20_000,
+      watch.output,
+    );
+    // Then it reads the data folder itself: the table again, with no daemon leading it.
+    const toldAt = watch.output().length;
+    await until(
+      'the table from the data folder',
+      () => /No daemon is running[\s\S]*all@19\.470-4/.test(watch.output().slice(toldAt)),
+      20_000,
+      watch.output,
+    );
+    expect(watch.output()).not.toMatch(/max retries|Connection is closed|ECONNREFUSED|Error:|\n\s+at /i);
+    expect(watch.exitCode).toBeNull();
+    watch.kill('SIGINT');
+    expect(await exitOf(watch, 20_000)).toBe(0);
+    expect(serversOn(join(dataDir, 'redis'))).toEqual([]);
   }, 120_000);
 });
 
