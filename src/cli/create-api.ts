@@ -2,7 +2,7 @@
  * The client of the Collector Upgrade Service as every command builds it: the process's share of
  * the API budget (its setting, lowered to the enabled policies' `api`), shared through Redis by
  * every process using the same access ID when there is a Redis, in memory otherwise (`plan`
- * without REDIS_URL).
+ * without REDIS_URL). The daemons' client also warns when the simulator runs at another time scale.
  */
 import {
   type ApiConfig,
@@ -11,6 +11,7 @@ import {
   createCollectorUpgradeClient,
   createMemoryRequestBudget,
   createRedisRequestBudget,
+  createUndiciTransport,
 } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -18,6 +19,7 @@ import type { Redis } from '../lib/redis.js';
 import type { Policy } from '../policy/schema.js';
 import type { Keys } from '../rollout/keys.js';
 import type { DaemonConfig } from './daemon-config.js';
+import { watchTimeScale } from './watch-time-scale.js';
 
 export interface ApiPieces {
   client: CollectorUpgradeClient;
@@ -37,6 +39,8 @@ export function createApi(options: {
   clock?: Clock;
   logger: Logger;
   hooks?: ApiHooks;
+  /** Warn once when the simulator's time scale is not `config.timeScale` (watch-time-scale.ts). */
+  watchTimeScale?: boolean;
 }): ApiPieces {
   const { config } = options;
   const limits = (options.policies ?? []).filter((p) => p.enabled).map((p) => p.api);
@@ -59,6 +63,14 @@ export function createApi(options: {
     logger: options.logger,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.watchTimeScale
+      ? {
+          transport: watchTimeScale(createUndiciTransport(), {
+            timeScale: config.timeScale,
+            logger: options.logger,
+          }),
+        }
+      : {}),
   });
   return { client, perSecond, concurrent };
 }

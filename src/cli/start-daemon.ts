@@ -104,6 +104,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       logger,
       hooks: metrics.apiHooks,
+      watchTimeScale: true,
     });
     cleanups.push(() => api.client.close());
     metrics.setApiBudget(api.perSecond * config.timeScale, api.concurrent);

@@ -2,7 +2,8 @@
  * Starts the simulated Collector Upgrade Service over HTTP. A request to /api/v1 goes through,
  * in order: routing (404/405), basic authentication (401), the rate limits (429), the added
  * latency, the Content-Type rule (415), injected server errors (500/503), the endpoint itself,
- * and possibly a dropped connection after the endpoint has acted. /_sim is introspection.
+ * and possibly a dropped connection after the endpoint has acted. /_sim is introspection. Every
+ * answer tells the simulator's time scale (X-Simulator-Time-Scale, lib/time-scale-header.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -11,6 +12,7 @@ import { type Clock, createScaledClock } from '../lib/clock.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createRandom } from '../lib/random.js';
 import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
+import { TIME_SCALE_HEADER } from '../lib/time-scale-header.js';
 import { FleetModel } from './fleet-model.js';
 import {
   type Answer,
@@ -120,6 +122,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   }
   const timeScale =
     'scale' in clock && typeof clock.scale === 'number' ? clock.scale : (options.timeScale ?? 1);
+  // Told on every answer (a client notices a scale unlike its own at no cost); not for a clock of
+  // the caller's without a scale (a manual clock in tests): that one has none to tell.
+  const toldScale = options.clock === undefined || 'scale' in clock ? String(timeScale) : undefined;
   const statsSnapshot = () => {
     const now = clock.now();
     model.advance(now);
@@ -232,6 +237,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const server = createServer(
     { ...boundedServerOptions(options.limits), keepAliveTimeout: 65_000 },
     (req, res) => {
+      if (toldScale !== undefined) res.setHeader(TIME_SCALE_HEADER, toldScale);
       // A target like `//` or `http://x` must not throw out of the handler (it killed the process).
       const target = req.url ?? '/';
       let url: URL;
