@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HttpAnswer, HttpTransport } from '../../../src/api/index.js';
+import type { HttpAnswer, HttpTransport } from '../../../src/api/http-transport.js';
 import { scalesDiffer, toldTimeScale, watchTimeScale } from '../../../src/cli/watch-time-scale.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
