@@ -17,7 +17,8 @@ const redis = await prepareRedis().catch((/** @type {Error} */ err) => {
 const demo = spawn(process.execPath, ['bin/fleet-upgrade.js', 'demo', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
-  env: redis.env,
+  // A container stops with this script: the demo's next steps then say to start a Redis first.
+  env: redis.source === 'container' ? { ...redis.env, FLEET_UPGRADE_DEMO_REDIS: 'container' } : redis.env,
 });
 // Ctrl-C reaches the demo from the terminal; wait for it to finish, then stop a container we started.
 process.on('SIGINT', () => {});

@@ -3,7 +3,8 @@
  * Starts Redis (REDIS_URL, or a private redis-server from PATH, as `run` does; `npm run demo` first
  * provides one of these when the machine has neither), the simulator with the demo fleet at an
  * accelerated clock, and the orchestrator on the demo policy until it converges; shows progress
- * on the terminal and ends with a summary checked against the simulator's own truth.
+ * on the terminal and ends with a summary checked against the simulator's own truth, then three
+ * next steps whose commands work as printed (demo-next-steps.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,10 +19,17 @@ import type { RolloutStatus } from '../rollout/read-fleet-status.js';
 import { FleetFile } from '../simulator/schema.js';
 import { startSimulator } from '../simulator/start-simulator.js';
 import { rehearsalConfig } from './daemon-config.js';
+import { nextSteps } from './demo-next-steps.js';
 import { EXIT } from './exit-codes.js';
 import { countsByMetricState, formatRolloutTable, progressBar } from './format-status.js';
 import { startDaemon } from './start-daemon.js';
 import { watchRollouts } from './watch-rollouts.js';
+
+const DEMO_DEFAULTS = {
+  fleetFile: 'config/demo/fleet.yaml',
+  policyFile: 'config/demo/policy.yaml',
+  timeScale: 120,
+} as const;
 
 interface DemoFlags {
   fleet: string;
@@ -72,13 +80,13 @@ export function demoCommand(): Command {
     .description(
       'Rehearse a whole rollout on this machine: private Redis, the simulator, the orchestrator; then a summary.',
     )
-    .option('--fleet <file>', 'fleet of the simulator', 'config/demo/fleet.yaml')
-    .option('--policy <file>', 'rollout policy', 'config/demo/policy.yaml')
+    .option('--fleet <file>', 'fleet of the simulator', DEMO_DEFAULTS.fleetFile)
+    .option('--policy <file>', 'rollout policy', DEMO_DEFAULTS.policyFile)
     .option(
       '--time-scale <k>',
       'how much faster than the wall clock the rehearsal runs',
       (v) => Number(v),
-      120,
+      DEMO_DEFAULTS.timeScale,
     )
     .action(async (flags: DemoFlags) => {
       // Warnings (a dropped connection, a 5xx) are part of the show; the summary counts them.
@@ -152,6 +160,21 @@ export function demoCommand(): Command {
             `${((stats.requests.byEndpoint.status ?? 0) / Math.max(1, stats.tasksCreated)).toFixed(1)} status reads per task; ` +
             `it injected ${stats.injectedErrors} server errors and ${stats.dropped} dropped connections.`,
         );
+        out('');
+        for (const line of nextSteps({
+          fleetFile: flags.fleet,
+          policyFile: flags.policy,
+          timeScale: flags.timeScale,
+          user,
+          redis:
+            redis.source === 'local'
+              ? 'local'
+              : process.env.FLEET_UPGRADE_DEMO_REDIS === 'container'
+                ? 'container'
+                : 'env',
+          defaults: DEMO_DEFAULTS,
+        }))
+          out(line);
       } finally {
         await daemon.stop();
         await sim.close();

@@ -1,0 +1,37 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { type NextStepsInput, nextSteps, shellWord } from '../../../src/cli/demo-next-steps.js';
+
+const input: NextStepsInput = {
+  fleetFile: 'config/demo/fleet.yaml',
+  policyFile: 'config/demo/policy.yaml',
+  timeScale: 120,
+  user: { accessId: 'demo', accessKey: 'demo-secret' },
+  redis: 'local',
+  defaults: { fleetFile: 'config/demo/fleet.yaml', policyFile: 'config/demo/policy.yaml', timeScale: 120 },
+};
+
+describe('nextSteps', () => {
+  it('with the defaults: three steps, `npm run demo` plain, nothing said of Redis', () => {
+    const text = nextSteps(input).join('\n');
+    expect(text).toContain(
+      'SUMOLOGIC_BASE_URL=http://127.0.0.1:8080/api/v1 SUMOLOGIC_ACCESSID=demo SUMOLOGIC_ACCESSKEY=demo-secret FLEET_UPGRADE_TIME_SCALE=120 npx fleet-upgrade run --policy config/demo/policy.yaml',
+    );
+    expect(text).toMatch(/\n {7}npm run demo$/);
+    expect(text).not.toMatch(/REDIS_URL/);
+  });
+
+  it('names the flags that differ from the defaults, and the Redis the commands need', () => {
+    const text = nextSteps({ ...input, timeScale: 60, redis: 'container' }).join('\n');
+    expect(text).toContain('npm run demo -- --time-scale 60');
+    expect(text).toContain('--time-scale 60 --port 8080');
+    expect(text).toMatch(/container is gone.*\n.*export REDIS_URL=redis:\/\/127\.0\.0\.1:6379/);
+    expect(nextSteps({ ...input, redis: 'env' }).join('\n')).toMatch(/with REDIS_URL set as for this demo/);
+  });
+
+  it('quotes a word only when a shell would read it otherwise', () => {
+    expect(shellWord('config/demo/fleet.yaml')).toBe('config/demo/fleet.yaml');
+    for (const word of ["my fleet's.yaml", 'a$b', '*.yaml', ''])
+      expect(spawnSync('sh', ['-c', `printf %s ${shellWord(word)}`]).stdout.toString()).toBe(word);
+  });
+});
