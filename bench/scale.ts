@@ -116,9 +116,11 @@ while (Date.now() - t0 < giveUpMs) {
   if (firstTaskSeenMs === undefined && s.tasksCreated > 0) firstTaskSeenMs = s.real - t0;
   rolloutId ??= (await daemon.rollouts.currentIds()).get(policy.name);
   if (rolloutId) {
+    // The scan count first: counts read after it include every page of the scans it counts.
+    const scanned = ((await daemon.rollouts.get(rolloutId))?.scans ?? 0) > 0;
     const counts = await daemon.store.counts(rolloutId);
     recordedCount = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
-    if (firstScan === undefined && ((await daemon.rollouts.get(rolloutId))?.scans ?? 0) > 0)
+    if (firstScan === undefined && scanned)
       firstScan = {
         seconds: Number(((s.real - t0) / 1000).toFixed(2)),
         recorded: recordedCount,

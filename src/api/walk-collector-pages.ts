@@ -1,6 +1,6 @@
 /**
  * Walking the listing of upgradable Collectors page by page (`offset` advanced by the records
- * actually received), defended against a service that does not page: the walk keeps the ids it
+ * actually received, less those the caller says left the listing meanwhile), defended against a service that does not page: the walk keeps the ids it
  * has listed (for its own life only) and
  *   - ends at the first empty page, or at a page shorter than one the service returned before
  *     for the same `limit` (PageFill; see below why not at the first short one);
@@ -37,6 +37,21 @@ export interface WalkCollectorPagesParams {
   signal?: AbortSignal;
   maxPages?: number;
   maxCollectors?: number;
+  /**
+   * Bounds on how many Collectors listed earlier in this walk have left the listing by now (the
+   * caller started their tasks). A listing is live: the rest move forward by as many, and the
+   * next page starts that much earlier instead of skipping them. Between two pages at most
+   * `atMost(now) - atLeast(at the previous page)` left; stepping back by that much can only
+   * repeat Collectors, never skip one.
+   */
+  left?: () => Promise<LeftBounds>;
+}
+
+export interface LeftBounds {
+  /** Collectors that may have left (e.g. every one whose task was asked for). */
+  atMost: number;
+  /** Collectors that have surely left (their task is known to run, or to have reached the build). */
+  atLeast: number;
 }
 
 /**
@@ -70,7 +85,7 @@ export async function* walkCollectorPages(
   params: WalkCollectorPagesParams = {},
   fill?: PageFill,
 ): AsyncGenerator<Collector[]> {
-  const { maxPages: maxPagesParam, maxCollectors: maxCollectorsParam, ...listParams } = params;
+  const { maxPages: maxPagesParam, maxCollectors: maxCollectorsParam, left, ...listParams } = params;
   const limit = params.limit ?? DEFAULT_PAGE_SIZE;
   const maxPages = maxPagesParam ?? DEFAULT_MAX_PAGES;
   const maxCollectors = maxCollectorsParam ?? DEFAULT_MAX_COLLECTORS;
@@ -78,8 +93,17 @@ export async function* walkCollectorPages(
     new ApiError('protocol', `GET collectors/upgrades/collectors: ${why}`, { endpoint: 'list' });
   const seen = new Set<number>();
   const staleOffsets: number[] = [];
-  let offset = 0;
+  /** Where the next page starts when nothing left the listing. */
+  let next = 0;
+  /** The next page starts at least here: stepping back for those that left moves on all the same. */
+  let floor = 0;
+  let before: LeftBounds | undefined;
   for (let page = 0; page < maxPages; page++) {
+    // Asked for when the page is: the caller may have started tasks since the last one.
+    const bounds = left ? await left() : undefined;
+    const back = before && bounds ? Math.max(0, bounds.atMost - before.atLeast) : 0;
+    const offset = Math.max(floor, next - back);
+    before = bounds;
     const collectors = await listPage({ ...listParams, offset, limit });
     // The end is the first empty page, or a page shorter than one the service returned before
     // for this limit (PageFill). Not merely one shorter than `limit`: neither the interface nor
@@ -89,7 +113,8 @@ export async function* walkCollectorPages(
     // the fleet. So a client's first walk costs one request more.
     if (collectors.length === 0) return;
     const pageOffset = offset;
-    offset += collectors.length;
+    next = pageOffset + collectors.length;
+    floor = pageOffset + Math.ceil(collectors.length / 2);
     let fresh = 0;
     for (const c of collectors) {
       if (seen.has(c.id)) continue;

@@ -264,16 +264,22 @@ async function decideWatch(deps: ListingDeps, rollout: RolloutRecord, counts: St
  * the whole listing (at 4 requests/s, 100,000 Collectors take 25 s to list): within the room of
  * the waves planned on the Collectors found so far (a share of fewer is never more) and the
  * calendar. Not when the first wave selects its canaries: they must go first, and only the whole
- * listing says which they are.
+ * listing says which they are. Answers the Collectors it admitted: their tasks take them off the
+ * listing, and the scan's walk steps back for them so that it skips none of the rest.
  */
-async function admitDuringFirstScan(deps: AdvanceDeps, rollout: RolloutRecord, policy: Policy, now: number) {
-  if (!admits(rollout.phase) || policy.waves[0]?.select || !calendarState(policy, now).open) return;
+async function admitDuringFirstScan(
+  deps: AdvanceDeps,
+  rollout: RolloutRecord,
+  policy: Policy,
+  now: number,
+): Promise<number[]> {
+  if (!admits(rollout.phase) || policy.waves[0]?.select || !calendarState(policy, now).open) return [];
   const counts = await deps.store.counts(rollout.id);
   const plan = wavePlan(policy.waves, sumStates(counts, COLLECTOR_STATES), 0, policy.analysis);
   const { room } = progressWaves({ plan, progress: rollout.wave, counts, now });
-  if (room <= 0) return;
+  if (room <= 0) return [];
   const slotsHeld = (await deps.store.slotHolders(rollout.policy)).length;
-  await admit(deps, { rollout, policy, counts, slotsHeld, now, room });
+  return (await admit(deps, { rollout, policy, counts, slotsHeld, now, room })).records.map((r) => r.id);
 }
 
 /** The policy's in-flight limit for the Collectors found so far (a percentage grows with them). */

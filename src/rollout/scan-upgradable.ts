@@ -11,12 +11,19 @@
  * - anything else known is left alone: a final Collector gets no second task in one rollout.
  */
 import type { Collector, CollectorUpgradeClient } from '../api/index.js';
+import type { LeftBounds } from '../api/walk-collector-pages.js';
 import type { Clock } from '../lib/clock.js';
 import { planMove } from '../policy/plan-move.js';
 import type { Policy } from '../policy/schema.js';
 import { compileSelection } from '../policy/select-collectors.js';
 import { cohortKey } from './cohort-key.js';
-import { type CollectorRecord, type Move, newRecord, transition } from './collector-state.js';
+import {
+  type CollectorRecord,
+  type CollectorState,
+  type Move,
+  newRecord,
+  transition,
+} from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { admits } from './rollout-phase.js';
 import type { RolloutRecord } from './rollout-store.js';
@@ -43,8 +50,11 @@ export async function* timedPages(
   clock: Clock,
   toVersion: string,
   pageSize: number,
+  left?: () => Promise<LeftBounds>,
 ): AsyncGenerator<{ page: Collector[]; requestedAt: number }> {
-  const pages = api.collectorPages({ toVersion, limit: pageSize })[Symbol.asyncIterator]();
+  const pages = api
+    .collectorPages({ toVersion, limit: pageSize, ...(left ? { left } : {}) })
+    [Symbol.asyncIterator]();
   for (;;) {
     const requestedAt = clock.now();
     const next = await pages.next();
@@ -59,8 +69,12 @@ export async function scanUpgradable(
   policy: Policy,
   /** Policies that come first: a Collector they select is theirs, not this policy's. */
   earlier: readonly Policy[] = [],
-  /** `onPage`: called after each page that added Collectors (a first scan admits as it goes). */
-  options: { onPage?: () => Promise<void> } = {},
+  /**
+   * `onPage`: called after each page that added Collectors (a first scan admits as it goes); it
+   * answers the Collectors it admitted, whose tasks take them off the listing: the walk steps
+   * back for them (bounds from their records: `leftBounds`).
+   */
+  options: { onPage?: () => Promise<readonly number[]> } = {},
 ): Promise<ScanResult> {
   const own = compileSelection(policy);
   const taken = earlier.map((p) => compileSelection(p));
@@ -72,11 +86,13 @@ export async function scanUpgradable(
   const by = policy.cohorts?.by;
   const cohortOf = (c: Collector) =>
     by ? cohortKey({ osName: c.osName, osArch: c.osArch, from: c.collectorVersion }, by) : undefined;
+  const admitted: number[] = [];
   for await (const { page, requestedAt } of timedPages(
     deps.api,
     deps.clock,
     rollout.build,
     policy.pageSize,
+    options.onPage ? () => leftBounds(deps.store, rollout.id, admitted) : undefined,
   )) {
     const selected = page.filter(
       (c) =>
@@ -114,9 +130,36 @@ export async function scanUpgradable(
     moves.forEach((m, i) => {
       if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);
     });
-    if (added.length && options.onPage) await options.onPage();
+    if (added.length && options.onPage) admitted.push(...(await options.onPage()));
   }
   return result;
+}
+
+/** States whose Collector is surely off the rollout's listing: its task runs, or it reached the build. */
+const OFF_THE_LISTING: ReadonlySet<CollectorState> = new Set([
+  'pending',
+  'progressing',
+  'verifying',
+  'succeeded',
+  'unhealthy',
+]);
+
+/**
+ * How many of the Collectors admitted during this walk have left its listing: at most all of
+ * them (a task may have been created for each), at least those whose records say a task runs or
+ * the build was reached. (A task that failed before its record says so has put its Collector
+ * back: the walk may then skip one Collector, which the next scan finds.)
+ */
+async function leftBounds(
+  store: CollectorStore,
+  rolloutId: string,
+  admitted: readonly number[],
+): Promise<LeftBounds> {
+  if (admitted.length === 0) return { atMost: 0, atLeast: 0 };
+  const records = await store.getMany(rolloutId, admitted);
+  let atLeast = 0;
+  for (const r of records.values()) if (OFF_THE_LISTING.has(r.state)) atLeast++;
+  return { atMost: admitted.length, atLeast };
 }
 
 /**

@@ -52,6 +52,44 @@ describe('read operations', () => {
     expect(operations.filter((o) => o.endpoint === 'list')).toHaveLength(Math.ceil(direct.length / 100));
   });
 
+  it('walks a live listing whose Collectors leave it as their tasks start, skipping none of the rest', async () => {
+    // 60 Collectors, pages of 10; after each page, tasks start for its first three: they leave
+    // the listing, and every later Collector moves forward by three.
+    const t = await startTestSimulator(testFleet({ generate: { count: 60, seed: 5, offlineRatio: 0 } }));
+    const { client } = createTestClient(t.sim.baseUrl);
+    const walk = async (tellLeft: boolean) => {
+      const listed = (await listCollectors(t, 'limit=1000')).filter((c) => c.alive).map((c) => c.id);
+      let started = 0;
+      const seen = new Set<number>();
+      for await (const page of client.collectorPages({
+        limit: 10,
+        ...(tellLeft ? { left: async () => ({ atMost: started, atLeast: started }) } : {}),
+      })) {
+        for (const c of page) seen.add(c.id);
+        for (const c of page.filter((c) => c.alive && listed.includes(c.id)).slice(0, 3)) {
+          const r = await client.createTask({ collectorId: c.id });
+          if (r.kind === 'created') started++;
+        }
+      }
+      return { listed, missed: listed.filter((id) => !seen.has(id)), started };
+    };
+    // Told how many left, the walk steps back by as many and misses nobody.
+    const told = await walk(true);
+    expect(told.started).toBeGreaterThan(10);
+    expect(told.missed).toEqual([]);
+    // Not told (the walk before this change), it skips three Collectors per page.
+    const t2 = await startTestSimulator(testFleet({ generate: { count: 60, seed: 5, offlineRatio: 0 } }));
+    const { client: other } = createTestClient(t2.sim.baseUrl);
+    const listed = (await listCollectors(t2, 'limit=1000')).filter((c) => c.alive).map((c) => c.id);
+    const seen = new Set<number>();
+    for await (const page of other.collectorPages({ limit: 10 })) {
+      for (const c of page) seen.add(c.id);
+      for (const c of page.filter((c) => c.alive && listed.includes(c.id)).slice(0, 3))
+        await other.createTask({ collectorId: c.id });
+    }
+    expect(listed.filter((id) => !seen.has(id)).length).toBeGreaterThan(5);
+  });
+
   it('lists for a downgrade target with toVersion', async () => {
     const t = await startTestSimulator();
     const { client } = createTestClient(t.sim.baseUrl);
