@@ -176,7 +176,7 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       .description(
         'running: admitting and upgrading; converged: every selected Collector has an outcome; ' +
           'paused by an operator or because its policy is disabled or removed (nothing new starts); ' +
-          'halted: the failure gate stopped admissions until `fleet-upgrade resume`; ' +
+          'halted: the failure gate (or a failed analysis) stopped admissions until `fleet-upgrade resume` (an edit of the policy does not release it); ' +
           'aborted: nothing more starts, ever; superseded: a newer target took over.',
       )
       .datasource(DS)
