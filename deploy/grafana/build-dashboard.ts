@@ -6,7 +6,7 @@
  * (deploy/grafana/dashboards/fleet-upgrade.json, provisioned as is); a unit test regenerates it
  * and fails when the two differ. Regenerate after an edit:
  *   npx tsx deploy/grafana/build-dashboard.ts
- * The queries and their reasons are in dashboard-queries.ts; README.md ("Deploying and watching") says what each panel
+ * The queries and their reasons are in dashboard-queries.ts; docs/metrics.md says what each panel
  * means.
  */
 import { writeFileSync } from 'node:fs';

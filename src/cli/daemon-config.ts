@@ -65,9 +65,9 @@ export const DaemonConfigFile = z.strictObject({
       accessKeyFile: z.string().optional(),
     })
     .optional(),
-  /** Webhook notifications of rollout events (src/notify, README "Notifications"). */
+  /** Webhook notifications of rollout events (src/notify, docs/notifications.md). */
   webhooks: WebhookListFile.optional(),
-  /** The HTTP control API's token is read from this file (README "HTTP control API"). */
+  /** The HTTP control API's token is read from this file (docs/http-api.md). */
   controlTokenFile: z.string().min(1).optional(),
   controlToken: z
     .never({

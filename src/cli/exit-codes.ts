@@ -1,4 +1,4 @@
-/** Exit codes that scripts can rely on (documented in README.md). */
+/** Exit codes that scripts can rely on (documented in docs/operations.md). */
 export const EXIT = {
   ok: 0,
   /** A runtime failure: the service, Redis or the network failed in a way we could not recover from. */

@@ -1,5 +1,5 @@
 /**
- * The signature of a webhook request, as documented in the README ("Notifications"):
+ * The signature of a webhook request, as documented in docs/notifications.md:
  *
  *   X-Fleet-Upgrade-Timestamp: <unix seconds when this attempt was sent>
  *   X-Fleet-Upgrade-Signature: sha256=<hex of HMAC-SHA256(secret, timestamp + "." + body)>

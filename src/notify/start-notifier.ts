@@ -2,7 +2,7 @@
  * Webhook notifications: every `run` process delivers the outbox (the stream that
  * `EventLog.record` writes) to each configured webhook, at least once, through one consumer group
  * per webhook in which the process is one consumer. See webhook-consumer.ts for one webhook's
- * delivery and the README ("Notifications") for what receivers get.
+ * delivery and docs/notifications.md for what receivers get.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

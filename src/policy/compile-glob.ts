@@ -8,7 +8,7 @@
  * (name length + 1) × `size` steps, whatever the pattern. Braces do not multiply: `{a,b}` is one
  * branch point, not a copy of the rest of the pattern per alternative.
  *
- * The syntax is the documented one (README "Selections"), case-insensitive:
+ * The syntax is the documented one (docs/policy.md "Selections"), case-insensitive:
  *   `*` any text (also `.` and `/`), `?` one character, `[abc]`, `[a-z]`, `[!a]` or `[^a]` (`]`
  *   first is literal), `{web,api}` alternatives (nested; without a comma the braces are text),
  *   `\` escapes the next character. Every other character matches itself.

@@ -2,7 +2,7 @@
  * The rollout policy file (config/policies/*.yaml, one policy per file): which Collectors, which
  * build, and how fast and how carefully to move them. Every object is strict, so a misspelt field
  * is an error that names it. Durations are written like `90s`, `10m`, `2h` and held here in
- * milliseconds. Each field's default is stated on it and in README.md ("Rollout policies").
+ * milliseconds. Each field's default is stated on it and in docs/policy.md.
  */
 import { z } from 'zod';
 import { isBuildVersion } from '../lib/version.js';

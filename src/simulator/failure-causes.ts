@@ -2,7 +2,7 @@
  * Why a simulated task fails, and how likely it is to fail: the failure ratio of a Collector's
  * task (a bad build for one cohort replaces the global ratio) and the cause of a failure with its
  * message. The messages are fixed strings, one family per cause, so that a client can classify
- * them by pattern; README.md "Fleet file" lists them.
+ * them by pattern; docs/simulator.md "Fleet file" lists them.
  */
 import type { Random } from '../lib/random.js';
 import type { Behaviour, FailureCause } from './schema.js';

@@ -1,7 +1,7 @@
 /**
  * The fleet file: what a simulated Collector Upgrade Service holds (builds, users, Collectors)
  * and how it behaves (upgrade durations, failures, faults). Every duration and rate is in
- * simulated time. Names are fixed by issue #2; see README.md "Fleet file" for each field.
+ * simulated time. Names are fixed by issue #2; see docs/simulator.md "Fleet file" for each field.
  */
 import { z } from 'zod';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
