@@ -1,6 +1,6 @@
 /**
  * The HTTP policy of the client, in one place. One call moves through:
- *   budget (lease + slot) → send → answer?
+ *   budget (lease + slot) → the caller's `beforeSend` → send → answer?
  *     301 moved   → resolve the deployment's base URL once (only to the service's own hosts,
  *                   redirect-target.ts), remember it, send again at once
  *     429 / 5xx   → (429: tell the budget) back off with full jitter, honour Retry-After (capped
@@ -32,6 +32,12 @@ export interface CallSpec {
   /** False for a create: a failure after sending is reported as ambiguous, never retried. */
   idempotent: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * Called for each attempt once the budget allows it, right before it is sent: a create's
+   * record says `creating` only while its request may be on its way, not while it waits for the
+   * budget. A rejection ends the call with that error; nothing is sent.
+   */
+  beforeSend?: (() => Promise<void>) | undefined;
 }
 
 export type CallResult =
@@ -117,6 +123,14 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
       const sentBase = base;
       const url = buildUrl(sentBase, spec.path, spec.query);
       const lease = await acquire(spec);
+      if (spec.beforeSend) {
+        try {
+          await spec.beforeSend();
+        } catch (err) {
+          await lease.release();
+          throw err;
+        }
+      }
       const t0 = performance.now();
       let answer: HttpAnswer | undefined;
       let failure: TransportError | undefined;

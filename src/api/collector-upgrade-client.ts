@@ -80,9 +80,14 @@ export interface CollectorUpgradeClient {
    */
   collectorPages(params?: CollectorPagesParams): AsyncGenerator<Collector[]>;
   listTargets(signal?: AbortSignal): Promise<BuildTarget[]>;
+  /**
+   * `beforeSend` runs before each attempt is sent, once the API budget allows it (the worker
+   * records `creating` there); when it rejects, nothing is sent and the call rejects with it.
+   */
   createTask(
     input: { collectorId: number; toVersion?: string },
     signal?: AbortSignal,
+    beforeSend?: () => Promise<void>,
   ): Promise<CreateTaskResult>;
   getTask(taskId: string | number, signal?: AbortSignal): Promise<TaskStatusResult>;
   /** The base URL in use (after a deployment redirect, the one it pointed to). */
@@ -187,7 +192,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
         const r = await get(spec, Targets);
         return { ...r, value: r.value.targets };
       }),
-    createTask: (input, signal) =>
+    createTask: (input, signal, beforeSend) =>
       operation<CreateTaskResult>('create', async () => {
         const body = input.toVersion === undefined ? { collectorId: input.collectorId } : { ...input };
         const spec: CallSpec = {
@@ -197,6 +202,7 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
           body,
           idempotent: false,
           signal,
+          beforeSend,
         };
         const r = await caller.call(spec);
         const base = { attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };

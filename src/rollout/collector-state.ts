@@ -15,7 +15,6 @@
  *                 │   (not alive, error answers)    │     not_alive ◄──┘ (attempts spent)
  *                 │                                 ▼
  *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out
- *                 │                                 └─no_task (offered again, no task was ever shown)─► waiting_retry
  *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
  *   queued, waiting_retry, admitted ──abort──► aborted
  *   failed, timed_out, not_alive, error, rejected ──operator_retry──► waiting_retry
@@ -27,9 +26,12 @@
  * - `attempts` (creates sent) never goes down;
  * - the counts per state equal the records;
  * - only `send` creates a task, `send` only leaves `admitted`, and `admitted` is reached only
- *   through the one admitter from a state in which the service has shown that no task runs:
- *   so a Collector never gets a second task in one rollout unless the service shows that none
- *   runs and the build was not reached, or an operator asks for it (`retry`).
+ *   through the one admitter from a state in which the service has answered that the create
+ *   made no task (not alive, an error answer) or the withdrawn create was never sent: so a
+ *   Collector never gets a second task in one rollout unless its failure's class asks for a new
+ *   attempt (`cause_retry`) or an operator does (`retry`). A create whose answer was lost goes to
+ *   `reconciling`, and nothing leads from there to a new attempt: "no task runs now" (the
+ *   listing offers it again) does not prove that none ran.
  */
 
 /** Every state, in the order `status` and the metrics show them. */
@@ -327,11 +329,6 @@ export type CollectorEvent =
   | { type: 'quarantine'; message: string }
   | { type: 'failed'; message: string; status?: number; failureClass?: string }
   | { type: 'timed_out'; message: string; status?: number }
-  /**
-   * The listing offers a reconciling Collector again (no task runs, the build was not reached)
-   * and no task was ever shown to exist: a new attempt is allowed, through the admitter.
-   */
-  | { type: 'no_task'; message: string }
   /** A scan lists a not_alive Collector alive again. */
   | { type: 'seen_alive' }
   /** A newer rollout of the policy took over. */
@@ -399,7 +396,6 @@ export const TRANSITIONS: readonly (readonly [
   ['pending', 'timed_out', 'timed_out'],
   ['progressing', 'timed_out', 'timed_out'],
   ['reconciling', 'timed_out', 'timed_out'],
-  ['reconciling', 'no_task', 'waiting_retry'],
   ['not_alive', 'seen_alive', 'queued'],
   ['queued', 'supersede', 'skipped'],
   ['waiting_retry', 'supersede', 'skipped'],
@@ -543,13 +539,6 @@ export function transition(
       return final('rejected', event.message);
     case 'task_unknown':
       return to('reconciling', { reconcilingSince: now, taskProven: event.proven, message: event.message });
-    case 'no_task':
-      return to('waiting_retry', {
-        reconcilingSince: undefined,
-        taskProven: undefined,
-        message: event.message,
-        ...retryAt(0),
-      });
     case 'status':
       return to(event.status === 6 ? 'progressing' : 'pending', {
         lastStatus: event.status,

@@ -2,11 +2,14 @@
  * Resolution of Collectors in `reconciling`: the service holds (or held) a task for them whose id
  * we do not know, so only the listings tell what became of it:
  * - offered again for the build, on a page requested after it went to reconciling: no task runs
- *   and the build was not reached. When the service had shown that a task ran
- *   (collector.in.upgrading, a task id it later did not know) → `failed`: a new attempt is the
- *   operator's to ask for, never ours (no second task in one rollout). When no task was ever
- *   shown (a create that went unanswered) → `waiting_retry`: the admitter tries again (in a
- *   superseded rollout → `skipped`: the newer rollout takes the Collector);
+ *   now and the build was not reached → `failed`: a new attempt is the operator's to ask for,
+ *   never ours (no second task in one rollout). That holds when no task was ever shown too (a
+ *   create that went unanswered): "offered again" cannot tell a create that made no task from
+ *   one whose task has already ended short of the build (a quick failure), since the service
+ *   reads a task only by the id we never got. Sending again on that evidence gave Collectors a
+ *   second task (the chaos test of issue 12). Such a create is rare: `creating` is written only
+ *   once the request may go out (create-task-step.ts). In a superseded rollout → `skipped`: the
+ *   newer rollout takes the Collector;
  * - on the build (seen through another build's listing) → `succeeded` (`verifying` first when the
  *   policy verifies successes);
  * - neither, past the local deadline of its task → `timed_out`.
@@ -22,6 +25,10 @@ export interface ReconcileDeps extends ScanDeps {
   logger: Logger;
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
+
+/** Why a Collector whose create went unanswered ends `failed` when the listing offers it again. */
+export const UNANSWERED_CREATE =
+  'its create went unanswered and the listing offers it again: either no task was made or it ended without reaching the build, which the service cannot tell; not sent again, so that it never gets a second task in this rollout (`fleet-upgrade retry` sends a new one)';
 
 /** The local deadline of a task of unknown id: the task's timeout after its earliest possible start. */
 export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): number {
@@ -71,11 +78,12 @@ export async function reconcileUnknownTasks(
   for (const r of open) {
     let t: ReturnType<typeof transition> | undefined;
     if (offered(r) && !r.taskProven) {
-      const message = 'the listing offers it again: the unanswered create made no task that runs';
       // A superseded rollout makes no new attempt: the newer one upgrades the Collector.
       t = transition(
         r,
-        rollout.phase === 'superseded' ? { type: 'supersede', message } : { type: 'no_task', message },
+        rollout.phase === 'superseded'
+          ? { type: 'supersede', message: 'the listing offers it again: no task of this rollout runs' }
+          : { type: 'failed', message: `${r.message ? `${r.message}; ` : ''}${UNANSWERED_CREATE}` },
         ctx,
       );
     } else if (offered(r)) {

@@ -1,6 +1,8 @@
 /**
- * The create step: `admitted` → `creating` (written with the time it is sent) → the service's
- * answer, turned into an event of the Collector's state machine:
+ * The create step: `admitted` → `creating` (written with the time it is sent, once the API budget
+ * lets it go: while it waits for the budget it stays `admitted`, so a process killed then leaves
+ * no create of unknown outcome) → the service's answer, turned into an event of the Collector's
+ * state machine:
  * - 202 with a task id → `created` (pending);
  * - collector.not.alive → `not_alive` (waits for a retry, or ends not_alive);
  * - collector.in.upgrading, a 202 whose id cannot be read, or no answer twice → `task_unknown`
@@ -33,14 +35,35 @@ export function pollDelay(ctx: StepContext, elapsedMs: number): number {
   });
 }
 
+/** `creating` could not be written (the record moved on): the create is not sent. */
+class CreateNotSent extends Error {}
+
 export async function createTaskStep(ctx: StepContext, resend: boolean): Promise<Step> {
   const { deps, record, log } = ctx;
-  if (!(await ctx.apply({ type: resend ? 'resend' : 'send' }))) return done;
   const counters = { createRequests: 1 };
+  // Before each attempt goes out: `send` from admitted, `resend` (the time it is sent) after.
+  const beforeSend = async () => {
+    const event = ctx.record.state === 'admitted' ? 'send' : 'resend';
+    if (!(await ctx.apply({ type: event }))) throw new CreateNotSent();
+  };
   let result: CreateTaskResult;
   try {
-    result = await deps.api.createTask({ collectorId: record.id, toVersion: record.to });
+    result = await deps.api.createTask(
+      { collectorId: record.id, toVersion: record.to },
+      undefined,
+      beforeSend,
+    );
   } catch (err) {
+    if (err instanceof CreateNotSent) return done;
+    const budget = err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET';
+    if (ctx.record.state === 'admitted' && (err instanceof ApiError || budget)) {
+      // The API budget did not let it go: nothing was sent. Back to the admitter.
+      await ctx.apply(
+        { type: 'withdraw', message: `the create was not sent: ${(err as Error).message}` },
+        { retryReason: err instanceof ApiError ? retryReasonOf(err) : 'network' },
+      );
+      return done;
+    }
     if (err instanceof ApiError) {
       if (err.status !== undefined && err.status >= 200 && err.status < 300) {
         // The service took the create but its answer cannot be read: a task runs whose id we lack.

@@ -7,12 +7,12 @@
  * slot, so that a few workers follow thousands of running upgrades. Any other state is someone
  * else's (the admitter's, the scheduler's listings) or final: the job ends.
  *
- * Crash safety: `creating` is written, with the time it is sent, before each create, and the task
- * id right after, so a process killed at any instant leaves a record that says what may have
- * happened. A `creating` record found soon after its create was sent is sent again (the service
- * judges: `collector.in.upgrading` means the first one took); found later, it goes to
- * `reconciling` and the scheduler resolves it from the listings, so that no Collector gets a
- * second task unless the service shows none is running.
+ * Crash safety: `creating` is written, with the time it is sent, right before each create goes
+ * out (once the API budget lets it), and the task id right after, so a process killed at any
+ * instant leaves a record that says what may have happened. A `creating` record found soon after
+ * its create was sent is sent again (the service judges: `collector.in.upgrading` means the
+ * first one took); found later, it goes to `reconciling` and the scheduler resolves it from the
+ * listings, never by sending it again: no Collector gets a second task.
  */
 import type { UpgradeJobData } from '../queue/upgrade-job.js';
 import { ownerOf } from '../rollout/collector-state.js';

@@ -200,10 +200,10 @@ describe('startUpgradeWorker', () => {
     let creates = 0;
     // The real client, watched: when each create and status read was sent (clock time).
     const api: ProcessorDeps['api'] = {
-      createTask: (input, signal) => {
+      createTask: (input, signal, beforeSend) => {
         creates++;
         createdAt = clock.now();
-        return client.createTask(input, signal);
+        return client.createTask(input, signal, beforeSend);
       },
       getTask: (id, signal) => {
         reads.push(clock.now() - createdAt);

@@ -94,7 +94,6 @@ const ev = {
   succeeded: { type: 'succeeded', status: 2 },
   failed: { type: 'failed', message: 'disk full', status: 3 },
   timedOut: { type: 'timed_out', message: 'no final status in 35m' },
-  noTask: { type: 'no_task', message: 'offered again by the listing' },
   seenAlive: { type: 'seen_alive' },
   supersede: { type: 'supersede', message: 'a newer build' },
   abort: { type: 'abort', message: 'rollout aborted (by ops)' },
@@ -510,7 +509,6 @@ describe('CollectorStore: moves, compare-and-set and counts', () => {
       ev.succeeded,
       ev.failed,
       ev.timedOut,
-      ev.noTask,
       ev.seenAlive,
       ev.supersede,
       ev.admitIn(0),
@@ -738,7 +736,7 @@ describe('CollectorStore: in-flight slots', () => {
       ['pending', ev.succeeded],
       ['progressing', ev.failed],
       ['pending', ev.timedOut],
-      ['reconciling', ev.noTask],
+      ['reconciling', ev.timedOut],
       ['reconciling', ev.succeeded],
       ['reconciling', ev.supersede],
     ];
@@ -888,7 +886,8 @@ describe('CollectorStore: indexes and candidates', () => {
     for (const e of [ev.admit, ev.send, ev.notAlive]) await step(s.store, ROLLOUT, 2, e, { now: T0 + 200 });
     for (const e of [ev.admit, ev.send, ev.unknown]) await step(s.store, ROLLOUT, 3, e, { now: T0 + 300 });
     for (const e of [ev.admit, ev.send, ev.unknown]) await step(s.store, ROLLOUT, 5, e, { now: T0 + 400 });
-    await step(s.store, ROLLOUT, 5, ev.noTask, { now: T0 + 500 });
+    await step(s.store, ROLLOUT, 5, ev.timedOut, { now: T0 + 450 });
+    await step(s.store, ROLLOUT, 5, ev.retry, { now: T0 + 500 });
     for (const e of [ev.admit, ev.withdraw, ev.admit]) await step(s.store, ROLLOUT, 6, e, { now: T0 + 600 });
     expect(await s.store.counts(ROLLOUT)).toEqual({
       waiting_retry: 3,

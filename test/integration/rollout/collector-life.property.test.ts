@@ -13,7 +13,8 @@
  * - every task the service runs belongs to a Collector in a slot state (so the service never runs
  *   more than maxInFlight tasks of the rollout);
  * - no second task for a Collector in one rollout unless the service showed, after the first,
- *   that none runs and the build was not reached (the listing, or the task's failed status).
+ *   that it failed (its status: a failure class that retries), or an operator asked. The listing
+ *   offering it again is no such proof: the first task may have run and ended (issue 12).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -70,7 +71,8 @@ type CreateAnswer =
   | 'lost_before'
   | 'unreadable'
   | 'crash_after'
-  | 'crash_before';
+  | 'crash_before'
+  | 'crash_waiting';
 type StatusAnswer = 'honest' | 'not_found' | 'transient' | 'unreadable';
 /** Failure messages of the classes the policy below retries, puts on the worklist, or fails. */
 const FAILURE_MESSAGES = {
@@ -122,6 +124,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
         'unreadable',
         'crash_after',
         'crash_before',
+        'crash_waiting',
       ),
       status: fc.constantFrom<StatusAnswer>(
         'honest',
@@ -252,7 +255,9 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
   function createOnService(i: number): string {
     const c = sc(i);
     if (c.tasksCreated >= 1 && !c.shownFree)
-      throw new Violation(`a second task for Collector ${i} without the listing showing none runs`);
+      throw new Violation(
+        `a second task for Collector ${i} without its first task shown failed or an operator’s retry`,
+      );
     const taskId = String(nextTask++);
     c.task = { id: taskId, createdAt: clock.now(), status: 0, message: '' };
     c.tasksCreated++;
@@ -267,7 +272,10 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
   }): Pick<CollectorUpgradeClient, 'createTask' | 'getTask'> {
     let sent = 0;
     return {
-      async createTask({ collectorId }): Promise<CreateTaskResult> {
+      async createTask({ collectorId }, _signal, beforeSend): Promise<CreateTaskResult> {
+        // Killed while the create waits for the API budget: nothing was written, nothing sent.
+        if (answer.create === 'crash_waiting' && sent === 0) throw new Error('process killed');
+        await beforeSend?.();
         sent++;
         const c = sc(collectorId);
         if (running(c))
@@ -302,6 +310,7 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
             createOnService(collectorId);
             throw new Error('process killed');
           case 'crash_before':
+          case 'crash_waiting':
             throw new Error('process killed');
         }
       },
@@ -351,7 +360,6 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
       for (const i of IDS) {
         const c = sc(i);
         if (running(c) || c.version === params?.toVersion) continue;
-        if (params?.toVersion === TO) c.shownFree = true;
         if (c.running && c.alive) c.lastSeenAlive = clock.now();
         page.push({
           id: i,
@@ -671,6 +679,30 @@ const EXAMPLES: Action[][] = [
     { kind: 'scan' },
     { kind: 'admit' },
     { kind: 'step', id: 1, create: 'created', status: 'honest' },
+  ],
+  // Killed after the create took; the task fails quickly; the job is taken up after the
+  // ambiguity window and the listing offers it again: failed, never sent again (issue 12).
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 1, create: 'crash_after', status: 'honest' },
+    { kind: 'advance', ms: 20_000 },
+    { kind: 'taskEnds', id: 1, ok: false, cause: 'disk' },
+    { kind: 'advance', ms: 60_000 },
+    { kind: 'step', id: 1, create: 'created', status: 'honest' },
+    { kind: 'advance', ms: 1_000 },
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 1, create: 'created', status: 'honest' },
+  ],
+  // Killed while the create waited for the API budget: nothing was sent; sent once taken up again.
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 2, create: 'crash_waiting', status: 'honest' },
+    { kind: 'advance', ms: 60_000 },
+    { kind: 'step', id: 2, create: 'created', status: 'honest' },
+    { kind: 'complete', id: 2, ok: true, cause: 'other' },
   ],
   // collector.in.upgrading, then the task ends without the build: failed, never a second task.
   [

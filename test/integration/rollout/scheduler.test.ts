@@ -11,7 +11,7 @@ import type { BuildTarget } from '../../../src/api/index.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { jobIdOf } from '../../../src/queue/upgrade-job.js';
 import { readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
-import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
+import { reconcileUnknownTasks, UNANSWERED_CREATE } from '../../../src/rollout/reconcile-unknown-tasks.js';
 import {
   BUILD,
   collector,
@@ -217,7 +217,7 @@ describe('tasks of unknown id, resolved from the listings', () => {
     expect((await s.record(71)).state).toBe('failed');
   });
 
-  it('an unanswered create that made no task: back to wait for a retry through the admitter', async () => {
+  it('an unanswered create, offered again: failed, never sent again (its task may have run and ended)', async () => {
     const s = await setup();
     await s.tick();
     await s.seed(72, 'creating');
@@ -226,8 +226,12 @@ describe('tasks of unknown id, resolved from the listings', () => {
     s.clock.advance(MINUTE);
     await s.tick();
     const r = await s.record(72);
-    // Waiting for a retry (due at once), then admitted again in the same tick.
-    expect(r).toMatchObject({ state: 'admitted', admissions: 2 });
+    expect(r).toMatchObject({ state: 'failed', admissions: 1, attempts: 1 });
+    expect(r.message).toBe(`no answer; ${UNANSWERED_CREATE}`);
+    expect(await s.slots()).toEqual([]);
+    s.clock.advance(10 * MINUTE);
+    await s.tick();
+    expect(await s.record(72)).toMatchObject({ state: 'failed', admissions: 1 });
   });
 
   it('seen on the build through another build’s listing: verified as a success; neither seen past the deadline: timed_out', async () => {

@@ -722,6 +722,40 @@ describe('processUpgrade: creates of unknown outcome', () => {
     expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(2);
   });
 
+  // Issue 12: `creating` was written before the create waited for the API budget, so a process
+  // killed while it waited left a create of unknown outcome that had never been sent.
+  it('writes creating only once the budget lets the create go; a budget that never does leaves it admitted, withdrawn', async () => {
+    const seen: string[] = [];
+    let budgetRefuses = true;
+    const h = await harness({
+      api: (real) => ({
+        createTask: async (input, signal, beforeSend) => {
+          if (budgetRefuses)
+            throw new ApiError('rate_limited', 'POST collectors/upgrades: no API budget within 120 s', {
+              endpoint: 'create',
+              attempts: 0,
+            });
+          return real.createTask(input, signal, async () => {
+            await beforeSend?.();
+            seen.push((await h.record(C.web1)).state);
+          });
+        },
+        getTask: (id, signal) => real.getTask(id, signal),
+      }),
+    });
+    await h.seed(C.web1);
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(await h.record(C.web1)).toMatchObject({ state: 'waiting_retry', attempts: 0, transientErrors: 0 });
+    expect(h.events.retries).toEqual(['rate_limited']);
+    expect(await h.slots()).toEqual([]);
+    budgetRefuses = false;
+    expect(await h.admit()).toEqual([C.web1]);
+    expect((await h.step(C.web1)).kind).toBe('delay');
+    expect(seen).toEqual(['creating']);
+    expect(await h.record(C.web1)).toMatchObject({ state: 'pending', attempts: 1 });
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
+  });
+
   it('a 202 whose body cannot be read means a task runs whose id we lack: reconciling, never sent again', async () => {
     const h = await harness({
       baseUrl: async (t) =>
@@ -832,7 +866,7 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
   it('gives up reading a status that never comes only well past the deadline, as timed_out', async () => {
     const h = await harness({
       api: (real) => ({
-        createTask: (input, signal) => real.createTask(input, signal),
+        createTask: (input, signal, beforeSend) => real.createTask(input, signal, beforeSend),
         getTask: async () => {
           throw new ApiError('server', 'GET status answered 503', { endpoint: 'status', status: 503 });
         },

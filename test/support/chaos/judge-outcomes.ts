@@ -14,16 +14,23 @@
  * - rejected: no task, and the service refused a create with another code than not.alive.
  * A recorded task id must be the last task's. More than one task is a second task in one rollout.
  *
- * One case is reported apart, as `unknowable`, because the service never shows its truth: a
- * Collector whose create was carried out but whose answer was lost (a dropped connection, then
- * `collector.in.upgrading` when sent again) has a task whose id nobody knows. The interface
- * reads a task's status only by its id, and the listings show only that the Collector is not on
- * the build and no longer upgrading. So the deployment can tell "it did not reach the build"
- * (`failed`, with a message that says so) but not the service's message, nor whether the task
- * failed or was timed out. Such a record agrees only as far as that: the last task did not
- * succeed, and the Collector is not on the build; anything else is a mismatch.
+ * Two cases are reported apart, as `unknowable`, because the service never shows its truth. The
+ * interface reads a task's status only by its id, and the listings show only that a Collector is
+ * not on the build and not upgrading now.
+ * - A create that was carried out but whose answer was lost (a dropped connection, then
+ *   `collector.in.upgrading` when sent again) has a task whose id nobody knows: the deployment
+ *   can tell "it did not reach the build" (`failed`, saying so) but not the service's message,
+ *   nor whether the task failed or was timed out.
+ * - A create whose answer was lost and that the service never showed to have made a task (the
+ *   process was killed while it was on its way, or two answers in a row were lost) cannot be
+ *   told from one whose task already ended short of the build. The deployment ends it `failed`
+ *   (reconcile-unknown-tasks.ts, UNANSWERED_CREATE) rather than risk a second task; the truth
+ *   is either no task, or one that did not reach the build.
+ * Such records agree only as far as that: no task succeeded, and the Collector is not on the
+ * build; anything else is a mismatch.
  */
 import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
+import { UNANSWERED_CREATE } from '../../../src/rollout/reconcile-unknown-tasks.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 
 export type SimView = ReturnType<typeof simCollectorRecord>;
@@ -97,6 +104,16 @@ function judgeOne(r: CollectorRecord, c: SimView): { why: string; unknowable?: b
     case 'succeeded':
       return last?.result === 'succeeded' && c.version === r.to ? undefined : bad('not a success');
     case 'failed':
+      if (r.message?.includes(UNANSWERED_CREATE) && r.taskId === undefined) {
+        if (c.tasks.length > 1 || last?.result === 'succeeded' || last?.result === null || c.version === r.to)
+          return bad('a create said to have made no task, or one that ended short of the build');
+        return {
+          why: last
+            ? `the service ${last.result === 'timedOut' ? 'timed out' : 'failed'} task ${last.id}, whose create's answer was lost`
+            : 'the service made no task: the lost create never reached it',
+          unknowable: true,
+        };
+      }
       if (r.message?.includes(UNKNOWN_ID_ENDED) && r.taskId === undefined) {
         if (!last || last.result === 'succeeded' || last.result === null || c.version === r.to)
           return bad('a task of unknown id said to have ended short of the build');

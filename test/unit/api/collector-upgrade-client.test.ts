@@ -206,6 +206,43 @@ describe('create', () => {
       attempts: 3,
     });
   });
+
+  it('runs beforeSend after the budget let each attempt go and before it is sent; a rejection sends nothing', async () => {
+    const order: string[] = [];
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 0 });
+    const acquire = budget.acquire.bind(budget);
+    budget.acquire = async (signal) => {
+      order.push('budget');
+      return acquire(signal);
+    };
+    const t = setup(
+      [
+        () => {
+          order.push('sent');
+          return legacy(503, 'service.unavailable');
+        },
+        () => {
+          order.push('sent');
+          return json(202, { id: 9 });
+        },
+      ],
+      { budget },
+    );
+    const before = async () => {
+      order.push('beforeSend');
+    };
+    expect(await t.client.createTask({ collectorId: 1 }, undefined, before)).toMatchObject({
+      kind: 'created',
+    });
+    expect(order).toEqual(['budget', 'beforeSend', 'sent', 'budget', 'beforeSend', 'sent']);
+    const refusing = async () => {
+      throw new Error('the record moved on');
+    };
+    await expect(t.client.createTask({ collectorId: 1 }, undefined, refusing)).rejects.toThrow(
+      'the record moved on',
+    );
+    expect(t.requests).toHaveLength(2);
+  });
 });
 
 describe('status', () => {

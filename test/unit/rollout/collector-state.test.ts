@@ -194,7 +194,6 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
     { type: 'failed', message: 'failed (listing)' },
   ],
   timed_out: [{ type: 'timed_out', message: 'no final status in 35m' }],
-  no_task: [{ type: 'no_task', message: 'listed again, no task runs' }],
   seen_alive: [{ type: 'seen_alive' }],
   supersede: [{ type: 'supersede', message: 'superseded by a newer rollout' }],
   abort: [{ type: 'abort', message: 'rollout aborted (by ops@host)' }],
@@ -807,16 +806,17 @@ describe('admission, creates and tasks', () => {
     }
   });
 
-  it('no_task, only from reconciling: waiting_retry at once, the reconciliation cleared', () => {
-    const r = move(record('reconciling', { taskProven: false, reconcilingSince: NOW - 1 }), {
-      type: 'no_task',
-      message: 'listed again',
-    });
-    expect(r).toMatchObject({ state: 'waiting_retry', nextAttemptAt: NOW, message: 'listed again' });
-    expect(r.taskProven).toBeUndefined();
-    expect(r.reconcilingSince).toBeUndefined();
-    for (const s of COLLECTOR_STATES.filter((x) => x !== 'reconciling'))
-      expect(transition(record(s), { type: 'no_task', message: 'x' }, ctx()).ok, s).toBe(false);
+  it('nothing leads from reconciling to a new attempt: a lost create is never sent again', () => {
+    for (const proven of [true, false]) {
+      const from = record('reconciling', { taskProven: proven, reconcilingSince: NOW - 1 });
+      for (const event of ALL_EVENTS) {
+        const t = transition(from, event, ctx());
+        if (t.ok)
+          expect(['waiting_retry', 'admitted', 'queued', 'creating'], event.type).not.toContain(
+            t.move.next.state,
+          );
+      }
+    }
   });
 
   it('rejected is final with the vendor’s message', () => {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type CollectorRecord, newRecord } from '../../../src/rollout/collector-state.js';
+import { UNANSWERED_CREATE } from '../../../src/rollout/reconcile-unknown-tasks.js';
 import { TaskStatus } from '../../../src/simulator/types.js';
 import { judgeOutcomes, type SimView } from '../../support/chaos/judge-outcomes.js';
 
@@ -142,6 +143,18 @@ describe('judgeOutcomes', () => {
       [1, "the service timed it out; task 11's id was never answered"],
     ]);
     expect(j.mismatches.map((m) => m.id)).toEqual([2]);
+  });
+
+  it('an unanswered create that was not sent again: unknowable with no task or one short of the build', () => {
+    const message = `no answer; ${UNANSWERED_CREATE}`;
+    const j = judge([
+      [record(1, { state: 'failed', message }), sim(1, {})],
+      [record(2, { state: 'failed', message }), sim(2, { tasks: [task(12, 'failed', 'disk')] })],
+      [record(3, { state: 'failed', message }), sim(3, { version: TO, tasks: [task(13, 'succeeded')] })],
+      [record(4, { state: 'failed', message }), sim(4, { tasks: [task(14, null)] })],
+    ]);
+    expect(j.unknowable.map((u) => u.id)).toEqual([1, 2]);
+    expect(j.mismatches.map((m) => m.id)).toEqual([3, 4]);
   });
 
   it('counts second tasks, Collectors without an outcome and without a record', () => {
