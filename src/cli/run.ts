@@ -13,7 +13,7 @@ import { type DaemonFlags, loadDaemonConfig, MAX_TIME_SCALE } from './daemon-con
 import { EXIT } from './exit-codes.js';
 import { formatRolloutTable } from './format-status.js';
 import { intOption } from './simulate.js';
-import { startDaemon } from './start-daemon.js';
+import { type Daemon, startDaemon } from './start-daemon.js';
 import { createStopper, SIGNAL_EXIT } from './stop-on-signal.js';
 import { allSucceeded, watchRollouts } from './watch-rollouts.js';
 
@@ -93,20 +93,22 @@ export function runCommand(): Command {
     const policies = () => store.policies().map((l) => l.policy);
     // /readyz: 503 naming each invalid file, its line and reason (policy-problems.ts).
     const problems = () => policyProblems(store.status());
-    const daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
+    let daemon: Daemon | undefined;
     let finished = false;
     // Ctrl-C, SIGTERM: a bounded stop, the private Redis last; a second signal exits at once
     // (stop-on-signal.ts). Interrupted before its rollouts finished, `--once` exits 128 + the
-    // signal's number: 0 would tell a script that every Collector succeeded.
+    // signal's number: 0 would tell a script that every Collector succeeded. Listening before the
+    // daemon starts: a signal meanwhile exits, and the exit stops a private redis-server begun.
     const stopper = createStopper({
       logger,
       close: async () => {
         store.close();
-        return daemon.stop();
+        return daemon ? daemon.stop() : true;
       },
       exitCode: (signal, clean) =>
         flags.once && !finished ? SIGNAL_EXIT[signal] : clean ? EXIT.ok : EXIT.failure,
     });
+    daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
     if (!flags.once) {
       await stopper.signalled;
       return;

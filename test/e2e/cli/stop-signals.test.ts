@@ -3,10 +3,12 @@
  * `npm run build` first) against the simulator over HTTP: Ctrl-C as a terminal sends it (SIGINT
  * to the whole process group) and SIGTERM to the process stop it within seconds, exit 0, with the
  * private redis-server stopped last and the data folder left for the commands; a second Ctrl-C
- * ends it at once (130); and a stop whose Redis has gone away is bounded too (exit 1).
+ * ends it at once (130), as Ctrl-C does while it still waits for the data folder; and a stop
+ * whose Redis has gone away is bounded too (exit 1).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findExecutable } from '../../../src/lib/redis-server.js';
@@ -169,6 +171,32 @@ describe.skipIf(!canRun)('run stopped by a signal (private Redis)', () => {
     expect(ms).toBeLessThan(2000);
     expect(await serversGone(redisDir, 5000)).toEqual([]);
   }, 90_000);
+
+  it('Ctrl-C while run still waits for the data folder ends it at once, exit 0, no redis-server started', async () => {
+    harness = await startHarness({ fleet: fleet(), timeScale: 60, policy: { name: 'all' } });
+    const h = harness;
+    delete h.env.REDIS_URL;
+    const dataDir = h.env.FLEET_UPGRADE_DATA_DIR as string;
+    // A command (this test's process) holds the folder and never hands it over: run waits.
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(
+      join(dataDir, 'redis.lock'),
+      JSON.stringify({ pid: process.pid, role: 'command', name: 'status --watch', host: hostname() }),
+    );
+    h.env.LOG_LEVEL = 'info';
+    const run = spawnRun(h);
+    await until(
+      'the wait',
+      () => /waiting for a command to hand over/.test(run.output()),
+      20_000,
+      run.output,
+    );
+    process.kill(-(run.pid as number), 'SIGINT');
+    const { code, ms } = await timedExit(run, 20_000);
+    expect(code, run.output()).toBe(0);
+    expect(ms).toBeLessThan(3000);
+    expect(serversOn(join(dataDir, 'redis'))).toEqual([]);
+  }, 60_000);
 
   it('a stop whose Redis has gone away is bounded: exit 1 within the limit, saying so', async () => {
     const { h, run, server } = await startMidRollout();
