@@ -18,7 +18,7 @@ export function formatChaos(f: ChaosFigures, violations: readonly string[]): str
     ['outcomes', counts],
     ['Collectors whose create went unanswered, resolved from the listings', String(f.reconciled)],
     ['outcomes that differ from the simulator', String(j.mismatches.length)],
-    ['outcomes the service cannot tell (task id never answered)', String(j.unknowable.length)],
+    ['outcomes the service cannot tell (a create whose answer was lost)', String(j.unknowable.length)],
     ['Collectors without an outcome / without a record', `${j.notSettled.length} / ${j.missing.length}`],
     ['Collectors with more than one task', String(j.doubleTasks.length)],
     ['simulator maxConcurrentTasks / maxInFlight', `${f.maxConcurrentTasks} / ${o.maxInFlight}`],
