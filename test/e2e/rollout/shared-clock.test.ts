@@ -86,8 +86,14 @@ describe('processes of one deployment share one clock', () => {
       .filter((x) => x.why !== undefined);
     expect(wrong, `${run.output().slice(-2000)}`).toEqual([]);
     const states = new Set(records.map((r) => r.state));
-    // The fleet has failures and stuck tasks: the check covered every kind of outcome.
-    expect(states).toEqual(new Set(['succeeded', 'failed', 'timed_out']));
+    // The fleet has failures and stuck tasks: the check covered every kind of outcome. A failed
+    // task ends `failed`, or `manual` when its failure's cause goes to the worklist (the drawn
+    // failures get a drawn cause; 4 and 5 fail for sure).
+    expect(states.has('succeeded') && states.has('timed_out')).toBe(true);
+    expect(states.has('failed') || states.has('manual')).toBe(true);
+    expect([...states].filter((s) => !['succeeded', 'failed', 'manual', 'timed_out'].includes(s))).toEqual(
+      [],
+    );
     expect((await h.simStats()).maxConcurrentTasks).toBeLessThanOrEqual(maxInFlight);
     run.kill('SIGTERM');
     worker.kill('SIGTERM');
