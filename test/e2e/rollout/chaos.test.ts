@@ -8,8 +8,9 @@
  * never saw more than maxInFlight tasks at once, and the access key shows nowhere.
  */
 import { describe, expect, it } from 'vitest';
+import { chaosViolations } from '../../support/chaos/chaos-figures.js';
 import { formatChaos } from '../../support/chaos/format-chaos.js';
-import { chaosViolations, runChaos } from '../../support/chaos/run-chaos.js';
+import { runChaos } from '../../support/chaos/run-chaos.js';
 
 describe('chaos: SIGKILLs of every process and of Redis, with every fault of the service', () => {
   it('leaves every outcome equal to the simulator’s, one task per Collector, maxInFlight kept, no secret anywhere', async () => {

@@ -1,5 +1,5 @@
 /** The figures of a chaos run as a Markdown table, then the lists a reader needs to check them. */
-import type { ChaosFigures } from './run-chaos.js';
+import type { ChaosFigures } from './chaos-figures.js';
 
 export function formatChaos(f: ChaosFigures, violations: readonly string[]): string {
   const o = f.options;

@@ -110,7 +110,7 @@ function judgeOne(r: CollectorRecord, c: SimView): { why: string; unknowable?: b
         return {
           why: last
             ? `the service ${last.result === 'timedOut' ? 'timed out' : 'failed'} task ${last.id}, whose create's answer was lost`
-            : 'the service made no task: the lost create never reached it',
+            : `the service made no task for it (refusals: ${JSON.stringify(c.refusals.slice(-2))}; a 5xx or 429 is not recorded per Collector)`,
           unknowable: true,
         };
       }

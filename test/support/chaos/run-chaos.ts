@@ -17,7 +17,6 @@
  * deployment's time and the service's time are the same number: a record's times can be laid
  * next to the simulator's.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,92 +30,17 @@ import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
 import { type FleetStatus, readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
 import { startSimulator } from '../../../src/simulator/start-simulator.js';
 import { AofRedis, APPEND_FSYNC } from './aof-redis.js';
+import { type ChaosFigures, type ChaosOptions, chaosViolations } from './chaos-figures.js';
 import { CHAOS_TARGET, chaosFleet, chaosPolicy } from './chaos-fleet.js';
-import { CliProcess, type UnaskedExit } from './cli-process.js';
-import { type Judgement, judgeOutcomes, type SimView } from './judge-outcomes.js';
+import { CliProcess } from './cli-process.js';
+import { judgeOutcomes, type SimView } from './judge-outcomes.js';
+import { startKillLoop } from './kill-loop.js';
 import { startNoisyNeighbour } from './noisy-neighbour.js';
-import { type SecretFigures, SecretScanner } from './secret-scanner.js';
+import { runCli } from './run-cli.js';
+import { SecretScanner } from './secret-scanner.js';
 import { sleep } from './sleep.js';
 
 const CLI = join(import.meta.dirname, '..', '..', '..', 'bin', 'fleet-upgrade.js');
-
-export interface ChaosOptions {
-  /** Collectors in the simulated fleet. */
-  collectors: number;
-  /** SIGKILLs in all, the one of redis-server included. */
-  kills: number;
-  /** Simulated ms per real ms, for the simulator and the deployment. */
-  timeScale: number;
-  seed: number;
-  maxInFlight: number;
-  /** Mean real ms between two kills (each gap is drawn in [0.5, 1.5] × this). */
-  meanKillGapMs: number;
-  /** Longest real pause before a killed process (or Redis) is started again. Default 3000. */
-  maxRestartDelayMs?: number;
-  /** Real ms the rollout may take; past it the scenario stops and reports. */
-  deadlineMs: number;
-  workers?: number;
-  /** Real ms between two 429 bursts of the neighbour, and a burst's length. Default 7000 and 400. */
-  burstEveryMs?: number;
-  burstMs?: number;
-  /** Keep the folder of logs, Redis files and the policy (it is named in the figures). Default false. */
-  keepFiles?: boolean;
-  /** A line now and then while it runs. */
-  onProgress?: (line: string) => void;
-}
-
-export interface KillEvent {
-  /** Real ms since the processes started. */
-  atMs: number;
-  target: string;
-  pid?: number;
-  /** Real ms until it was started again. */
-  restartAfterMs: number;
-  /** Collectors with an outcome, of all, when it was killed. */
-  done: number;
-  total: number;
-}
-
-export interface ChaosFigures {
-  options: Omit<ChaosOptions, 'onProgress'>;
-  appendFsync: string;
-  converged: boolean;
-  /** Collectors in the simulator's fleet, and those the rollout took (not on the build, installed). */
-  fleet: number;
-  expected: number;
-  records: number;
-  outcomes: Record<string, number>;
-  /** Collectors whose create went unanswered (dropped, killed) and the listings resolved. */
-  reconciled: number;
-  judgement: Judgement;
-  maxConcurrentTasks: number;
-  simulator: {
-    requests: number;
-    tasksCreated: number;
-    rateLimited: number;
-    injectedErrors: number;
-    dropped: number;
-    tasksByOutcome: Record<string, number>;
-  };
-  /** 429s the deployment got: the simulator's total minus the neighbour's. */
-  rateLimitedDeployment: number;
-  neighbour: { bursts: number; requests: number; rateLimited: number };
-  kills: KillEvent[];
-  processKills: number;
-  redisKills: number;
-  /** Exits nobody asked for (each was followed by a start, as a supervisor would). */
-  unaskedExits: UnaskedExit[];
-  starts: Record<string, number>;
-  reportRows: number;
-  secret: SecretFigures;
-  /** Real ms from the first process's start to convergence, and of the whole scenario. */
-  rolloutMs: number;
-  wallMs: number;
-  /** Simulated minutes from the first process's start to convergence. */
-  simulatedMinutes: number;
-  /** The folder kept (keepFiles, or when a check failed). */
-  files?: string;
-}
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
   const wallStart = Date.now();
@@ -218,44 +142,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
       }
     };
 
-    // The kill loop: bounded by `kills`, ended early when the rollout converges.
-    const stopKilling = new AbortController();
-    const kills: KillEvent[] = [];
-    const restarts: Promise<void>[] = [];
-    const redisKillAt = Math.floor(o.kills / 2);
-    const maxPause = o.maxRestartDelayMs ?? 3000;
-    const killLoop = (async () => {
-      for (let i = 0; i < o.kills; i++) {
-        await sleep(o.meanKillGapMs * (0.5 + rng.next()), stopKilling.signal);
-        if (stopKilling.signal.aborted) return;
-        const pause = rng.int(200, maxPause);
-        const atMs = Date.now() - rolloutStart;
-        if (i === redisKillAt) {
-          await redis.kill();
-          kills.push({ atMs, target: 'redis-server', restartAfterMs: pause, ...progress() });
-          say(`${seconds(atMs)} SIGKILL redis-server (${progress().done}/${progress().total} done)`);
-          await sleep(pause);
-          await redis.restart();
-          continue;
-        }
-        const live = processes.filter((p) => p.running);
-        const victim = live.length ? rng.pick(live) : undefined;
-        if (!victim) continue;
-        const pid = victim.pid;
-        await victim.kill();
-        kills.push({
-          atMs,
-          target: victim.name,
-          ...(pid ? { pid } : {}),
-          restartAfterMs: pause,
-          ...progress(),
-        });
-        say(
-          `${seconds(atMs)} SIGKILL ${victim.name} (pid ${pid}, ${progress().done}/${progress().total} done)`,
-        );
-        restarts.push(sleep(pause).then(() => victim.start()));
-      }
-    })();
+    const killer = startKillLoop({
+      processes,
+      redis,
+      rng,
+      kills: o.kills,
+      meanGapMs: o.meanKillGapMs,
+      maxPauseMs: o.maxRestartDelayMs ?? 3000,
+      since: rolloutStart,
+      progress,
+      say,
+    });
 
     // Watch until converged or the deadline: status every 500 ms, metrics every 3 s.
     const deadline = rolloutStart + o.deadlineMs;
@@ -272,7 +169,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
         lastSay = Date.now();
         const r = status?.rollouts[0];
         say(
-          `${seconds(Date.now() - rolloutStart)} ${r?.phase ?? 'no rollout yet'} ${r?.done ?? 0}/${r?.total ?? 0} done, ${r?.inflight ?? 0} in flight, ${kills.length} kills`,
+          `${seconds(Date.now() - rolloutStart)} ${r?.phase ?? 'no rollout yet'} ${r?.done ?? 0}/${r?.total ?? 0} done, ${r?.inflight ?? 0} in flight, ${killer.kills.length} kills`,
         );
       }
       await sleep(500);
@@ -280,9 +177,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     const rolloutMs = Date.now() - rolloutStart;
     const simulatedMinutes = (clock.now() - origin) / 60_000;
     const isConverged = converged();
-    stopKilling.abort();
-    await killLoop;
-    await Promise.all(restarts);
+    await killer.stop();
     await neighbour.stop();
     // Every process is up again: the last word of each on /metrics.
     for (const p of processes) await p.start();
@@ -304,7 +199,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     }>('/_sim/stats');
     const judgement = judgeOutcomes(records, new Map(simNow.map((c) => [c.id, c])), expected);
 
-    const report = await runCli(['report', '--format', 'json'], env);
+    const report = await runCli(CLI, ['report', '--format', 'json'], env);
     scanner.report(report.stdout);
     scanner.report(report.stderr);
     const reportRows = countReportRows(report.stdout);
@@ -341,9 +236,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
         requests: neighbour.requests,
         rateLimited: neighbour.rateLimited,
       },
-      kills,
-      processKills: kills.filter((k) => k.target !== 'redis-server').length,
-      redisKills: kills.filter((k) => k.target === 'redis-server').length,
+      kills: [...killer.kills],
+      processKills: killer.kills.filter((k) => k.target !== 'redis-server').length,
+      redisKills: killer.kills.filter((k) => k.target === 'redis-server').length,
       unaskedExits: processes.flatMap((p) => p.unaskedExits),
       starts: Object.fromEntries([
         ...processes.map((p) => [p.name, p.starts]),
@@ -367,25 +262,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
   }
 }
 
-/** Every invariant of issue 12 that the figures break, as sentences (empty: all hold). */
-export function chaosViolations(f: ChaosFigures): string[] {
-  const v: string[] = [];
-  const j = f.judgement;
-  if (!f.converged) v.push('the rollout did not converge before the deadline');
-  if (j.missing.length)
-    v.push(`${j.missing.length} Collector(s) without a record: ${j.missing.slice(0, 20)}`);
-  if (j.notSettled.length) v.push(`${j.notSettled.length} Collector(s) without an outcome`);
-  if (j.mismatches.length) v.push(`${j.mismatches.length} outcome(s) differ from the simulator's truth`);
-  if (j.doubleTasks.length) v.push(`${j.doubleTasks.length} Collector(s) with more than one task`);
-  if (f.maxConcurrentTasks > f.options.maxInFlight)
-    v.push(
-      `the simulator saw ${f.maxConcurrentTasks} tasks at once, above maxInFlight ${f.options.maxInFlight}`,
-    );
-  if (f.secret.hits.length) v.push(`the access key was found ${f.secret.hits.length} time(s)`);
-  if (f.reportRows !== f.records) v.push(`report shows ${f.reportRows} Collectors, Redis holds ${f.records}`);
-  return v;
-}
-
 async function readText(url: string): Promise<string | undefined> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
@@ -393,31 +269,6 @@ async function readText(url: string): Promise<string | undefined> {
   } catch {
     return undefined; // the process is being killed or starting
   }
-}
-
-/** `fleet-upgrade ARGS` to its end (bounded): its stdout, stderr and exit code. */
-function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = { stdout: '', stderr: '' };
-    child.stdout.on('data', (d: Buffer) => {
-      out.stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out.stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`fleet-upgrade ${args.join(' ')} did not end within 60 s`));
-    }, 60_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ ...out, code });
-    });
-  });
 }
 
 function countReportRows(out: string): number {
