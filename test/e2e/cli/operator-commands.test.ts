@@ -152,6 +152,8 @@ describe('retry and a one-off upgrade', () => {
           id: i + 1,
           version: '19.400-5',
           outcome: i < 3 ? ('fail' as const) : ('succeed' as const),
+          // A cause the default policy fails outright (others go to the worklist or are retried).
+          failureCause: 'unknown' as const,
           upgradeSeconds: 60,
         })),
       },

@@ -24,6 +24,9 @@ function fleet(count: number, seed: number): FleetFileInput {
     behaviour: {
       upgradeSeconds: { median: 90, p95: 200 },
       failureRatio: 0.03,
+      // Failures of the cause the default policy fails outright (unknown): each ends `failed` after
+      // its one task (a network failure would be retried with a new task, by design).
+      failureCauses: { unknown: 1 },
       stuckRatio: 0,
       incrementalAbove: 1,
     },
