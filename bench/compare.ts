@@ -171,6 +171,8 @@ async function fleetUpgrade(inFlight: number) {
         phase: run.phase,
         counts: run.counts,
         clockOffsetMs: Math.round(run.clockOffsetMs),
+        redisBytesPerCollectorFinished: run.redisBytesPerCollector,
+        redisBytesPerCollectorFinishedByGroup: run.redisBytesPerCollectorByGroup,
         realSeconds: run.realMs / 1000,
         noise: noise(),
       },

@@ -17,6 +17,7 @@ import type { Clock } from '../../src/lib/clock.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { Policy } from '../../src/policy/schema.js';
 import type { CollectorRecord } from '../../src/rollout/collector-state.js';
+import { redisFootprint } from './redis-footprint.js';
 
 export interface FleetUpgradeRunOptions {
   redisUrl: string;
@@ -41,6 +42,10 @@ export interface FleetUpgradeRun {
   noticed: Map<string, number>;
   clockOffsetMs: number;
   realMs: number;
+  /** Redis bytes (MEMORY USAGE) of the deployment's keys once the rollout has finished, per Collector recorded. */
+  redisBytesPerCollector: number | undefined;
+  /** The same by kind of key (records, indexes, history, ...), bytes per Collector. */
+  redisBytesPerCollectorByGroup: Record<string, number>;
 }
 
 /** The daemon's time at which it learned that this record's task (or an earlier attempt) ended. */
@@ -68,6 +73,7 @@ export function clockOffset(sim: Clock, daemon: Clock): number {
 
 export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetUpgradeRun> {
   const policy = Policy.parse({ name: 'bench', target: 'latest', maxInFlight: o.inFlight });
+  const keyPrefix = `bench-${randomBytes(4).toString('hex')}:`;
   const started = Date.now();
   const daemon = await startDaemon({
     role: 'run',
@@ -75,7 +81,7 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
     policies: () => [policy],
     config: rehearsalConfig({
       redisUrl: o.redisUrl,
-      keyPrefix: `bench-${randomBytes(4).toString('hex')}:`,
+      keyPrefix,
       dataDir: o.dataDir,
       timeScale: o.timeScale,
       logLevel: 'error',
@@ -102,6 +108,8 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
       }
     }
     const status = done?.find((r) => r.id === rolloutId);
+    const recorded = Object.values(counts).reduce((a, b) => a + b, 0);
+    const footprint = await redisFootprint(daemon.redis, keyPrefix);
     return {
       rolloutId,
       finished: done !== undefined,
@@ -110,6 +118,10 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
       noticed,
       clockOffsetMs,
       realMs,
+      redisBytesPerCollector: recorded ? Math.round(footprint.bytes / recorded) : undefined,
+      redisBytesPerCollectorByGroup: Object.fromEntries(
+        Object.entries(footprint.byGroup).map(([g, v]) => [g, recorded ? Math.round(v.bytes / recorded) : 0]),
+      ),
     };
   } finally {
     await daemon.stop();
