@@ -1,6 +1,6 @@
 /**
  * Benchmark (issue #11): fleet-upgrade against 100,000 Collectors. The simulator runs in a process
- * of its own (bench/lib/simulator-child.ts), so that this process holds only the daemon (started
+ * of its own (test/support/simulator-process.ts), so that this process holds only the daemon (started
  * in-process with the default policy: maxInFlight 50, target latest). Measured, with the goals:
  * - time from the daemon's start to the first task the simulator received (goal ≤ 2 s);
  * - time until every listed Collector is recorded (the rollout's counts sum to the listed count),

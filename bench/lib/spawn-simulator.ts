@@ -1,5 +1,5 @@
 /**
- * Starts bench/lib/simulator-child.ts and answers its URLs, its pid, and readers of its memory
+ * Starts test/support/simulator-process.ts and answers its URLs, its pid, and readers of its memory
  * (/proc/PID/status: VmRSS now, VmHWM the peak so far; Linux only, undefined elsewhere).
  */
 import { spawn } from 'node:child_process';
@@ -19,7 +19,7 @@ export interface ChildSimulator {
   stop(): Promise<void>;
 }
 
-const script = fileURLToPath(new URL('./simulator-child.ts', import.meta.url));
+const script = fileURLToPath(new URL('../../test/support/simulator-process.ts', import.meta.url));
 
 export function procMemory(pid: number | 'self'): { rssMb?: number; peakRssMb?: number } {
   try {

@@ -8,6 +8,7 @@
  */
 import { connect } from 'node:net';
 import fc from 'fast-check';
+import { expect } from 'vitest';
 
 export interface RawRequest {
   method: string;
@@ -342,4 +343,38 @@ export function watchProcess(): { stop(): unknown[] } {
       return seen;
     },
   };
+}
+
+/**
+ * Sends batches of one to four of `requests` at once (400 batches at most, or 5 s) to the server
+ * on `port`: each must be answered below 500 or closed, and this process must see no uncaught
+ * exception or unhandled rejection meanwhile. Returns how every request ended.
+ */
+export async function fuzzServer(port: number, requests: fc.Arbitrary<RawRequest>): Promise<RawOutcome[]> {
+  const watch = watchProcess();
+  const outcomes: RawOutcome[] = [];
+  try {
+    await fc.assert(
+      fc.asyncProperty(fc.array(requests, { minLength: 1, maxLength: 4 }), async (batch) => {
+        const ends = await Promise.all(batch.map((r) => sendRaw(port, encodeRequest(r))));
+        ends.forEach((end, i) => {
+          outcomes.push(end);
+          const sent = encodeRequest(batch[i] as RawRequest)
+            .subarray(0, 300)
+            .toString('latin1');
+          expect(end.kind, `${JSON.stringify(end)} for ${JSON.stringify(sent)}`).toMatch(
+            /^(answered|closed)$/,
+          );
+          if (end.kind === 'answered')
+            expect(end.status, `${end.head} for ${JSON.stringify(sent)}`).toBeLessThan(500);
+        });
+      }),
+      { numRuns: 400, interruptAfterTimeLimit: 5000, markInterruptAsFailure: false, endOnFailure: true },
+    );
+  } finally {
+    const seen = watch.stop();
+    expect(seen, String(seen[0])).toEqual([]);
+  }
+  expect(outcomes.length).toBeGreaterThan(20);
+  return outcomes;
 }

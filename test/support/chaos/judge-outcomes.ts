@@ -29,7 +29,7 @@
  * Such records agree only as far as that: no task succeeded, and the Collector is not on the
  * build; anything else is a mismatch.
  */
-import type { CollectorRecord } from '../../../src/rollout/collector-state.js';
+import { type CollectorRecord, isSettled } from '../../../src/rollout/collector-state.js';
 import { UNANSWERED_CREATE } from '../../../src/rollout/reconcile-unknown-tasks.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 
@@ -56,20 +56,6 @@ export interface Judgement {
 /** The reconciler's words for a task of unknown id that ended without reaching the build. */
 const UNKNOWN_ID_ENDED = 'its task of unknown id ended without reaching the build';
 
-const SETTLED = new Set([
-  'succeeded',
-  'failed',
-  'timed_out',
-  'unhealthy',
-  'not_alive',
-  'rejected',
-  'error',
-  'manual',
-  'quarantined',
-  'skipped',
-  'aborted',
-]);
-
 export function judgeOutcomes(
   records: readonly CollectorRecord[],
   sim: ReadonlyMap<number, SimView>,
@@ -81,7 +67,7 @@ export function judgeOutcomes(
   for (const c of sim.values())
     if (c.tasks.length > 1) out.doubleTasks.push({ id: c.id, tasks: c.tasks.length });
   for (const r of records) {
-    if (!SETTLED.has(r.state)) {
+    if (!isSettled(r.state)) {
       out.notSettled.push({ id: r.id, state: r.state });
       continue;
     }
