@@ -41,12 +41,21 @@ const FLEET: FleetFileInput = {
   // failing ones among them; the rest drawn from the behaviour below.
   collectors: [
     ...[1, 2, 3].map((id) => ({ id, version: '19.400-5', outcome: 'stuck' as const })),
-    ...[4, 5].map((id) => ({ id, version: '19.450-12', outcome: 'fail' as const, upgradeSeconds: 60 })),
+    ...[4, 5].map((id) => ({
+      id,
+      version: '19.450-12',
+      outcome: 'fail' as const,
+      failureCause: 'unknown' as const,
+      upgradeSeconds: 60,
+    })),
   ],
   generate: { count: 75, seed: 61, hostedRatio: 0, offlineRatio: 0, upToDateRatio: 0 },
   behaviour: {
     upgradeSeconds: { median: 90, p95: 400 },
     failureRatio: 0.04,
+    // Failures of the cause the default policy fails outright: one task each (a network failure
+    // would be retried with a new task, a full disk sent to the worklist, by design).
+    failureCauses: { unknown: 1 },
     stuckRatio: 0.02,
     incrementalAbove: 1,
   },
@@ -86,14 +95,8 @@ describe('processes of one deployment share one clock', () => {
       .filter((x) => x.why !== undefined);
     expect(wrong, `${run.output().slice(-2000)}`).toEqual([]);
     const states = new Set(records.map((r) => r.state));
-    // The fleet has failures and stuck tasks: the check covered every kind of outcome. A failed
-    // task ends `failed`, or `manual` when its failure's cause goes to the worklist (the drawn
-    // failures get a drawn cause; 4 and 5 fail for sure).
-    expect(states.has('succeeded') && states.has('timed_out')).toBe(true);
-    expect(states.has('failed') || states.has('manual')).toBe(true);
-    expect([...states].filter((s) => !['succeeded', 'failed', 'manual', 'timed_out'].includes(s))).toEqual(
-      [],
-    );
+    // The fleet has failures and stuck tasks: the check covered every kind of outcome.
+    expect(states).toEqual(new Set(['succeeded', 'failed', 'timed_out']));
     expect((await h.simStats()).maxConcurrentTasks).toBeLessThanOrEqual(maxInFlight);
     run.kill('SIGTERM');
     worker.kill('SIGTERM');
