@@ -54,6 +54,17 @@ export interface ModelCounters {
   stoppedAfterUpgrade: number;
 }
 
+/** Entries of a Collector's introspection history kept (alive changes, refused creates): memory stays bounded in long rehearsals. */
+const HISTORY_LIMIT = 1000;
+
+/** `list` with `entry` added, the oldest dropped beyond HISTORY_LIMIT. */
+function keepLast<T>(list: T[] | undefined, entry: T): T[] {
+  const out = list ?? [];
+  out.push(entry);
+  if (out.length > HISTORY_LIMIT) out.splice(0, out.length - HISTORY_LIMIT);
+  return out;
+}
+
 export class FleetModel {
   private readonly buildList: string[];
   readonly counters: ModelCounters = {
@@ -201,11 +212,8 @@ export class FleetModel {
   ): CreateResult {
     const result = this.tryCreate(collectorId, toVersion, accessId, allowed, now);
     const c = this.byId.get(collectorId);
-    if (!result.ok && c && allowed(collectorId)) {
-      const refusal = { at: now, code: result.code };
-      if (c.refusals) c.refusals.push(refusal);
-      else c.refusals = [refusal];
-    }
+    if (!result.ok && c && allowed(collectorId))
+      c.refusals = keepLast(c.refusals, { at: now, code: result.code });
     return result;
   }
 
@@ -342,8 +350,7 @@ export class FleetModel {
 
   private markAlive(c: SimCollector, alive: boolean, at: number): void {
     c.alive = alive;
-    if (c.aliveChanges) c.aliveChanges.push({ at, alive });
-    else c.aliveChanges = [{ at, alive }];
+    c.aliveChanges = keepLast(c.aliveChanges, { at, alive });
   }
 
   /** Forces the outcome of this Collector's tasks; a waiting stuck task moves on when released. */

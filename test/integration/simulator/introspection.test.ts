@@ -181,6 +181,20 @@ describe('GET /_sim/collectors', () => {
     expect((await t.simCollector(C.web2)).refusals).toEqual([]);
   });
 
+  it('keeps the last 1,000 alive changes of a Collector: a long rehearsal does not grow without bound', async () => {
+    const t = await startTestSimulator();
+    const start = t.clock.now();
+    for (let i = 0; i < 1010; i++) {
+      t.clock.advance(1000);
+      expect((await patch(t, C.web1, { alive: i % 2 === 1 })).status).toBe(200);
+    }
+    const changes = (await t.simCollector(C.web1)).aliveChanges as { at: number; alive: boolean }[];
+    expect(changes).toHaveLength(1000);
+    // The newest kept, the oldest ten dropped (the eleventh change took it offline).
+    expect(changes[0]).toEqual({ at: start + 11_000, alive: false });
+    expect(changes[999]).toEqual({ at: start + 1_010_000, alive: true });
+  });
+
   it('needs no credentials', async () => {
     const t = await startTestSimulator();
     const res = await t.raw('GET', '/_sim/collectors');
