@@ -34,6 +34,9 @@ describe('a rollout of 300 Collectors', () => {
       behaviour: {
         upgradeSeconds: { median: 60, p95: 150 },
         failureRatio: 0.04,
+        // Causes the default policy fails (unknown) or retries (network): a failure ends `failed`
+        // unless its retry succeeds; none goes to the worklist, so `failed` is there for sure.
+        failureCauses: { unknown: 1, network: 1 },
         stuckRatio: 0.02,
         incrementalAbove: 1,
       },
