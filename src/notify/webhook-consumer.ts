@@ -95,11 +95,12 @@ export class WebhookConsumer {
   }
 
   /**
-   * For up to `graceMs`, delivers what is already recorded (so `run --once` sends the events of
+   * For up to `graceMs` (3 s: with the 1 s for a stuck round, within the daemon's 5 s per shutdown
+   * step), delivers what is already recorded (so `run --once` sends the events of
    * its last round), then stops; an attempt still under way then is cut off. The entries it still
    * holds are made claimable at once, so another process (or the next start) sends them.
    */
-  stop(graceMs = 2000): Promise<void> {
+  stop(graceMs = 3000): Promise<void> {
     this.stopping ??= (async () => {
       this.drainUntil = this.o.clock.now() + graceMs;
       this.wake.abort();

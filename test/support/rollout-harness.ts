@@ -250,7 +250,8 @@ export function converged(s: FleetStatus): boolean {
 /** Waits (bounded) for a child process to exit; returns its exit code. */
 export function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
+    // Exited already: by itself (exitCode) or by a signal (signalCode, exitCode stays null).
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     const timer = setTimeout(
       () => reject(new Error(`process did not exit within ${timeoutMs} ms`)),
       timeoutMs,
