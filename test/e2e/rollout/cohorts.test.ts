@@ -92,7 +92,11 @@ describe('cohort gate', () => {
   it.each([31, 32])(
     'quarantines no cohort of a fleet without a bad one (seed %i)',
     async (seed) => {
-      harness = await startHarness({ timeScale: 300, fleet: fleet(seed), policy: POLICY });
+      // At ×100, not ×300: every simulated deadline (verification's `within: 10m`, a task's
+      // time-out) is three times longer in real time, for processes slowed down by a busy machine
+      // (the whole suite on 2 cores). At ×300, seed 32 once had Linux quarantined on 3 bad
+      // outcomes of 8 under full load, which its 2 % failures do not explain.
+      harness = await startHarness({ timeScale: 100, fleet: fleet(seed), policy: POLICY });
       const h = harness;
       await h.startRun();
       const done = await h.waitFor((s) => rollout(s)?.phase === 'converged', 90_000);
