@@ -31,7 +31,7 @@ import {
   sumStates,
 } from './collector-state.js';
 import { abort } from './control.js';
-import type { EventSource, RolloutEventType } from './event-log.js';
+import type { EmitRolloutEvent } from './event-log.js';
 import { judgeGate } from './failure-gate.js';
 import { listingPass, tasksUnderWay, watchDecision } from './listing-pass.js';
 import { learnFirstRead, quantile } from './poll-schedule.js';
@@ -64,13 +64,7 @@ export interface RolloutMemory {
 }
 
 export interface AdvanceDeps extends SchedulerDeps {
-  emit(
-    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
-    type: RolloutEventType,
-    source: EventSource,
-    message: string,
-    detail?: Record<string, unknown>,
-  ): Promise<void>;
+  emit: EmitRolloutEvent;
   memory: RolloutMemory;
   scanEveryMs: number;
   reconcileEveryMs: number;

@@ -18,7 +18,7 @@ import {
   transition,
 } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
-import type { EventSource, RolloutEventType } from './event-log.js';
+import type { EmitRolloutEvent } from './event-log.js';
 import { type CohortStats, judgeCohorts } from './judge-cohorts.js';
 import type { CohortQuarantine, RolloutRecord, RolloutStore } from './rollout-store.js';
 
@@ -30,13 +30,7 @@ export interface CohortGateDeps {
   rollouts: RolloutStore;
   /** A Collector reached an outcome (the metrics count it). */
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
-  emit(
-    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
-    type: RolloutEventType,
-    source: EventSource,
-    message: string,
-    detail?: Record<string, unknown>,
-  ): Promise<void>;
+  emit: EmitRolloutEvent;
 }
 
 /** Failures and outcomes of each cohort, from its counts per state. */

@@ -38,6 +38,15 @@ export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 /** Who made it happen: an operator (CLI or HTTP), the failure gate, the scheduler, or a policy file. */
 export type EventSource = 'operator' | 'gate' | 'scheduler' | 'policy';
 
+/** Records an event of a rollout (its history and the notification outbox); the Scheduler's `emit`. */
+export type EmitRolloutEvent = (
+  rollout: { id: string; policy: string; build: string },
+  type: RolloutEventType,
+  source: EventSource,
+  message: string,
+  detail?: Record<string, unknown>,
+) => Promise<void>;
+
 export interface RolloutEvent {
   type: RolloutEventType;
   rollout: string;

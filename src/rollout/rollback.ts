@@ -25,7 +25,7 @@ import {
 } from './collector-state.js';
 import type { CollectorStore } from './collector-store.js';
 import { type ControlDeps, ControlError, type ControlResult } from './control.js';
-import type { EventSource, RolloutEventType } from './event-log.js';
+import type { EmitRolloutEvent, EventSource } from './event-log.js';
 import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from './one-off-policies.js';
 import type { RollbackEntry, RolloutRecord, RolloutSettings, RolloutStore } from './rollout-store.js';
 
@@ -50,14 +50,6 @@ export interface RollbackRequest {
   at: number;
   reason: string;
 }
-
-type Emit = (
-  rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
-  type: RolloutEventType,
-  source: EventSource,
-  message: string,
-  detail?: Record<string, unknown>,
-) => Promise<void>;
 
 /** `--only a,b` → states, refusing any that cannot be rolled back. */
 export function parseRollbackStates(text: string): CollectorState[] {
@@ -141,7 +133,7 @@ export interface RollbackDeps {
   rollouts: RolloutStore;
   oneOffs: OneOffPolicies;
   logger: Logger;
-  emit: Emit;
+  emit: EmitRolloutEvent;
 }
 
 /**
