@@ -111,6 +111,9 @@ describe('compileGlob', () => {
       fc.property(fc.array(token, { minLength: 1, maxLength: 6 }), text, (tokens, name) => {
         fc.pre(name !== '.' && name !== '..');
         const pattern = tokens.join('');
+        // picomatch answers `*.*` through a fast path that wants a character after the dot (`a.` does
+        // not match), unlike its own general parse of `a*.*` or `*.`, and unlike bash: no oracle there.
+        fc.pre(pattern !== '*.*');
         const glob = compileGlob(pattern);
         const ours = glob.literal === undefined ? glob.match(name) : glob.literal === name.toLowerCase();
         expect(ours, `${pattern} ~ ${name}`).toBe(picomatch(pattern, GLOB_OPTIONS)(name));
