@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { createLogger } from '../src/lib/logger.js';
-import { ensureRedis } from '../src/lib/redis-server.js';
+import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { BENCH_BUILDS, BENCH_USER, benchFleet, DEFAULT_FLEET } from './lib/bench-fleet.js';
 import { formatTable } from './lib/format-table.js';

@@ -34,16 +34,20 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { createCollectorUpgradeClient, createRedisRequestBudget } from '../src/api/index.js';
-import { createState, type FleetState } from '../src/cli/create-state.js';
+import { createState, type FleetState } from '../src/cli/boot/create-state.js';
 import { createManualClock, type ManualClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
-import { closeRedis, createRedis, type Redis } from '../src/lib/redis.js';
-import { ensureRedis } from '../src/lib/redis-server.js';
+import { closeRedis, createRedis, type Redis } from '../src/lib/redis/create-redis.js';
+import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { Policy } from '../src/policy/schema.js';
 import { createUpgradeQueue, type UpgradeJobData } from '../src/queue/upgrade-job.js';
-import { type CollectorEvent, type CollectorState, transition } from '../src/rollout/collector-state.js';
-import type { RolloutRecord } from '../src/rollout/rollout-store.js';
-import { Scheduler, type SchedulerDeps } from '../src/rollout/scheduler.js';
+import {
+  type CollectorEvent,
+  type CollectorState,
+  transition,
+} from '../src/rollout/collector/collector-state.js';
+import type { RolloutRecord } from '../src/rollout/life/rollout-store.js';
+import { Scheduler, type SchedulerDeps } from '../src/rollout/tick/scheduler.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { type ProcessorDeps, processUpgrade } from '../src/worker/upgrade-processor.js';
 

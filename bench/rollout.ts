@@ -15,11 +15,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
-import { rehearsalConfig } from '../src/cli/daemon-config.js';
-import { startDaemon } from '../src/cli/start-daemon.js';
-import { watchRollouts } from '../src/cli/watch-rollouts.js';
+import { rehearsalConfig } from '../src/cli/boot/daemon-config.js';
+import { startDaemon } from '../src/cli/boot/start-daemon.js';
+import { watchRollouts } from '../src/cli/boot/watch-rollouts.js';
 import { createLogger } from '../src/lib/logger.js';
-import { ensureRedis } from '../src/lib/redis-server.js';
+import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { Policy } from '../src/policy/schema.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 

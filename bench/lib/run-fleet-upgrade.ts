@@ -10,13 +10,13 @@
  * the simulator's.
  */
 import { randomBytes } from 'node:crypto';
-import { rehearsalConfig } from '../../src/cli/daemon-config.js';
-import { startDaemon } from '../../src/cli/start-daemon.js';
-import { watchRollouts } from '../../src/cli/watch-rollouts.js';
+import { rehearsalConfig } from '../../src/cli/boot/daemon-config.js';
+import { startDaemon } from '../../src/cli/boot/start-daemon.js';
+import { watchRollouts } from '../../src/cli/boot/watch-rollouts.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { Policy } from '../../src/policy/schema.js';
-import type { CollectorRecord } from '../../src/rollout/collector-state.js';
+import type { CollectorRecord } from '../../src/rollout/collector/collector-state.js';
 import { redisFootprint } from './redis-footprint.js';
 
 export interface FleetUpgradeRunOptions {

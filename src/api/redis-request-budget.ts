@@ -9,8 +9,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { FleetError } from '../lib/errors.js';
-import type { Redis } from '../lib/redis.js';
-import { defineScripts } from '../lib/redis-scripts.js';
+import type { Redis } from '../lib/redis/create-redis.js';
+import { defineScripts } from '../lib/redis/redis-scripts.js';
 import {
   type BudgetLease,
   type BudgetLimits,

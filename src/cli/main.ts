@@ -4,24 +4,24 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
-import { ControlError } from '../rollout/control.js';
-import { abortCommand } from './abort.js';
-import { demoCommand } from './demo.js';
-import { EXIT } from './exit-codes.js';
-import { forgetCommand } from './forget.js';
-import { historyCommand } from './history.js';
-import { pauseCommand } from './pause.js';
-import { planCommand } from './plan.js';
-import { promoteCommand } from './promote.js';
-import { reportCommand } from './report.js';
-import { resumeCommand } from './resume.js';
-import { retryCommand } from './retry.js';
-import { rollbackCommand } from './rollback.js';
-import { runCommand } from './run.js';
-import { simulateCommand } from './simulate.js';
-import { statusCommand } from './status.js';
-import { upgradeCommand } from './upgrade.js';
-import { workerCommand } from './worker.js';
+import { ControlError } from '../rollout/operator/control.js';
+import { EXIT } from './boot/exit-codes.js';
+import { abortCommand } from './commands/abort.js';
+import { demoCommand } from './commands/demo.js';
+import { forgetCommand } from './commands/forget.js';
+import { historyCommand } from './commands/history.js';
+import { pauseCommand } from './commands/pause.js';
+import { planCommand } from './commands/plan.js';
+import { promoteCommand } from './commands/promote.js';
+import { reportCommand } from './commands/report.js';
+import { resumeCommand } from './commands/resume.js';
+import { retryCommand } from './commands/retry.js';
+import { rollbackCommand } from './commands/rollback.js';
+import { runCommand } from './commands/run.js';
+import { simulateCommand } from './commands/simulate.js';
+import { statusCommand } from './commands/status.js';
+import { upgradeCommand } from './commands/upgrade.js';
+import { workerCommand } from './commands/worker.js';
 
 export function buildProgram(): Command {
   const program = new Command('fleet-upgrade')

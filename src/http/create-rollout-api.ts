@@ -14,7 +14,9 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorState } from '../rollout/collector-state.js';
+import type { CollectorState } from '../rollout/collector/collector-state.js';
+import { HISTORY_LIMIT } from '../rollout/life/event-log.js';
+import { readFleetStatus, rolloutStatus } from '../rollout/life/read-fleet-status.js';
 import {
   abort,
   type ControlDeps,
@@ -25,10 +27,8 @@ import {
   promote,
   resume,
   retry,
-} from '../rollout/control.js';
-import { HISTORY_LIMIT } from '../rollout/event-log.js';
-import { readFleetStatus, rolloutStatus } from '../rollout/read-fleet-status.js';
-import { requestRollback, rollbackStates } from '../rollout/rollback.js';
+} from '../rollout/operator/control.js';
+import { requestRollback, rollbackStates } from '../rollout/operator/rollback.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';

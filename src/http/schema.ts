@@ -3,8 +3,8 @@
  * 400 that names it, not an action done differently from what was meant.
  */
 import { z } from 'zod';
-import { RETRYABLE_STATES } from '../rollout/control.js';
-import { ROLLBACK_STATES } from '../rollout/rollback.js';
+import { RETRYABLE_STATES } from '../rollout/operator/control.js';
+import { ROLLBACK_STATES } from '../rollout/operator/rollback.js';
 
 /** pause, resume, forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});

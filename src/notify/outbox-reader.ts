@@ -6,7 +6,7 @@
  * are claimed by another after `minIdleMs` (XAUTOCLAIM). Only Redis calls here, no decisions.
  */
 import type { Redis } from 'ioredis';
-import { defineScripts } from '../lib/redis-scripts.js';
+import { defineScripts } from '../lib/redis/redis-scripts.js';
 
 export interface OutboxEntry {
   /** The stream id (`<ms>-<seq>`). */

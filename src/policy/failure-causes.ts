@@ -16,9 +16,9 @@
  * A class named only by a pattern takes the action of `unknown` unless `actions` names it.
  */
 import { z } from 'zod';
-import { unknownFieldReason } from '../lib/yaml-source.js';
-import { checkSafePattern } from './check-safe-pattern.js';
+import { unknownFieldReason } from '../lib/source/yaml-source.js';
 import { durationField, ms } from './duration-field.js';
+import { checkSafePattern } from './select/check-safe-pattern.js';
 
 /** The classes the classifier knows without a policy, `unknown` last (nothing matched). */
 export const BUILTIN_FAILURE_CLASSES = [

@@ -7,15 +7,15 @@
 import { z } from 'zod';
 import { isBuildVersion } from '../lib/version.js';
 import { AnalysisGate } from './analysis.js';
+import { FreezePeriods } from './calendar/freeze-period.js';
+import { MaintenanceWindow } from './calendar/maintenance-window.js';
+import { Schedule } from './calendar/schedule.js';
 import { Cohorts } from './cohorts.js';
 import { durationField, ms } from './duration-field.js';
 import { FailureCauses } from './failure-causes.js';
 import { FailureGate } from './failure-gate.js';
-import { FreezePeriods } from './freeze-period.js';
-import { MaintenanceWindow } from './maintenance-window.js';
 import { MaxInFlight, splitMaxInFlight } from './max-in-flight.js';
-import { Schedule } from './schedule.js';
-import { isEmptySelection, oneOrMany, Selection } from './selection.js';
+import { isEmptySelection, oneOrMany, Selection } from './select/selection.js';
 import { Verify } from './verify.js';
 import { checkWaveSelects, type Wave, WaveEntry } from './wave.js';
 

@@ -8,10 +8,10 @@
  * to every Collector that selection matches.
  */
 import { z } from 'zod';
-import { unknownFieldReason } from '../lib/yaml-source.js';
+import { unknownFieldReason } from '../lib/source/yaml-source.js';
 import { AnalysisGate } from './analysis.js';
 import { durationField } from './duration-field.js';
-import { isEmptySelection, Selection } from './selection.js';
+import { isEmptySelection, Selection } from './select/selection.js';
 
 /** A wave's cumulative size: a count of Collectors or a share of the selected ones. */
 export type WaveSize = { kind: 'count'; count: number } | { kind: 'percent'; percent: number };

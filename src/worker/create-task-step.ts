@@ -15,7 +15,7 @@
 import { hostname } from 'node:os';
 import { ApiError, type CreateTaskResult } from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
-import { nextPollDelay, watchedDelay } from '../rollout/poll-schedule.js';
+import { nextPollDelay, watchedDelay } from './poll-schedule.js';
 import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;

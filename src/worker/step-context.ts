@@ -13,9 +13,9 @@ import {
   type CollectorRecord,
   isSettled,
   transition,
-} from '../rollout/collector-state.js';
-import type { ApplyOptions, CollectorStore, StepView } from '../rollout/collector-store.js';
-import type { RolloutSettings } from '../rollout/rollout-store.js';
+} from '../rollout/collector/collector-state.js';
+import type { ApplyOptions, CollectorStore, StepView } from '../rollout/collector/collector-store.js';
+import type { RolloutSettings } from '../rollout/life/rollout-store.js';
 
 /** What the job does next: finish, or run again after `ms` of clock time. */
 export type Step = { kind: 'done' } | { kind: 'delay'; ms: number };

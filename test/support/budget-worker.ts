@@ -11,7 +11,7 @@ import { createCollectorUpgradeClient } from '../../src/api/collector-upgrade-cl
 import { createRedisRequestBudget } from '../../src/api/redis-request-budget.js';
 import type { RequestBudget } from '../../src/api/request-budget.js';
 import { createScaledClock } from '../../src/lib/clock.js';
-import { closeRedis, createRedis } from '../../src/lib/redis.js';
+import { closeRedis, createRedis } from '../../src/lib/redis/create-redis.js';
 
 const env = (name: string): string => {
   const v = process.env[name];

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findExecutable } from '../../src/lib/redis-server.js';
+import { findExecutable } from '../../src/lib/redis/redis-server.js';
 import { run } from './prometheus.js';
 
 export type DebianTool = { ok: true; path: string } | { ok: false; reason: string };

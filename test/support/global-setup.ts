@@ -6,7 +6,7 @@
 import type { TestProject } from 'vitest/node';
 import { provisionRedis } from '../../scripts/provision-redis.mjs';
 import { createLogger } from '../../src/lib/logger.js';
-import { ensureRedis } from '../../src/lib/redis-server.js';
+import { ensureRedis } from '../../src/lib/redis/redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

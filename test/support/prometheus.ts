@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findExecutable, freeLoopbackPort } from '../../src/lib/redis-server.js';
+import { findExecutable, freeLoopbackPort } from '../../src/lib/redis/redis-server.js';
 import { stopChild } from '../../src/lib/stop-child.js';
 
 export interface PrometheusTools {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, inject } from 'vitest';
-import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
 
 export interface TestRedis {
   /** The URL of the run's Redis (from the global setup). */

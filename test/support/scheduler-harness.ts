@@ -6,7 +6,7 @@
 import { afterEach, expect } from 'vitest';
 import type { BuildTarget, Collector } from '../../src/api/index.js';
 import { createManualClock } from '../../src/lib/clock.js';
-import { closeRedis, createRedis, type Redis } from '../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
 import { Policy, type PolicyInput } from '../../src/policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../src/queue/upgrade-job.js';
 import {
@@ -16,13 +16,13 @@ import {
   newRecord,
   SLOT_STATES,
   transition,
-} from '../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../src/rollout/collector-store.js';
-import type { ControlDeps } from '../../src/rollout/control.js';
-import { EventLog } from '../../src/rollout/event-log.js';
+} from '../../src/rollout/collector/collector-state.js';
+import { CollectorStore } from '../../src/rollout/collector/collector-store.js';
 import { createKeys } from '../../src/rollout/keys.js';
-import { RolloutStore } from '../../src/rollout/rollout-store.js';
-import { Scheduler, settingsOf } from '../../src/rollout/scheduler.js';
+import { EventLog } from '../../src/rollout/life/event-log.js';
+import { RolloutStore } from '../../src/rollout/life/rollout-store.js';
+import type { ControlDeps } from '../../src/rollout/operator/control.js';
+import { Scheduler, settingsOf } from '../../src/rollout/tick/scheduler.js';
 import { captureLogger } from './capture-logger.js';
 import { useTestRedis } from './redis.js';
 import { seedCollector } from './seed-collector.js';

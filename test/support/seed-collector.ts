@@ -12,8 +12,8 @@ import {
   type LifeSettings,
   newRecord,
   transition,
-} from '../../src/rollout/collector-state.js';
-import type { CollectorStore } from '../../src/rollout/collector-store.js';
+} from '../../src/rollout/collector/collector-state.js';
+import type { CollectorStore } from '../../src/rollout/collector/collector-store.js';
 
 const PENDING: CollectorEvent[] = [
   { type: 'admit' },

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/lib/logger.js';
-import { pingRedis } from '../../../src/lib/redis.js';
-import { findExecutable, freeLoopbackPort, startLocalRedis } from '../../../src/lib/redis-server.js';
+import { pingRedis } from '../../../src/lib/redis/create-redis.js';
+import { findExecutable, freeLoopbackPort, startLocalRedis } from '../../../src/lib/redis/redis-server.js';
 import { serversOn } from '../../support/redis-processes.js';
 import { CLI, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 

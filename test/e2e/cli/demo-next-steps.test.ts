@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { findExecutable, freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { findExecutable, freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import { serversGone } from '../../support/redis-processes.js';
 import { CLI, exitOf } from '../../support/rollout-harness.js';
 

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findExecutable } from '../../../src/lib/redis-server.js';
+import { findExecutable } from '../../../src/lib/redis/redis-server.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { hasProc, processGroupOf, serversGone, serversOn } from '../../support/redis-processes.js';
 import { CLI, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';

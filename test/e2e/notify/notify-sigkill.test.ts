@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { webhookGroup } from '../../../src/notify/start-notifier.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/event-log.js';
+import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
 import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 

@@ -25,8 +25,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { closeRedis, createRedis } from '../../../src/lib/redis.js';
-import { freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
+import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 import {

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pingRedis } from '../../../src/lib/redis.js';
+import { pingRedis } from '../../../src/lib/redis/create-redis.js';
 import { stopChild } from '../../../src/lib/stop-child.js';
 import { converged, type Harness, startHarness } from '../../support/rollout-harness.js';
 

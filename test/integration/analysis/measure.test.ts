@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { advanceAnalysis } from '../../../src/analysis/advance-analysis.js';
 import { ANSWER_SIZE_CAP, measure } from '../../../src/analysis/measure.js';
 import { startAnalysis } from '../../../src/analysis/record-measurement.js';
-import { freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import { AnalysisQuery, type AnalysisQueryInput } from '../../../src/policy/analysis.js';
 import { reply, startStubServer, stopStubServers } from '../../support/stub-server.js';
 

@@ -21,7 +21,7 @@ import type { MeasureOptions } from '../../../src/analysis/measure.js';
 import { startAnalysis } from '../../../src/analysis/record-measurement.js';
 import type { Measurement } from '../../../src/analysis/schema.js';
 import type { AnalysisVerdict } from '../../../src/analysis/verdict.js';
-import { freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import { AnalysisGate, AnalysisQuery, type AnalysisQueryInput } from '../../../src/policy/analysis.js';
 import {
   ensurePrometheusTools,

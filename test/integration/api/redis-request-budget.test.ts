@@ -9,7 +9,7 @@ import {
   type RedisRequestBudgetOptions,
 } from '../../../src/api/redis-request-budget.js';
 import { budgetWindowMs, type RequestBudget, resolveBudgetLimits } from '../../../src/api/request-budget.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

@@ -9,15 +9,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/lib/logger.js';
+import { closeRedis, createRedis, pingRedis } from '../../../src/lib/redis/create-redis.js';
 import {
   findPrivateRedis,
   type PrivateRedis,
   privateRedisPaths,
   startPrivateRedis,
-} from '../../../src/cli/private-redis.js';
-import { createLogger } from '../../../src/lib/logger.js';
-import { closeRedis, createRedis, pingRedis } from '../../../src/lib/redis.js';
-import { findExecutable, startLocalRedis } from '../../../src/lib/redis-server.js';
+} from '../../../src/lib/redis/private-redis.js';
+import { findExecutable, startLocalRedis } from '../../../src/lib/redis/redis-server.js';
 
 const logger = createLogger({ level: 'silent' });
 const undo: (() => Promise<unknown> | unknown)[] = [];

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { closeRedis, createRedis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { createKeys } from '../../../src/rollout/keys.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 

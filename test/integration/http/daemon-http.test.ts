@@ -8,8 +8,8 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rehearsalConfig } from '../../../src/cli/daemon-config.js';
-import { type Daemon, startDaemon } from '../../../src/cli/start-daemon.js';
+import { rehearsalConfig } from '../../../src/cli/boot/daemon-config.js';
+import { type Daemon, startDaemon } from '../../../src/cli/boot/start-daemon.js';
 import { ControlToken } from '../../../src/http/authorize-request.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';

@@ -1,12 +1,12 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createState } from '../../../src/cli/create-state.js';
+import { createState } from '../../../src/cli/boot/create-state.js';
 import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import type { ServerLimits } from '../../../src/lib/server-limits.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import { readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
+import { readFleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { fuzzServer, rawRequest, sendRaw, watchProcess } from '../../support/raw-http-fuzz.js';
 import { useTestRedis } from '../../support/redis.js';

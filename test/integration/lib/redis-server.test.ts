@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/lib/logger.js';
-import { closeRedis, createRedis, pingRedis } from '../../../src/lib/redis.js';
-import { type EnsuredRedis, findExecutable, startLocalRedis } from '../../../src/lib/redis-server.js';
+import { closeRedis, createRedis, pingRedis } from '../../../src/lib/redis/create-redis.js';
+import { type EnsuredRedis, findExecutable, startLocalRedis } from '../../../src/lib/redis/redis-server.js';
 
 const logger = createLogger({ level: 'silent' });
 const binary = findExecutable('redis-server');

@@ -17,8 +17,8 @@ import {
   startNotifier,
   webhookGroup,
 } from '../../../src/notify/start-notifier.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/event-log.js';
 import { createKeys, type Keys } from '../../../src/rollout/keys.js';
+import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';

@@ -5,7 +5,7 @@
  * (The built CLI killed with SIGKILL: test/e2e/notify/notify-sigkill.test.ts.)
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import type { Webhook } from '../../../src/notify/read-webhooks.js';
 import {
   type Notifier,
@@ -13,8 +13,8 @@ import {
   startNotifier,
   webhookGroup,
 } from '../../../src/notify/start-notifier.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/event-log.js';
 import { createKeys, type Keys } from '../../../src/rollout/keys.js';
+import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';

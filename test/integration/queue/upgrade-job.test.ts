@@ -9,7 +9,7 @@
 import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScaledClock } from '../../../src/lib/clock.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { Policy } from '../../../src/policy/schema.js';
 import {
   createUpgradeQueue,
@@ -19,11 +19,15 @@ import {
   QUEUE_NAME,
   type UpgradeJobData,
 } from '../../../src/queue/upgrade-job.js';
-import { type CollectorRecord, newRecord, transition } from '../../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector-store.js';
+import {
+  type CollectorRecord,
+  newRecord,
+  transition,
+} from '../../../src/rollout/collector/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { RolloutStore } from '../../../src/rollout/rollout-store.js';
-import { settingsOf } from '../../../src/rollout/scheduler.js';
+import { RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
 import { startUpgradeWorker } from '../../../src/worker/start-upgrade-worker.js';
 import type { ProcessorDeps } from '../../../src/worker/upgrade-processor.js';
 import { closeTestClients, createTestClient } from '../../support/api-client.js';

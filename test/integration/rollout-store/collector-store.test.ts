@@ -7,9 +7,9 @@
  * canaries first; iteration over every record.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createState, type FleetState } from '../../../src/cli/create-state.js';
+import { createState, type FleetState } from '../../../src/cli/boot/create-state.js';
 import type { Logger } from '../../../src/lib/logger.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
@@ -22,9 +22,13 @@ import {
   SLOT_STATES,
   type StateCounts,
   transition,
-} from '../../../src/rollout/collector-state.js';
-import type { ApplyOptions, ApplyOutcome, CollectorStore } from '../../../src/rollout/collector-store.js';
-import { policyOf, type RolloutSettings } from '../../../src/rollout/rollout-store.js';
+} from '../../../src/rollout/collector/collector-state.js';
+import type {
+  ApplyOptions,
+  ApplyOutcome,
+  CollectorStore,
+} from '../../../src/rollout/collector/collector-store.js';
+import { policyOf, type RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 

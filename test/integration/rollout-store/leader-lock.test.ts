@@ -5,9 +5,9 @@
  * The TTL is real time; the tests that wait for an expiry use a TTL of a few tens of ms.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { LeaderLock } from '../../../src/rollout/leader-lock.js';
+import { LeaderLock } from '../../../src/rollout/tick/leader-lock.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

@@ -5,13 +5,17 @@
  * phase as a person reads it, and the upgrade queue's job counts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createState } from '../../../src/cli/create-state.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { createState } from '../../../src/cli/boot/create-state.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { createUpgradeQueue, enqueueUpgrades } from '../../../src/queue/upgrade-job.js';
-import { type CollectorEvent, newRecord, transition } from '../../../src/rollout/collector-state.js';
-import { readFleetStatus, rolloutStatus } from '../../../src/rollout/read-fleet-status.js';
-import { PAUSE_REASONS } from '../../../src/rollout/rollout-phase.js';
-import type { RolloutSettings } from '../../../src/rollout/rollout-store.js';
+import {
+  type CollectorEvent,
+  newRecord,
+  transition,
+} from '../../../src/rollout/collector/collector-state.js';
+import { readFleetStatus, rolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
+import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

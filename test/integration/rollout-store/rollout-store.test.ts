@@ -7,9 +7,13 @@
  * policy's slots in one round trip.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { createState } from '../../../src/cli/create-state.js';
-import { type CollectorEvent, newRecord, transition } from '../../../src/rollout/collector-state.js';
-import { PAUSE_REASONS } from '../../../src/rollout/rollout-phase.js';
+import { createState } from '../../../src/cli/boot/create-state.js';
+import {
+  type CollectorEvent,
+  newRecord,
+  transition,
+} from '../../../src/rollout/collector/collector-state.js';
+import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
 import {
   parseRollout,
   parseWaveCounts,
@@ -17,7 +21,7 @@ import {
   type RolloutRecord,
   type RolloutSettings,
   rolloutId,
-} from '../../../src/rollout/rollout-store.js';
+} from '../../../src/rollout/life/rollout-store.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

@@ -4,16 +4,16 @@
  * on. Rounds are driven with runOnce(), the timer interval is left long.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import type { Policy } from '../../../src/policy/schema.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { LeaderLock } from '../../../src/rollout/leader-lock.js';
-import type { Scheduler } from '../../../src/rollout/scheduler.js';
+import { LeaderLock } from '../../../src/rollout/tick/leader-lock.js';
+import type { Scheduler } from '../../../src/rollout/tick/scheduler.js';
 import {
   KICK_DELAY_MS,
   type SchedulerLoop,
   startSchedulerLoop,
-} from '../../../src/rollout/scheduler-loop.js';
+} from '../../../src/rollout/tick/scheduler-loop.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 

@@ -28,8 +28,7 @@ import {
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
 import type { UpgradeQueue } from '../../../src/queue/upgrade-job.js';
-import { admit } from '../../../src/rollout/admit.js';
-import { judgeCohortGate } from '../../../src/rollout/cohort-gate.js';
+import { admit } from '../../../src/rollout/admit/admit.js';
 import {
   COLLECTOR_STATES,
   type CollectorRecord,
@@ -37,17 +36,18 @@ import {
   indexOf,
   isFinal,
   SLOT_STATES,
-} from '../../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector-store.js';
-import * as control from '../../../src/rollout/control.js';
-import { EventLog } from '../../../src/rollout/event-log.js';
+} from '../../../src/rollout/collector/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
+import { judgeCohortGate } from '../../../src/rollout/gates/cohort-gate.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { reconcileUnknownTasks } from '../../../src/rollout/reconcile-unknown-tasks.js';
-import { RolloutStore } from '../../../src/rollout/rollout-store.js';
-import { scanUpgradable } from '../../../src/rollout/scan-upgradable.js';
-import { settingsOf } from '../../../src/rollout/scheduler.js';
-import { supersedeRollout } from '../../../src/rollout/supersede-rollout.js';
-import { verifyCollectors } from '../../../src/rollout/verify-collectors.js';
+import { EventLog } from '../../../src/rollout/life/event-log.js';
+import { RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { reconcileUnknownTasks } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+import { scanUpgradable } from '../../../src/rollout/listings/scan-upgradable.js';
+import { verifyCollectors } from '../../../src/rollout/listings/verify-collectors.js';
+import * as control from '../../../src/rollout/operator/control.js';
+import { supersedeRollout } from '../../../src/rollout/operator/supersede-rollout.js';
+import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
 import { processUpgrade } from '../../../src/worker/upgrade-processor.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';

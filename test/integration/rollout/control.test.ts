@@ -9,7 +9,7 @@
  * in order, in the rollout's history and in the outbox with its id.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { createState, type FleetState } from '../../../src/cli/create-state.js';
+import { createState, type FleetState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock, type ManualClock } from '../../../src/lib/clock.js';
 import {
   COLLECTOR_STATES,
@@ -19,7 +19,10 @@ import {
   SLOT_STATES,
   type StateCounts,
   transition,
-} from '../../../src/rollout/collector-state.js';
+} from '../../../src/rollout/collector/collector-state.js';
+import type { RecordedEvent } from '../../../src/rollout/life/event-log.js';
+import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
+import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
 import {
   abort,
   type ControlDeps,
@@ -31,10 +34,7 @@ import {
   RETRYABLE_STATES,
   resume,
   retry,
-} from '../../../src/rollout/control.js';
-import type { RecordedEvent } from '../../../src/rollout/event-log.js';
-import { PAUSE_REASONS } from '../../../src/rollout/rollout-phase.js';
-import type { RolloutSettings } from '../../../src/rollout/rollout-store.js';
+} from '../../../src/rollout/operator/control.js';
 import { useTestRedis } from '../../support/redis.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 

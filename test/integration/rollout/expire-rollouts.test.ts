@@ -4,10 +4,10 @@
  * Collectors still hold a slot are kept.
  */
 import { describe, expect, it } from 'vitest';
-import { createState } from '../../../src/cli/create-state.js';
+import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
-import { expireRollouts } from '../../../src/rollout/expire-rollouts.js';
-import type { RolloutSettings } from '../../../src/rollout/rollout-store.js';
+import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
+import { expireRollouts } from '../../../src/rollout/operator/expire-rollouts.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';

@@ -7,19 +7,19 @@
  * end their verification as successes.
  */
 import { describe, expect, it } from 'vitest';
-import { createState } from '../../../src/cli/create-state.js';
+import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
-import type { CollectorState } from '../../../src/rollout/collector-state.js';
-import { ControlError } from '../../../src/rollout/control.js';
-import { OneOffPolicies, rollbackSource } from '../../../src/rollout/one-off-policies.js';
+import type { CollectorState } from '../../../src/rollout/collector/collector-state.js';
+import { ControlError } from '../../../src/rollout/operator/control.js';
+import { OneOffPolicies, rollbackSource } from '../../../src/rollout/operator/one-off-policies.js';
 import {
   carryOutRollback,
   parseRollbackRequest,
   requestRollback,
   rollbackStates,
-} from '../../../src/rollout/rollback.js';
-import { settingsOf } from '../../../src/rollout/scheduler.js';
+} from '../../../src/rollout/operator/rollback.js';
+import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';

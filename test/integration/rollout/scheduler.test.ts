@@ -10,8 +10,11 @@ import { describe, expect, it } from 'vitest';
 import type { BuildTarget } from '../../../src/api/index.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { jobIdOf } from '../../../src/queue/upgrade-job.js';
-import { readFleetStatus } from '../../../src/rollout/read-fleet-status.js';
-import { reconcileUnknownTasks, UNANSWERED_CREATE } from '../../../src/rollout/reconcile-unknown-tasks.js';
+import { readFleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import {
+  reconcileUnknownTasks,
+  UNANSWERED_CREATE,
+} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import {
   BUILD,
   collector,

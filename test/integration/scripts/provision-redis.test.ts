@@ -10,8 +10,8 @@ import {
   provisionRedis,
 } from '../../../scripts/provision-redis.mjs';
 import { createLogger } from '../../../src/lib/logger.js';
-import { pingRedis } from '../../../src/lib/redis.js';
-import { ensureRedis, findExecutable } from '../../../src/lib/redis-server.js';
+import { pingRedis } from '../../../src/lib/redis/create-redis.js';
+import { ensureRedis, findExecutable } from '../../../src/lib/redis/redis-server.js';
 
 const logger = createLogger({ level: 'silent' });
 const started: ProvisionedRedis[] = [];

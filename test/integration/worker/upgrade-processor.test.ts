@@ -8,18 +8,18 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/api/index.js';
-import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../../src/queue/upgrade-job.js';
-import { admit } from '../../../src/rollout/admit.js';
+import { admit } from '../../../src/rollout/admit/admit.js';
 import {
   type CollectorRecord,
   type CollectorState,
   NOT_FOUND_LIMIT,
   newRecord,
-} from '../../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector-store.js';
+} from '../../../src/rollout/collector/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type RolloutSettings, RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/rollout-store.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   AMBIGUITY_WINDOW_MS,

@@ -15,8 +15,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { pingRedis } from '../../../src/lib/redis.js';
-import { findExecutable, freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { pingRedis } from '../../../src/lib/redis/create-redis.js';
+import { findExecutable, freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import { stopChild } from '../../../src/lib/stop-child.js';
 
 export const APPEND_FSYNC = 'always';

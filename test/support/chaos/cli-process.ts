@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { freeLoopbackPort } from '../../../src/lib/redis-server.js';
+import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import { stopChild } from '../../../src/lib/stop-child.js';
 
 export interface CliProcessOptions {

@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from '../../../src/lib/redis.js';
+import type { Redis } from '../../../src/lib/redis/create-redis.js';
 
 export interface SecretHit {
   where: string;

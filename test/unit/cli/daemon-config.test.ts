@@ -13,9 +13,9 @@ import {
   type LoadDaemonConfigInput,
   loadDaemonConfig,
   parseListen,
-} from '../../../src/cli/daemon-config.js';
+} from '../../../src/cli/boot/daemon-config.js';
 import { ConfigError, FleetError } from '../../../src/lib/errors.js';
-import { DEFAULT_POLICY_DIR } from '../../../src/policy/load-policies.js';
+import { DEFAULT_POLICY_DIR } from '../../../src/policy/load/load-policies.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { type NextStepsInput, nextSteps, shellWord } from '../../../src/cli/demo-next-steps.js';
+import { type NextStepsInput, nextSteps, shellWord } from '../../../src/cli/render/demo-next-steps.js';
 
 const input: NextStepsInput = {
   fleetFile: 'config/demo/fleet.yaml',

@@ -6,7 +6,7 @@
  * 80 columns with each wait in words under its rollout's row, or `--wide`.
  */
 import { describe, expect, it } from 'vitest';
-import { explainRollout, formatWhen } from '../../../src/cli/explain-rollout.js';
+import { explainRollout, formatWhen } from '../../../src/cli/render/explain-rollout.js';
 import {
   countsByMetricState,
   fitParts,
@@ -19,11 +19,11 @@ import {
   shortProgress,
   stateSummary,
   wrapText,
-} from '../../../src/cli/format-status.js';
+} from '../../../src/cli/render/format-status.js';
 import { METRIC_STATES } from '../../../src/metrics/create-metrics.js';
-import type { StateCounts } from '../../../src/rollout/collector-state.js';
-import { type RolloutStatus, rolloutStatus } from '../../../src/rollout/read-fleet-status.js';
-import type { RolloutRecord } from '../../../src/rollout/rollout-store.js';
+import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
+import { type RolloutStatus, rolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import type { RolloutRecord } from '../../../src/rollout/life/rollout-store.js';
 
 function status(
   partial: Partial<RolloutRecord> & Pick<RolloutRecord, 'id'> & { counts: StateCounts },

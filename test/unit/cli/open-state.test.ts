@@ -4,8 +4,13 @@
  * back-off of `status --watch`.
  */
 import { describe, expect, it } from 'vitest';
-import { isConnectionError, noRedisMessage, plainReason, redisTrouble } from '../../../src/cli/open-state.js';
-import { retryDelayMs } from '../../../src/cli/status.js';
+import {
+  isConnectionError,
+  noRedisMessage,
+  plainReason,
+  redisTrouble,
+} from '../../../src/cli/boot/open-state.js';
+import { retryDelayMs } from '../../../src/cli/commands/status.js';
 import { FleetError } from '../../../src/lib/errors.js';
 
 describe('plainReason', () => {

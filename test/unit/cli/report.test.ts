@@ -9,17 +9,17 @@ import {
   reportCommand,
   toCsvRow,
   WORKLIST_COLUMNS,
-} from '../../../src/cli/report.js';
+} from '../../../src/cli/commands/report.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
   type LifeSettings,
   newRecord,
   transition,
-} from '../../../src/rollout/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector-store.js';
+} from '../../../src/rollout/collector/collector-state.js';
+import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type RolloutSettings, RolloutStore } from '../../../src/rollout/rollout-store.js';
+import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/rollout-store.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { safeJson, sanitize, sanitizeLine } from '../../../src/cli/sanitize.js';
+import { safeJson, sanitize, sanitizeLine } from '../../../src/cli/render/sanitize.js';
 
 const CONTROL =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createStopper, SIGNAL_EXIT } from '../../../src/cli/stop-on-signal.js';
+import { createStopper, SIGNAL_EXIT } from '../../../src/cli/boot/stop-on-signal.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
 afterEach(() => {

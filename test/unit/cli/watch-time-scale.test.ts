@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpAnswer, HttpTransport } from '../../../src/api/http-transport.js';
-import { scalesDiffer, toldTimeScale, watchTimeScale } from '../../../src/cli/watch-time-scale.js';
+import { scalesDiffer, toldTimeScale, watchTimeScale } from '../../../src/cli/boot/watch-time-scale.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
 /** A transport whose every answer carries `headers`. */

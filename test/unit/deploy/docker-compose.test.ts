@@ -8,9 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadDaemonConfig } from '../../../src/cli/daemon-config.js';
-import { loadSourceFile } from '../../../src/lib/yaml-source.js';
-import { loadPolicies } from '../../../src/policy/load-policies.js';
+import { loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
+import { loadSourceFile } from '../../../src/lib/source/yaml-source.js';
+import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { FleetFile } from '../../../src/simulator/schema.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: compose is free-form YAML, checked field by field

@@ -21,7 +21,7 @@ import { join, posix } from 'node:path';
 import { validate } from 'dockerfile-utils';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { check, healthUrl } from '../../../deploy/healthcheck.mjs';
-import { loadDaemonConfig } from '../../../src/cli/daemon-config.js';
+import { loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
 import { run } from '../../support/prometheus.js';
 import { reply, startStubServer, stopStubServers } from '../../support/stub-server.js';
 

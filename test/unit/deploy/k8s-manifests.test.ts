@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadDaemonConfig } from '../../../src/cli/daemon-config.js';
-import { loadPolicies } from '../../../src/policy/load-policies.js';
+import { loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
+import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 
 const DIR = 'deploy/k8s';
 // biome-ignore lint/suspicious/noExplicitAny: manifests are free-form YAML, checked field by field

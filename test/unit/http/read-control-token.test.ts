@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LoadDaemonConfigInput, loadDaemonConfig } from '../../../src/cli/daemon-config.js';
+import { type LoadDaemonConfigInput, loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
 import { ControlToken } from '../../../src/http/authorize-request.js';
 import { ConfigError } from '../../../src/lib/errors.js';
 

@@ -11,8 +11,8 @@ import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import type { ControlDeps } from '../../../src/rollout/control.js';
 import { createKeys } from '../../../src/rollout/keys.js';
+import type { ControlDeps } from '../../../src/rollout/operator/control.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
 let server: RunningHttpServer;

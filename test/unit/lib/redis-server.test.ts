@@ -10,7 +10,7 @@ import {
   ensureRedis,
   type LocalRedisOptions,
   NO_REDIS_MESSAGE,
-} from '../../../src/lib/redis-server.js';
+} from '../../../src/lib/redis/redis-server.js';
 
 const logger = createLogger({ level: 'silent' });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { MAX_ISSUES, MAX_NESTING, parseSource } from '../../../src/lib/yaml-source.js';
+import { MAX_ISSUES, MAX_NESTING, parseSource } from '../../../src/lib/source/yaml-source.js';
 import { aliasBomb } from './hostile-yaml.js';
 
 const Schema = z.strictObject({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { formatFieldPath, loadSourceFile, parseSource } from '../../../src/lib/yaml-source.js';
+import { formatFieldPath, loadSourceFile, parseSource } from '../../../src/lib/source/yaml-source.js';
 
 const Schema = z
   .object({

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadDaemonConfig } from '../../../src/cli/daemon-config.js';
+import { loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
 import { ConfigError } from '../../../src/lib/errors.js';
 import { WEBHOOK_DEFAULTS } from '../../../src/notify/read-webhooks.js';
 

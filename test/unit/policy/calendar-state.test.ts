@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calendarState } from '../../../src/policy/calendar-state.js';
+import { calendarState } from '../../../src/policy/calendar/calendar-state.js';
 import { Policy } from '../../../src/policy/schema.js';
 
 const at = (iso: string) => Date.parse(iso);

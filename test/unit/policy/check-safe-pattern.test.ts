@@ -9,7 +9,7 @@ import {
   checkSafePattern,
   NESTED_REPETITION,
   OVERLAPPING_REPETITIONS,
-} from '../../../src/policy/check-safe-pattern.js';
+} from '../../../src/policy/select/check-safe-pattern.js';
 
 const ACCEPTED = [
   'no space left',

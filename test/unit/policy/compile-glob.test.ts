@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
-import { compileGlob, globProblem, MAX_GLOB_LENGTH } from '../../../src/policy/compile-glob.js';
+import { compileGlob, globProblem, MAX_GLOB_LENGTH } from '../../../src/policy/select/compile-glob.js';
 
 /** The options the selections used with picomatch before compile-glob.ts. */
 const GLOB_OPTIONS = { nocase: true, bash: true, dot: true, strictBrackets: true } as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { dateTimeText, resolveDateTime } from '../../../src/policy/date-time-field.js';
-import { formatInstant } from '../../../src/policy/format-instant.js';
+import { dateTimeText, resolveDateTime } from '../../../src/policy/calendar/date-time-field.js';
+import { formatInstant } from '../../../src/policy/calendar/format-instant.js';
 
 const at = (iso: string) => Date.parse(iso);
 /** The instant of `text` read in `timeZone`, or the reason it has none. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadPolicies } from '../../../src/policy/load-policies.js';
-import { matchesSelection } from '../../../src/policy/select-collectors.js';
+import { loadPolicies } from '../../../src/policy/load/load-policies.js';
+import { matchesSelection } from '../../../src/policy/select/select-collectors.js';
 
 describe('the policies shipped in config/', () => {
   const policies = [...loadPolicies(), ...loadPolicies({ files: ['config/demo/policy.yaml'] })];

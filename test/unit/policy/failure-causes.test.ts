@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { loadSourceFile } from '../../../src/lib/yaml-source.js';
+import { loadSourceFile } from '../../../src/lib/source/yaml-source.js';
 import { DEFAULT_FAILURE_ACTIONS, FailureCauses } from '../../../src/policy/failure-causes.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 

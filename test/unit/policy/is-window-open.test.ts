@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isWindowOpen, localTime } from '../../../src/policy/is-window-open.js';
-import { MaintenanceWindow } from '../../../src/policy/maintenance-window.js';
+import { isWindowOpen, localTime } from '../../../src/policy/calendar/is-window-open.js';
+import { MaintenanceWindow } from '../../../src/policy/calendar/maintenance-window.js';
 
 const window = (fields: Record<string, unknown>) => MaintenanceWindow.parse(fields);
 // 2024-06-03 is a Monday.

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { listPolicyFiles, loadPolicies } from '../../../src/policy/load-policies.js';
+import { listPolicyFiles, loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 let dir: PolicyDir;

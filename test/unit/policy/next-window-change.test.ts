@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isWindowOpen } from '../../../src/policy/is-window-open.js';
-import { MaintenanceWindow, WEEKDAYS } from '../../../src/policy/maintenance-window.js';
-import { nextWindowChange, WINDOW_HORIZON_MS } from '../../../src/policy/next-window-change.js';
-import { windowFits } from '../../../src/policy/window-fits.js';
-import { windowOpenIntervals } from '../../../src/policy/window-open-intervals.js';
+import { isWindowOpen } from '../../../src/policy/calendar/is-window-open.js';
+import { MaintenanceWindow, WEEKDAYS } from '../../../src/policy/calendar/maintenance-window.js';
+import { nextWindowChange, WINDOW_HORIZON_MS } from '../../../src/policy/calendar/next-window-change.js';
+import { windowFits } from '../../../src/policy/calendar/window-fits.js';
+import { windowOpenIntervals } from '../../../src/policy/calendar/window-open-intervals.js';
 
 const window = (fields: Record<string, unknown>) => MaintenanceWindow.parse(fields);
 const at = (iso: string) => Date.parse(iso);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planMove } from '../../../src/policy/plan-move.js';
+import { planMove } from '../../../src/policy/select/plan-move.js';
 
 describe('planMove', () => {
   const forward = { allowDowngrade: false };

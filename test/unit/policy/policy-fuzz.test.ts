@@ -12,9 +12,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { MAX_ISSUES } from '../../../src/lib/yaml-source.js';
+import { MAX_ISSUES } from '../../../src/lib/source/yaml-source.js';
 import { MAX_DURATION_MS } from '../../../src/policy/duration-field.js';
-import { type PolicyFileResult, parsePolicyText } from '../../../src/policy/load-policies.js';
+import { type PolicyFileResult, parsePolicyText } from '../../../src/policy/load/load-policies.js';
 
 const FILE = 'fuzz.yaml';
 /** FUZZ_RUNS=20 runs twenty times as many cases (a longer search, e.g. before a release). */

@@ -8,7 +8,7 @@ import {
   type PolicyFileResult,
   parsePolicyText,
   readPolicyFile,
-} from '../../../src/policy/load-policies.js';
+} from '../../../src/policy/load/load-policies.js';
 import { aliasBomb } from '../lib/hostile-yaml.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 

@@ -4,12 +4,12 @@
  * version stays in force, the other files keep reloading, and /readyz names the file and line.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { policyProblems } from '../../../src/policy/policy-problems.js';
+import { policyProblems } from '../../../src/policy/load/policy-problems.js';
 import {
   createPolicyStore,
   type PolicyStore,
   type PolicyStoreEvent,
-} from '../../../src/policy/policy-store.js';
+} from '../../../src/policy/load/policy-store.js';
 import { aliasBomb } from '../lib/hostile-yaml.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 

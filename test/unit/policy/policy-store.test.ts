@@ -4,7 +4,7 @@ import {
   createPolicyStore,
   type PolicyStore,
   type PolicyStoreEvent,
-} from '../../../src/policy/policy-store.js';
+} from '../../../src/policy/load/policy-store.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 let dir: PolicyDir;

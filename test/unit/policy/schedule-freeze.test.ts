@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/lib/errors.js';
-import { loadPolicies } from '../../../src/policy/load-policies.js';
+import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 

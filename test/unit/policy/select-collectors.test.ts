@@ -5,7 +5,7 @@ import {
   matchesSelection,
   type SelectableCollector,
   selectCollectors,
-} from '../../../src/policy/select-collectors.js';
+} from '../../../src/policy/select/select-collectors.js';
 
 const policy = (fields: Omit<PolicyInput, 'name'>) => Policy.parse({ name: 'p', ...fields });
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { instantsOfWallTime, zoneOffset, zoneOffsetSegments } from '../../../src/policy/zone-offset.js';
+import {
+  instantsOfWallTime,
+  zoneOffset,
+  zoneOffsetSegments,
+} from '../../../src/policy/calendar/zone-offset.js';
 
 const at = (iso: string) => Date.parse(iso);
 const HOUR = 3_600_000;

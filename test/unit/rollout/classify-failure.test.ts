@@ -6,8 +6,9 @@
  * built-ins; the 2,000-character cap; and the action of every class.
  */
 import { describe, expect, it } from 'vitest';
-import { checkSafePattern } from '../../../src/policy/check-safe-pattern.js';
 import { FailureCauses } from '../../../src/policy/failure-causes.js';
+import { checkSafePattern } from '../../../src/policy/select/check-safe-pattern.js';
+import { FAILURE_MESSAGES } from '../../../src/simulator/failure-causes.js';
 import {
   actionFor,
   BUILTIN_FAILURE_CLASSES,
@@ -15,8 +16,7 @@ import {
   classifyFailure,
   isBuiltinFailureClass,
   MESSAGE_LIMIT,
-} from '../../../src/rollout/classify-failure.js';
-import { FAILURE_MESSAGES } from '../../../src/simulator/failure-causes.js';
+} from '../../../src/worker/classify-failure.js';
 
 const MESSAGES: Record<string, string[]> = {
   disk_space: [

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { COHORT_DIMENSIONS, type CohortDimension } from '../../../src/policy/cohorts.js';
-import { cohortKey, parseCohortKey } from '../../../src/rollout/cohort-key.js';
+import { cohortKey, parseCohortKey } from '../../../src/rollout/collector/cohort-key.js';
 
 const windows = { osName: 'Windows Server 2019', osArch: 'amd64', from: '19.470-4' };
 

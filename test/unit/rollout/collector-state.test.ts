@@ -40,7 +40,7 @@ import {
   STATUS_ERROR_LIMIT,
   TRANSITIONS,
   transition,
-} from '../../../src/rollout/collector-state.js';
+} from '../../../src/rollout/collector/collector-state.js';
 
 const NOW = Date.UTC(2025, 0, 6, 9, 0, 0);
 

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FailureGate } from '../../../src/policy/failure-gate.js';
-import type { StateCounts } from '../../../src/rollout/collector-state.js';
-import { judgeGate } from '../../../src/rollout/failure-gate.js';
+import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
+import { judgeGate } from '../../../src/rollout/gates/failure-gate.js';
 
 const gate = (input: Record<string, unknown>) => FailureGate.parse(input);
 

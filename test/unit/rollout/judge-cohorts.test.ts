@@ -10,7 +10,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRandom } from '../../../src/lib/random.js';
 import { Cohorts } from '../../../src/policy/cohorts.js';
-import { type CohortStats, judgeCohorts, wilsonLowerBound } from '../../../src/rollout/judge-cohorts.js';
+import {
+  type CohortStats,
+  judgeCohorts,
+  wilsonLowerBound,
+} from '../../../src/rollout/gates/judge-cohorts.js';
 
 /** Two-sided z of the standard normal table, independent of src/lib/normal-quantile.ts. */
 const Z = {

@@ -7,8 +7,8 @@ import {
   WATCH_MAX_INTERVAL_MS,
   WATCH_MIN_INTERVAL_MS,
   watchDecision,
-} from '../../../src/rollout/listing-pass.js';
-import { watchedDelay } from '../../../src/rollout/poll-schedule.js';
+} from '../../../src/rollout/listings/listing-pass.js';
+import { watchedDelay } from '../../../src/worker/poll-schedule.js';
 
 const MIN = 60_000;
 

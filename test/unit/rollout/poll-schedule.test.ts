@@ -12,7 +12,7 @@ import {
   nextPollDelay,
   type PollSettings,
   quantile,
-} from '../../../src/rollout/poll-schedule.js';
+} from '../../../src/worker/poll-schedule.js';
 
 const SETTINGS: PollSettings = { initialMs: 60_000, maxMs: 300_000, jitter: 0 };
 const DEADLINE = 35 * 60_000;

@@ -13,7 +13,7 @@ import {
   ROLLOUT_PHASES,
   type RolloutEvent,
   type RolloutPhase,
-} from '../../../src/rollout/rollout-phase.js';
+} from '../../../src/rollout/life/rollout-phase.js';
 
 const EVENTS = [
   'converge',

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PlannedWave } from '../../../src/policy/wave-limits.js';
-import type { StateCounts } from '../../../src/rollout/collector-state.js';
-import type { WaveProgress } from '../../../src/rollout/rollout-store.js';
-import { progressWaves, promoted } from '../../../src/rollout/wave-progress.js';
+import { progressWaves, promoted } from '../../../src/rollout/admit/wave-progress.js';
+import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
+import type { WaveProgress } from '../../../src/rollout/life/rollout-store.js';
 
 const NOW = Date.UTC(2025, 0, 6, 9, 0, 0);
 const HOUR = 3_600_000;

@@ -1,0 +1,76 @@
+/**
+ * The client of the Collector Upgrade Service as every command builds it: the process's share of
+ * the API budget (its setting, lowered to the enabled policies' `api`), shared through Redis by
+ * every process using the same access ID when there is a Redis, in memory otherwise (`plan`
+ * without REDIS_URL). The daemons' client also warns when the simulator runs at another time scale.
+ */
+import {
+  type ApiConfig,
+  type ApiHooks,
+  type CollectorUpgradeClient,
+  createCollectorUpgradeClient,
+  createMemoryRequestBudget,
+  createRedisRequestBudget,
+  createUndiciTransport,
+} from '../../api/index.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Redis } from '../../lib/redis/create-redis.js';
+import type { Policy } from '../../policy/schema.js';
+import type { Keys } from '../../rollout/keys.js';
+import type { DaemonConfig } from './daemon-config.js';
+import { watchTimeScale } from './watch-time-scale.js';
+
+export interface ApiPieces {
+  client: CollectorUpgradeClient;
+  /** The budget this process keeps to, in requests per clock second and at once. */
+  perSecond: number;
+  concurrent: number;
+}
+
+export function createApi(options: {
+  api: ApiConfig;
+  config: Pick<DaemonConfig, 'apiBudget' | 'timeScale'>;
+  /** The shared budget lives here; without it the budget is this process's alone. */
+  redis?: Redis;
+  keys: Keys;
+  /** Their `api` lowers the budget. */
+  policies?: readonly Policy[];
+  clock?: Clock;
+  logger: Logger;
+  hooks?: ApiHooks;
+  /** Warn once when the simulator's time scale is not `config.timeScale` (watch-time-scale.ts). */
+  watchTimeScale?: boolean;
+}): ApiPieces {
+  const { config } = options;
+  const limits = (options.policies ?? []).filter((p) => p.enabled).map((p) => p.api);
+  const perSecond = Math.min(config.apiBudget.requestsPerSecond, ...limits.map((l) => l.requestsPerSecond));
+  const concurrent = Math.min(config.apiBudget.maxConcurrent, ...limits.map((l) => l.maxConcurrent));
+  const shared = { perSecond, concurrent, timeScale: config.timeScale };
+  const budget = options.redis
+    ? createRedisRequestBudget({
+        redis: options.redis,
+        accessId: options.api.accessId,
+        keyPrefix: options.keys.apiBudget,
+        ...shared,
+        // At a high time scale a window is a few real ms: pad it more against scheduling lag.
+        ...(config.timeScale > 1 ? { marginRatio: 0.15 } : {}),
+      })
+    : createMemoryRequestBudget(shared);
+  const client = createCollectorUpgradeClient({
+    config: options.api,
+    budget,
+    logger: options.logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.watchTimeScale
+      ? {
+          transport: watchTimeScale(createUndiciTransport(), {
+            timeScale: config.timeScale,
+            logger: options.logger,
+          }),
+        }
+      : {}),
+  });
+  return { client, perSecond, concurrent };
+}

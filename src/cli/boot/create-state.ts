@@ -1,0 +1,30 @@
+/**
+ * The orchestrator's state in Redis as every command opens it: the keys of the deployment, the
+ * Collectors' records, the rollouts and their events.
+ */
+import type { Logger } from '../../lib/logger.js';
+import type { Redis } from '../../lib/redis/create-redis.js';
+import { CollectorStore } from '../../rollout/collector/collector-store.js';
+import { createKeys, type Keys } from '../../rollout/keys.js';
+import { EventLog } from '../../rollout/life/event-log.js';
+import { RolloutStore } from '../../rollout/life/rollout-store.js';
+
+export interface FleetState {
+  redis: Redis;
+  keys: Keys;
+  store: CollectorStore;
+  rollouts: RolloutStore;
+  /** Rollout events: history and the notification outbox. */
+  events: EventLog;
+}
+
+export function createState(redis: Redis, keyPrefix: string, logger?: Logger): FleetState {
+  const keys = createKeys(keyPrefix);
+  return {
+    redis,
+    keys,
+    store: new CollectorStore(redis, keys, logger),
+    rollouts: new RolloutStore(redis, keys),
+    events: new EventLog(redis, keys),
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * A rehearsal's two clocks must agree: the simulator runs K times faster than the wall clock, and
+ * the orchestrator judges every duration (polling, time-outs, bakes, the API budget) on its own
+ * time scale. With the scale forgotten (`run` at 1 against a simulator at 60), nothing looks
+ * wrong, only slow: `done: 0` for minutes. The simulator tells its scale on every answer
+ * (X-Simulator-Time-Scale); this transport looks at each answer's header, at no extra request,
+ * and warns once, naming both scales and what to set. A new key prefix too: the deployment's
+ * Redis keeps the scale its first process started with (lib/shared-clock.ts) and refuses another.
+ * The real service sends no such header: nothing is said.
+ */
+import type { HttpTransport } from '../../api/index.js';
+import type { Logger } from '../../lib/logger.js';
+import { TIME_SCALE_HEADER } from '../../lib/time-scale-header.js';
+
+/** The scale an answer's headers tell, or undefined (no header, or not a positive number). */
+export function toldTimeScale(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const raw = headers[TIME_SCALE_HEADER];
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  if (text === undefined || text.trim() === '') return undefined;
+  const scale = Number(text);
+  return Number.isFinite(scale) && scale > 0 ? scale : undefined;
+}
+
+/** Whether two scales differ beyond the rounding of their text. */
+export function scalesDiffer(own: number, told: number): boolean {
+  return Math.abs(own - told) > 1e-9 * Math.max(own, told);
+}
+
+export function watchTimeScale(
+  transport: HttpTransport,
+  options: { timeScale: number; logger: Logger },
+): HttpTransport {
+  let warned = false;
+  return {
+    async send(req) {
+      const answer = await transport.send(req);
+      if (!warned) {
+        const told = toldTimeScale(answer.headers);
+        if (told !== undefined && scalesDiffer(options.timeScale, told)) {
+          warned = true;
+          options.logger.warn(
+            {
+              timeScale: options.timeScale,
+              simulatorTimeScale: told,
+              set: `FLEET_UPGRADE_TIME_SCALE=${told}`,
+            },
+            "time scale differs from the simulator's: every duration and the API budget are off; stop, then start again with FLEET_UPGRADE_TIME_SCALE (or --time-scale) set to the simulator's, under a new FLEET_UPGRADE_KEY_PREFIX (this Redis keeps the scale it started with)",
+          );
+        }
+      }
+      return answer;
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,40 @@
+/** `fleet-upgrade history ROLLOUT [--json]`: the rollout's audit trail, oldest first. */
+import { Command } from 'commander';
+import type { RecordedEvent } from '../../rollout/life/event-log.js';
+import { ControlError } from '../../rollout/operator/control.js';
+import { addStateOptions, withControl } from '../boot/with-control.js';
+import { sanitize } from '../render/sanitize.js';
+
+export function formatHistory(events: readonly RecordedEvent[]): string {
+  if (events.length === 0) return 'no events';
+  return events
+    .map((e) => {
+      const who = e.actor ? `${e.source}:${e.actor}` : e.source;
+      return `${new Date(e.at).toISOString()}  ${e.type.padEnd(25)}  ${sanitize(who).padEnd(20)}  ${sanitize(e.message)}`;
+    })
+    .join('\n');
+}
+
+export function historyCommand(): Command {
+  const command = new Command('history')
+    .description(
+      'Show the audit trail of a rollout: when, who (operator, gate, scheduler, policy), what, oldest first.',
+    )
+    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .option('--json', 'print JSON instead of lines', false)
+    .option('--limit <n>', 'only the newest N events', (v) => Number(v));
+  return addStateOptions(command).action(
+    async (id: string, flags: { config?: string; json: boolean; limit?: number }) => {
+      const events = await withControl(flags, async (deps) => {
+        if (!(await deps.rollouts.get(id)))
+          throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
+        const limit =
+          flags.limit && Number.isInteger(flags.limit) && flags.limit > 0 ? flags.limit : undefined;
+        return deps.events.history(id, limit);
+      });
+      process.stdout.write(
+        `${flags.json ? JSON.stringify({ rollout: id, events }, null, 2) : formatHistory(events)}\n`,
+      );
+    },
+  );
+}

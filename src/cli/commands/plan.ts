@@ -1,0 +1,127 @@
+/**
+ * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
+ * upgradable Collectors, applies the selection, and shows which Collectors would move from which
+ * build to which. Creates nothing and needs no Redis. The vendor's names reach the terminal only
+ * through `sanitizeLine` (the table) and `safeJson` (--json).
+ */
+import { Command } from 'commander';
+import type { Collector } from '../../api/index.js';
+import { FleetError } from '../../lib/errors.js';
+import { createLogger } from '../../lib/logger.js';
+import { closeRedis, createRedis } from '../../lib/redis/create-redis.js';
+import { loadPolicies } from '../../policy/load/load-policies.js';
+import { planMove } from '../../policy/select/plan-move.js';
+import { compileSelection } from '../../policy/select/select-collectors.js';
+import { createKeys } from '../../rollout/keys.js';
+import { resolveTarget } from '../../rollout/tick/scheduler.js';
+import { createApi } from '../boot/create-api.js';
+import { loadDaemonConfig } from '../boot/daemon-config.js';
+import { safeJson, sanitizeLine } from '../render/sanitize.js';
+
+export interface PlanRow {
+  id: number;
+  name: string;
+  hostName: string;
+  osName: string;
+  from: string;
+  to: string;
+  move: 'upgrade' | 'downgrade';
+  alive: boolean;
+}
+
+export function planCommand(): Command {
+  return new Command('plan')
+    .description(
+      'Dry run of a policy: which Collectors would move, from which build to which. Nothing is created.',
+    )
+    .requiredOption('--policy <file>', 'the policy file')
+    .option('--json', 'print JSON instead of a table', false)
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .action(async (flags: { policy: string; json: boolean; config?: string }) => {
+      const config = loadDaemonConfig({ env: process.env, flags: { config: flags.config }, needApi: true });
+      const [loaded] = loadPolicies({ files: [flags.policy] });
+      const policy = loaded?.policy;
+      if (!policy || !config.api) throw new FleetError('FLEET_ERR_USAGE', `no policy in ${flags.policy}`);
+      const logger = createLogger({
+        level: config.logLevel === 'info' ? 'warn' : config.logLevel,
+        name: 'plan',
+      });
+      // With the daemon's Redis at hand, plan spends the budget it shares with the daemon.
+      const redis = config.redisUrl ? createRedis(config.redisUrl, { name: 'plan', logger }) : undefined;
+      const { client } = createApi({
+        api: config.api,
+        config,
+        ...(redis ? { redis } : {}),
+        keys: createKeys(config.keyPrefix),
+        policies: [{ ...policy, enabled: true }],
+        logger,
+      });
+      try {
+        const targets = await client.listTargets();
+        const build = resolveTarget(policy.target, targets);
+        if (!build) {
+          throw new FleetError(
+            'FLEET_ERR_TARGET',
+            `target ${policy.target} is not offered by the service (offers: ${targets.map((t) => sanitizeLine(t.version)).join(', ')})`,
+          );
+        }
+        const matches = compileSelection(policy);
+        const rows: PlanRow[] = [];
+        let listed = 0;
+        for await (const page of client.collectorPages({ toVersion: build, limit: policy.pageSize })) {
+          for (const c of page as Collector[]) {
+            listed++;
+            if (c.collectorType !== 'Installable' || !matches(c)) continue;
+            const move = planMove(policy, c.collectorVersion, build);
+            if (move.kind === 'skip') continue;
+            rows.push({
+              id: c.id,
+              name: c.name,
+              hostName: c.hostName ?? '',
+              osName: c.osName ?? '',
+              from: c.collectorVersion,
+              to: build,
+              move: move.kind,
+              alive: c.alive,
+            });
+          }
+        }
+        if (flags.json) {
+          process.stdout.write(
+            `${safeJson({ policy: policy.name, target: policy.target, build, listed, collectors: rows }, 2)}\n`,
+          );
+          return;
+        }
+        process.stdout.write(`${formatPlan(rows)}\n`);
+        const offline = rows.filter((r) => !r.alive).length;
+        process.stdout.write(
+          `\npolicy ${policy.name}: ${rows.length} of ${listed} offered Collectors would move to ${sanitizeLine(build)}` +
+            `${offline ? ` (${offline} offline now)` : ''}; nothing was created.\n`,
+        );
+      } finally {
+        await client.close();
+        if (redis) await closeRedis(redis);
+      }
+    });
+}
+
+export function formatPlan(rows: readonly PlanRow[]): string {
+  const header = ['ID', 'NAME', 'HOST', 'OS', 'FROM', 'TO', 'MOVE', 'ALIVE'];
+  const cells = rows.map((r) => [
+    String(r.id),
+    sanitizeLine(r.name),
+    sanitizeLine(r.hostName),
+    sanitizeLine(r.osName),
+    sanitizeLine(r.from),
+    sanitizeLine(r.to),
+    r.move,
+    r.alive ? 'yes' : 'no',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}

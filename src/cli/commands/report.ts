@@ -1,0 +1,128 @@
+/**
+ * `fleet-upgrade report [ROLLOUT] [--worklist]`: every Collector of a rollout with its outcome, as
+ * JSON or CSV; `--worklist`: only those whose failure needs a person (state `manual`).
+ */
+import { Command, Option } from 'commander';
+import { FleetError } from '../../lib/errors.js';
+import type { CollectorRecord } from '../../rollout/collector/collector-state.js';
+import { loadDaemonConfig } from '../boot/daemon-config.js';
+import { withState } from '../boot/open-state.js';
+
+export const REPORT_COLUMNS = [
+  'id',
+  'name',
+  'hostName',
+  'from',
+  'to',
+  'state',
+  'taskId',
+  'attempts',
+  'admissions',
+  'statusReads',
+  'discoveredAt',
+  'requestTime',
+  'finishedAt',
+  'message',
+  'retries',
+  'attemptLog',
+  'failureClass',
+  'cohort',
+] as const;
+
+/** `report --worklist`: the Collectors a person must look at (failure class `manual`). */
+export const WORKLIST_COLUMNS = [
+  'id',
+  'name',
+  'hostName',
+  'from',
+  'to',
+  'failureClass',
+  'message',
+  'finishedAt',
+  'cohort',
+] as const;
+
+const TIME_COLUMNS: ReadonlySet<string> = new Set(['discoveredAt', 'requestTime', 'finishedAt']);
+
+/** One row of the worklist: what the failure's class says to do, and the service's own words. */
+export function toWorklistRow(r: CollectorRecord): Record<(typeof WORKLIST_COLUMNS)[number], unknown> {
+  return Object.fromEntries(WORKLIST_COLUMNS.map((c) => [c, r[c]])) as Record<
+    (typeof WORKLIST_COLUMNS)[number],
+    unknown
+  >;
+}
+
+/** One CSV cell; times (epoch ms) as ISO 8601. */
+export function csvCell(value: unknown, column?: string): string {
+  if (value === undefined || value === null) return '';
+  const isTime = typeof value === 'number' && column !== undefined && TIME_COLUMNS.has(column);
+  const text = isTime ? new Date(value).toISOString() : String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** `1:created 10000012 succeeded; 2:not_alive` — each attempt's number, answer, task and outcome. */
+export function formatAttempts(log: CollectorRecord['attemptLog']): string {
+  return (log ?? [])
+    .map((a) => [`${a.n}:${a.answer ?? 'sent'}`, a.taskId, a.outcome].filter(Boolean).join(' '))
+    .join('; ');
+}
+
+export function toCsvRow(r: CollectorRecord): string {
+  return REPORT_COLUMNS.map((c) => csvCell(c === 'attemptLog' ? formatAttempts(r.attemptLog) : r[c], c)).join(
+    ',',
+  );
+}
+
+export function reportCommand(): Command {
+  return new Command('report')
+    .description(
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class and cohort.',
+    )
+    .argument('[rollout]', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
+    .option(
+      '--worklist',
+      'only the Collectors on the worklist (state manual: their failure needs a person, e.g. disk space or upgrades disabled), with class and message',
+      false,
+    )
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .action(
+      async (
+        rolloutArg: string | undefined,
+        flags: { format: 'json' | 'csv'; worklist: boolean; config?: string },
+      ) => {
+        const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+        await withState(config, async (state) => {
+          const all = await state.rollouts.list();
+          const rollout = rolloutArg ? all.find((r) => r.id === rolloutArg) : all[0];
+          if (!rollout) {
+            const known = all.map((r) => r.id).join(', ') || 'none';
+            throw new FleetError(
+              'FLEET_ERR_USAGE',
+              rolloutArg ? `no rollout '${rolloutArg}' (known: ${known})` : 'no rollouts yet',
+            );
+          }
+          const records: CollectorRecord[] = [];
+          for await (const r of state.store.all(rollout.id))
+            if (!flags.worklist || r.state === 'manual') records.push(r);
+          records.sort((a, b) => a.id - b.id);
+          if (flags.worklist) {
+            const rows = records.map(toWorklistRow);
+            if (flags.format === 'csv') {
+              process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
+              for (const row of rows)
+                process.stdout.write(`${WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')}\n`);
+            } else
+              process.stdout.write(`${JSON.stringify({ rollout: rollout.id, worklist: rows }, null, 2)}\n`);
+            return;
+          }
+          if (flags.format === 'csv') {
+            process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
+            for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
+          } else {
+            process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
+          }
+        });
+      },
+    );
+}

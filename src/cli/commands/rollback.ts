@@ -1,0 +1,45 @@
+/**
+ * `fleet-upgrade rollback ROLLOUT [--only unhealthy,failed,... | --all]`: the chosen Collectors of
+ * a rollout go back to the build they had before it, as rollouts of their own (src/rollout/
+ * rollback.ts). Without --only or --all: what went wrong (unhealthy, failed, timed_out).
+ */
+import { Command } from 'commander';
+import { ControlError } from '../../rollout/operator/control.js';
+import {
+  DEFAULT_ROLLBACK_STATES,
+  ROLLBACK_STATES,
+  requestRollback,
+  rollbackStates,
+} from '../../rollout/operator/rollback.js';
+import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+
+export function rollbackCommand(): Command {
+  const command = new Command('rollback')
+    .description(
+      'Take Collectors of a rollout back to the build each had before it (recorded when the rollout found it), ' +
+        'as rollouts of their own with one task each (same budget, slots, verification, gate and report). ' +
+        'A previous build the service no longer offers is reported, not guessed.',
+    )
+    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .option(
+      '--only <outcomes>',
+      `comma-separated outcomes: ${ROLLBACK_STATES.join(', ')} (default ${DEFAULT_ROLLBACK_STATES.join(',')})`,
+    )
+    .option(
+      '--all',
+      'every Collector whose task ran (succeeded, verifying, unhealthy, failed, timed_out)',
+      false,
+    );
+  return addStateOptions(command).action(
+    async (id: string, flags: { config?: string; only?: string; all: boolean }) => {
+      if (flags.only !== undefined && flags.all)
+        throw new ControlError('invalid', 'give --only or --all, not both');
+      const states = rollbackStates({
+        ...(flags.only === undefined ? {} : { only: flags.only.split(',') }),
+        all: flags.all,
+      });
+      const result = await withControl(flags, (deps) => requestRollback(deps, id, operatorName(), states));
+      process.stdout.write(`${result.message}\n`);
+    },
+  );
+}

@@ -1,0 +1,148 @@
+/**
+ * `fleet-upgrade run`: the usual deployment, scheduler + workers + HTTP. With `--once`, runs the
+ * given policies until their rollouts have converged (or halted with nothing under way), prints
+ * a summary and exits 0 when every selected Collector succeeded, 2 otherwise. SIGINT (Ctrl-C),
+ * SIGTERM and SIGHUP stop it within seconds (stop-on-signal.ts): exit 0 when the stop was clean,
+ * 1 when Redis was away; `--once` interrupted exits 130, 143 or 129; a second signal exits at once.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { createLogger } from '../../lib/logger.js';
+import { policyProblems } from '../../policy/load/policy-problems.js';
+import { createPolicyStore } from '../../policy/load/policy-store.js';
+import { type DaemonFlags, loadDaemonConfig, MAX_TIME_SCALE } from '../boot/daemon-config.js';
+import { EXIT } from '../boot/exit-codes.js';
+import { type Daemon, startDaemon } from '../boot/start-daemon.js';
+import { createStopper, SIGNAL_EXIT } from '../boot/stop-on-signal.js';
+import { allSucceeded, watchRollouts } from '../boot/watch-rollouts.js';
+import { formatRolloutTable } from '../render/format-status.js';
+import { intOption } from './simulate.js';
+
+export function addDaemonOptions(command: Command): Command {
+  return command
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .addOption(
+      new Option('--log-level <level>', 'log level').choices([
+        'fatal',
+        'error',
+        'warn',
+        'info',
+        'debug',
+        'trace',
+        'silent',
+      ]),
+    )
+    .option(
+      '--concurrency <n>',
+      'upgrade steps run at once by this process (default 20)',
+      intOption('--concurrency', 1, 1000),
+    )
+    .option(
+      '--time-scale <k>',
+      'rehearsal against the simulator: policy durations and API limits run K times faster (default 1)',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n <= 0 || n > MAX_TIME_SCALE)
+          throw new InvalidArgumentError(
+            `--time-scale must be a number above 0 and at most ${MAX_TIME_SCALE}, got '${v}'`,
+          );
+        return n;
+      },
+    );
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+interface RunFlags extends DaemonFlags {
+  once?: boolean;
+}
+
+export function runCommand(): Command {
+  const command = new Command('run')
+    .description(
+      'Run the scheduler, workers and HTTP endpoints (/metrics, /healthz, /readyz, /status, the rollout API).',
+    )
+    .option('--listen <host:port>', 'address of the HTTP endpoints (default 127.0.0.1:9464)')
+    .option('--policy <file>', 'run this policy file instead of the folder (repeatable)', collect)
+    .option('--policies <dir>', 'folder of policy files (default config/policies)')
+    .option('--once', 'run until the rollouts converge, print a summary, exit 0 (all succeeded) or 2', false)
+    .option(
+      '--auth-reads',
+      'the HTTP read endpoints (/status, /rollouts...) need the control token too (FLEET_UPGRADE_AUTH_READS)',
+    );
+  addDaemonOptions(command).action(async (flags: RunFlags) => {
+    const config = loadDaemonConfig({ env: process.env, flags, needApi: true, needControl: true });
+    const logger = createLogger({ level: config.logLevel, name: 'run' });
+    const store = createPolicyStore({
+      ...(config.policyFiles.length ? { files: config.policyFiles } : { dir: config.policyDir }),
+      onEvent: (e) => {
+        if (e.type === 'invalid') {
+          logger.error(
+            { file: e.file, error: e.error.message, keeping: e.keeping?.name },
+            'policy file invalid; keeping the last valid version',
+          );
+        } else if (e.type === 'folder-error')
+          logger.error({ error: e.error.message }, 'policy folder unreadable; policies unchanged');
+        else logger.info({ file: e.file, policy: e.policy.name }, `policy ${e.type}`);
+      },
+      onError: (err) => logger.error({ err }, 'policy reload error'),
+    });
+    store.reload(); // throws a ConfigError (exit 78) when a policy is invalid at start
+    store.start();
+    const policies = () => store.policies().map((l) => l.policy);
+    // /readyz: 503 naming each invalid file, its line and reason (policy-problems.ts).
+    const problems = () => policyProblems(store.status());
+    let daemon: Daemon | undefined;
+    let finished = false;
+    // Ctrl-C, SIGTERM: a bounded stop, the private Redis last; a second signal exits at once
+    // (stop-on-signal.ts). Interrupted before its rollouts finished, `--once` exits 128 + the
+    // signal's number: 0 would tell a script that every Collector succeeded. Listening before the
+    // daemon starts: a signal meanwhile exits, and the exit stops a private redis-server begun.
+    const stopper = createStopper({
+      logger,
+      close: async () => {
+        store.close();
+        return daemon ? daemon.stop() : true;
+      },
+      exitCode: (signal, clean) =>
+        flags.once && !finished ? SIGNAL_EXIT[signal] : clean ? EXIT.ok : EXIT.failure,
+    });
+    daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
+    if (!flags.once) {
+      await stopper.signalled;
+      return;
+    }
+    // --once: watch Redis until the policies' rollouts are done.
+    const started = Date.now();
+    let lastLog = 0;
+    const done = await watchRollouts({
+      daemon,
+      policies,
+      intervalMs: Math.max(200, config.tickMs),
+      stopped: () => stopper.signal() !== undefined,
+      onProgress: (rollouts) => {
+        if (Date.now() - lastLog < 5000) return;
+        lastLog = Date.now();
+        for (const r of rollouts) {
+          logger.info(
+            { rollout: r.id, phase: r.phase, done: r.done, total: r.total, counts: r.counts },
+            'progress',
+          );
+        }
+      },
+    }).catch(async (err: unknown) => {
+      // Said here, then stopped: a daemon left open would keep the process alive.
+      process.stderr.write(`fleet-upgrade: ${err instanceof Error ? err.message : String(err)}\n`);
+      return stopper.stop(() => EXIT.failure);
+    });
+    if (!done || stopper.stopping()) return;
+    finished = true;
+    const good = allSucceeded(done);
+    process.stdout.write(`${formatRolloutTable(done)}\n`);
+    const verdict = good ? 'every selected Collector succeeded' : 'some Collectors did not succeed';
+    process.stdout.write(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${verdict}\n`);
+    await stopper.stop(() => (good ? EXIT.ok : EXIT.incomplete));
+  });
+  return command;
+}

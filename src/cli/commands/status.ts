@@ -1,0 +1,121 @@
+/**
+ * `fleet-upgrade status`: every rollout with its progress and, under its row, what it waits for
+ * (format-status.ts). Needs no daemon (open-state.ts). `--watch` redraws; when Redis (or the
+ * daemon whose private Redis it read) goes away it says so in one sentence and keeps trying,
+ * waiting 1, 2, 4 … 30 s between attempts, until Ctrl-C. Holding a private Redis it started
+ * itself, it hands the folder over when a `run` starts, and then reads that run's Redis.
+ */
+import { Command } from 'commander';
+import { FleetError } from '../../lib/errors.js';
+import { readFleetStatus } from '../../rollout/life/read-fleet-status.js';
+import { type DaemonConfig, loadDaemonConfig } from '../boot/daemon-config.js';
+import {
+  isConnectionError,
+  openState,
+  redisTrouble,
+  type StateAccess,
+  withState,
+} from '../boot/open-state.js';
+import { formatStatus } from '../render/format-status.js';
+import { safeJson } from '../render/sanitize.js';
+
+interface StatusFlags {
+  config?: string;
+  json?: boolean;
+  wide?: boolean;
+  watch?: boolean;
+  interval: string;
+}
+
+/** Real ms between two attempts after `failures` failed ones in a row: 1 s, 2 s, 4 s … 30 s. */
+export function retryDelayMs(failures: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.max(0, Math.min(failures - 1, 15)));
+}
+
+async function render(state: StateAccess, flags: StatusFlags): Promise<string> {
+  const status = await readFleetStatus(state);
+  // Reasons and cohorts from outside: escaped where a terminal would act on them.
+  if (flags.json) return safeJson(status, 2);
+  const daemonRunning = (await state.redis.exists(state.keys.leader)) === 1;
+  return formatStatus(
+    { rollouts: status.rollouts, now: state.clock.now(), daemonRunning },
+    { wide: flags.wide ?? false },
+  );
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description(
+      'Show every rollout: phase, progress, in-flight against the limit, Collectors per state, and what it waits for. Works while the daemon is down.',
+    )
+    .option('--json', 'print JSON instead of a table', false)
+    .option('--wide', 'a column per state (wider than 80 columns)', false)
+    .option(
+      '--watch',
+      'redraw until interrupted; when Redis goes away, say so and try again (1 s, 2 s … 30 s apart)',
+      false,
+    )
+    .option('--interval <seconds>', 'with --watch: seconds between redraws', '2')
+    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
+    .action(async (flags: StatusFlags) => {
+      const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+      if (flags.watch) return watchStatus(config, flags);
+      const text = await withState(config, (state) => render(state, flags), { name: 'status' });
+      process.stdout.write(`${text}\n`);
+    });
+}
+
+/** Sleeps `ms`, waking early when `wake()` turns true (looked at every 100 ms). */
+async function sleepUnless(ms: number, wake: () => boolean): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end && !wake())
+    await new Promise((r) => setTimeout(r, Math.min(100, end - Date.now())));
+}
+
+async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<void> {
+  const intervalMs = Math.max(0.2, Number(flags.interval) || 2) * 1000;
+  let stop = false;
+  const onSigint = () => {
+    stop = true;
+  };
+  process.once('SIGINT', onSigint);
+  let state: StateAccess | undefined;
+  let failures = 0;
+  let last: { text: string; at: string } | undefined;
+  const handover = () => state?.handoverWanted() ?? false;
+  try {
+    while (!stop) {
+      let screen: string;
+      let waitMs = intervalMs;
+      try {
+        state ??= await openState(config, { name: 'status --watch' });
+        const text = await render(state, flags);
+        last = { text, at: new Date().toISOString().slice(11, 19) };
+        failures = 0;
+        screen = text;
+      } catch (err) {
+        if (!isConnectionError(err)) throw err;
+        const where = state?.where;
+        await state?.close().catch(() => undefined);
+        state = undefined;
+        failures += 1;
+        waitMs = retryDelayMs(failures);
+        const told = where ? redisTrouble(err, where) : err;
+        const sentence = told instanceof FleetError ? told.message : 'Redis does not answer.';
+        screen = `${sentence} Trying again in ${waitMs / 1000} s (Ctrl-C to stop).`;
+        if (last) screen += `\n\nLast seen at ${last.at} UTC:\n${last.text}`;
+      }
+      // Clear the screen and home the cursor, then draw.
+      process.stdout.write(`\x1b[2J\x1b[H${new Date().toISOString()}  (Ctrl-C to stop)\n\n${screen}\n`);
+      await sleepUnless(waitMs, () => stop || handover());
+      if (handover()) {
+        // A `run` waits for the folder of the private Redis this watch started: give it over.
+        await state?.close();
+        state = undefined;
+      }
+    }
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await state?.close();
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * `fleet-upgrade upgrade --collector ID[,ID...] --to BUILD|latest [--allow-downgrade]`: a one-off
+ * rollout for the named Collectors, run by the daemon like any policy (the same API budget, slots,
+ * records, report and history). It needs only Redis: a daemon that is down picks it up when it
+ * starts.
+ */
+import { Command } from 'commander';
+import { FleetError } from '../../lib/errors.js';
+import { isBuildVersion } from '../../lib/version.js';
+import { LATEST } from '../../policy/schema.js';
+import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/operator/one-off-policies.js';
+import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { intOption } from './simulate.js';
+
+/** `1,2, 3` → [1, 2, 3]; refuses anything that is not a list of positive whole numbers. */
+export function parseCollectorIds(text: string): number[] {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const ids = parts.map(Number);
+  const bad = parts.filter(
+    (p, i) => !/^\d{1,15}$/.test(p) || !Number.isSafeInteger(ids[i]) || (ids[i] as number) < 1,
+  );
+  if (parts.length === 0 || bad.length)
+    throw new FleetError(
+      'FLEET_ERR_USAGE',
+      `--collector: expected Collector ids separated by commas, e.g. 101,102${bad.length ? `; not ${bad.slice(0, 3).join(', ')}` : ''}`,
+    );
+  const unique = [...new Set(ids)];
+  if (unique.length > ONE_OFF_MAX_COLLECTORS)
+    throw new FleetError(
+      'FLEET_ERR_USAGE',
+      `--collector: at most ${ONE_OFF_MAX_COLLECTORS} Collectors in one upgrade, got ${unique.length}`,
+    );
+  return unique;
+}
+
+export function upgradeCommand(): Command {
+  const command = new Command('upgrade')
+    .description(
+      'Start a one-off rollout of the named Collectors to a build (or latest): the daemon runs it like a policy, with the same budget, slots, records and report.',
+    )
+    .requiredOption(
+      '--collector <ids>',
+      'Collector ids, separated by commas (repeat the option for more)',
+      (v, prev: string[] = []) => [...prev, v],
+    )
+    .requiredOption('--to <build>', 'a build such as 19.470-4, or latest')
+    .option('--allow-downgrade', 'move Collectors on a newer build down to it', false)
+    .option(
+      '--max-in-flight <n>',
+      'Collectors with an unfinished task at once (default: 10, or fewer Collectors)',
+      intOption('--max-in-flight', 1, 100_000),
+    );
+  return addStateOptions(command).action(
+    async (flags: {
+      config?: string;
+      collector: string[];
+      to: string;
+      allowDowngrade: boolean;
+      maxInFlight?: number;
+    }) => {
+      const collectors = parseCollectorIds(flags.collector.join(','));
+      if (flags.to !== LATEST && !isBuildVersion(flags.to))
+        throw new FleetError(
+          'FLEET_ERR_USAGE',
+          `--to: expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4, got '${flags.to}'`,
+        );
+      const name = await withControl(flags, (deps) =>
+        new OneOffPolicies(deps.state.redis, deps.keys).add(
+          {
+            collectors,
+            to: flags.to,
+            allowDowngrade: flags.allowDowngrade,
+            ...(flags.maxInFlight === undefined ? {} : { maxInFlight: flags.maxInFlight }),
+          },
+          operatorName(),
+          deps.clock.now(),
+        ),
+      );
+      process.stdout.write(
+        `one-off rollout ${name}: ${collectors.length} Collectors to ${flags.to}; the daemon starts it at its next round ` +
+          `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${name}@<build>\`)\n`,
+      );
+    },
+  );
+}

@@ -1,0 +1,209 @@
+/**
+ * Text renderings of rollouts for `status`, `run --once` and `status --watch`. `formatStatus`
+ * is what `status` prints: by default a table that fits 80 columns (rollout, phase, a short
+ * progress bar with done/total, in-flight/limit, the non-zero states as `12 ok 1 failed`) with
+ * one sentence under a rollout's row saying what it waits for (explain-rollout.ts); `wide` gives
+ * `formatRolloutTable`, a column per state. Text from outside goes through `sanitize`.
+ */
+import {
+  countsByMetricState,
+  METRIC_STATES,
+  type MetricState,
+} from '../../rollout/collector/collector-state.js';
+import type { RolloutStatus } from '../../rollout/life/read-fleet-status.js';
+import { explainRollout, oneLine } from './explain-rollout.js';
+
+export { countsByMetricState };
+
+export function progressBar(done: number, total: number, width = 20): string {
+  const share = total === 0 ? 1 : done / total;
+  const full = Math.round(share * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${(share * 100).toFixed(0).padStart(3)}%`;
+}
+
+/** One column per state as metrics show them (collector-state.ts), in that order. */
+const COLUMNS = METRIC_STATES;
+
+/** Lines of cells, each column as wide as its widest cell, two spaces apart, no trailing space. */
+function alignRows(rows: readonly string[][]): string[] {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return rows.map((cells) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+const haltNote = (r: RolloutStatus) =>
+  r.phase === 'halted' && r.haltReason ? `${oneLine(r.id)} halted: ${oneLine(r.haltReason)}` : undefined;
+
+/**
+ * The full table (`status --wide`, `run --once`): a column per state. `note` gives the lines
+ * below it (default: the reasons of halted rollouts).
+ */
+export function formatRolloutTable(
+  rollouts: readonly RolloutStatus[],
+  note: (r: RolloutStatus) => string | undefined = haltNote,
+): string {
+  if (rollouts.length === 0) return 'no rollouts';
+  const header = ['ROLLOUT', 'PHASE', 'PROGRESS', 'IN-FLIGHT', ...COLUMNS.map((c) => c.toUpperCase())];
+  const rows = rollouts.map((r) => {
+    const c = countsByMetricState(r.counts);
+    return [
+      oneLine(r.id),
+      oneLine(r.phaseText),
+      `${progressBar(r.done, r.total)} ${r.done}/${r.total}`,
+      `${r.inflight}/${r.maxInFlight}`,
+      ...COLUMNS.map((k) => String(c[k] ?? 0)),
+    ];
+  });
+  const notes = rollouts.map(note).filter((n): n is string => n !== undefined);
+  return [...alignRows([header, ...rows]), ...notes].join('\n');
+}
+
+/** The states of the narrow table, in this order, with their short names; `queued` last. */
+export const STATE_LABELS: readonly (readonly [MetricState, string])[] = [
+  ['succeeded', 'ok'],
+  ['verifying', 'verifying'],
+  ['failed', 'failed'],
+  ['timed_out', 'timed_out'],
+  ['unhealthy', 'unhealthy'],
+  ['error', 'error'],
+  ['manual', 'worklist'],
+  ['quarantined', 'quarantined'],
+  ['not_alive', 'not_alive'],
+  ['rejected', 'rejected'],
+  ['waiting_retry', 'retrying'],
+  ['skipped', 'skipped'],
+  ['aborted', 'aborted'],
+  ['queued', 'queued'],
+];
+
+/** `12 ok 1 failed 3 retrying`: the non-zero states (in-flight ones are in their own column). */
+export function stateSummary(counts: Readonly<Record<string, number>>): string[] {
+  const c = countsByMetricState(counts);
+  return STATE_LABELS.filter(([s]) => c[s] > 0).map(([s, label]) => `${c[s]} ${label}`);
+}
+
+/** As many whole parts as fit in `width` (joined by spaces), and the parts left over. */
+export function fitParts(parts: readonly string[], width: number): { text: string; rest: string[] } {
+  let text = '';
+  for (const [i, part] of parts.entries()) {
+    const next = text ? `${text} ${part}` : part;
+    if (next.length > width) return { text, rest: parts.slice(i) };
+    text = next;
+  }
+  return { text, rest: [] };
+}
+
+/** A rollout id cut to `width`: the policy's name is shortened, its build kept (`linux-pro…@19.470-4`). */
+export function shortId(id: string, width: number): string {
+  if (id.length <= width) return id;
+  const at = id.lastIndexOf('@');
+  const build = at > 0 ? id.slice(at) : '';
+  if (build && build.length <= width - 4) return `${id.slice(0, width - build.length - 1)}…${build}`;
+  return `${id.slice(0, width - 1)}…`;
+}
+
+/** `[####......] 40/100`: a bar of `width` cells and the counts. */
+export function shortProgress(done: number, total: number, width = 8): string {
+  const full = Math.round((total === 0 ? 1 : done / total) * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${done}/${total}`;
+}
+
+/**
+ * `text` broken at spaces into lines of at most `width` columns (a word longer than that stands
+ * alone); a span in backticks (a command) is never broken.
+ */
+export function wrapText(text: string, width: number, indent = '  ', hanging = '    '): string[] {
+  const words = text.match(/`[^`]*`\S*|\S+/g) ?? [];
+  const lines: string[] = [];
+  let line = indent;
+  for (const word of words) {
+    const fresh = line.trim() === '';
+    if (!fresh && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = hanging + word;
+    } else line = fresh ? line + word : `${line} ${word}`;
+  }
+  if (line.trim()) lines.push(line);
+  return lines;
+}
+
+export interface StatusView {
+  rollouts: readonly RolloutStatus[];
+  /** The deployment's clock now (for `baking until 14:32 UTC`). */
+  now: number;
+  /** Whether a scheduler leads; false adds a sentence that nothing moves (undefined: unknown). */
+  daemonRunning?: boolean;
+}
+
+export interface StatusFormat {
+  /** A column per state, lines as long as they need (default false). */
+  wide?: boolean;
+  /** Columns of the narrow table (default 80). */
+  width?: number;
+}
+
+export const NO_DAEMON =
+  'No daemon is running: no `fleet-upgrade run` leads these rollouts, so nothing moves until one starts.';
+
+/** What `status` prints (without `--json`). */
+export function formatStatus(view: StatusView, format: StatusFormat = {}): string {
+  const width = Math.max(40, format.width ?? 80);
+  const head =
+    view.daemonRunning === false && view.rollouts.length > 0
+      ? format.wide
+        ? [NO_DAEMON]
+        : wrapText(NO_DAEMON, width, '', '')
+      : [];
+  const explain = (r: RolloutStatus) => explainRollout(r, view.now);
+  if (format.wide) {
+    const table = formatRolloutTable(view.rollouts, (r) => {
+      const text = explain(r);
+      return text === undefined ? undefined : `${oneLine(r.id)}: ${text}`;
+    });
+    return [...head, table].join('\n');
+  }
+  return [...head, formatNarrowTable(view.rollouts, explain, width)].join('\n');
+}
+
+function formatNarrowTable(
+  rollouts: readonly RolloutStatus[],
+  explain: (r: RolloutStatus) => string | undefined,
+  width: number,
+): string {
+  if (rollouts.length === 0) return 'no rollouts';
+  const header = ['ROLLOUT', 'PHASE', 'PROGRESS', 'IN-FLIGHT', 'STATES'];
+  const phases = rollouts.map((r) => r.phase as string);
+  const flights = rollouts.map((r) => `${r.inflight}/${r.maxInFlight}`);
+  const colWidth = (cells: string[], title: string) => Math.max(title.length, ...cells.map((c) => c.length));
+  const wPhase = colWidth(phases, 'PHASE');
+  const wFlight = colWidth(flights, 'IN-FLIGHT');
+  const ids = rollouts.map((r) => oneLine(r.id));
+  const progress = rollouts.map((r) => shortProgress(r.done, r.total));
+  const fixed = wPhase + colWidth(progress, 'PROGRESS') + wFlight + 4 * 2;
+  // The id is cut before STATES gets fewer than 16 columns; states that do not fit go below.
+  const wId = Math.min(colWidth(ids, 'ROLLOUT'), Math.max(12, width - fixed - 16));
+  const statesWidth = Math.max(6, width - fixed - wId);
+  const rows: string[][] = [header];
+  const below: string[][] = [];
+  rollouts.forEach((r, i) => {
+    const id = ids[i] as string;
+    const cut = shortId(id, wId);
+    const states = fitParts(stateSummary(r.counts), statesWidth);
+    rows.push([cut, phases[i] as string, progress[i] as string, flights[i] as string, states.text]);
+    const lines: string[] = [];
+    // Queued Collectors are the rest of the bar: named only when they fit.
+    const rest = states.rest.filter((part) => !part.endsWith(' queued'));
+    if (rest.length) lines.push(...wrapText(`also ${rest.join(' ')}`, width));
+    // A cut id is given whole below its row, so that it can be copied into a command.
+    const text = explain(r);
+    const note = cut === id || text?.includes(id) ? text : text ? `${id}: ${text}` : id;
+    if (note) lines.push(...wrapText(note, width));
+    below.push(lines);
+  });
+  const lines = alignRows(rows);
+  return [lines[0] as string, ...lines.slice(1).flatMap((line, i) => [line, ...(below[i] ?? [])])].join('\n');
+}

@@ -1,0 +1,164 @@
+/**
+ * Redis connections for every process: one place that sets the ioredis options we rely on and
+ * logs connection trouble without ever printing a password (the URL goes through `redactUrl`).
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { FleetError } from '../errors.js';
+import { type Logger, redactUrl } from '../logger.js';
+import { withTimeout } from '../with-timeout.js';
+
+export type { Redis };
+
+export interface RedisConnectionOptions {
+  logger?: Logger;
+  /** Shown in `CLIENT LIST` and in our logs, e.g. `api-budget` or `worker`. */
+  name?: string;
+  /**
+   * BullMQ needs `maxRetriesPerRequest: null` on the connections of its workers (commands wait
+   * for Redis to come back instead of failing). Other users fail a command after a few retries.
+   */
+  forBullmq?: boolean;
+  /** Fail the first connection after this many ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** Do not connect until the first command (default false: connect now). */
+  lazyConnect?: boolean;
+  /** Passed through to ioredis for anything not covered above. */
+  extra?: RedisOptions;
+}
+
+/** Opens an ioredis connection to `url` (redis:// or rediss://). */
+export function createRedis(url: string, options: RedisConnectionOptions = {}): Redis {
+  const safeUrl = redactUrl(url);
+  const redis = new Redis(url, {
+    connectionName: options.name ? `fleet-upgrade:${options.name}` : 'fleet-upgrade',
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: options.forBullmq ? null : 3,
+    enableReadyCheck: true,
+    lazyConnect: options.lazyConnect ?? false,
+    // Reconnect with a capped backoff forever: Redis restarts are survivable for a daemon.
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+    ...options.extra,
+  });
+  const logger = options.logger;
+  if (logger) {
+    // One line per distinct error message, not one per reconnection attempt.
+    let lastMessage = '';
+    redis.on('error', (err: Error) => {
+      if (err.message === lastMessage) return;
+      lastMessage = err.message;
+      logger.warn({ redis: safeUrl, name: options.name, err: err.message }, 'redis connection error');
+    });
+    redis.on('ready', () => {
+      if (lastMessage) logger.info({ redis: safeUrl, name: options.name }, 'redis connection restored');
+      lastMessage = '';
+    });
+  } else {
+    // Without a listener, ioredis prints unhandled error events to stderr; the caller sees the
+    // failure on its commands instead.
+    redis.on('error', () => {});
+  }
+  return redis;
+}
+
+/** Closes a connection politely (QUIT) when it is ready, and forcibly when Redis does not answer in time. */
+export async function closeRedis(redis: Redis, timeoutMs = 2000): Promise<void> {
+  if (redis.status === 'end') return;
+  // Not connected (or never ready: a server that does not answer): QUIT would only wait.
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.quit().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    redis.disconnect();
+  }
+}
+
+/**
+ * Checks that `url` answers PING within `timeoutMs`, without retrying. Resolves to undefined
+ * when it does, or to the reason it does not (never containing the password).
+ */
+export async function pingRedis(url: string, timeoutMs = 2000): Promise<string | undefined> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    // ioredis's default (2 s) keeps a short-lived process alive that long after a failed probe.
+    disconnectTimeout: 100,
+  });
+  redis.on('error', () => {});
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      (async () => {
+        await redis.connect();
+        const pong = await redis.ping();
+        if (pong !== 'PONG') throw new Error(`unexpected PING answer ${JSON.stringify(pong)}`);
+      })(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return message.split(url).join(redactUrl(url));
+  } finally {
+    if (timer) clearTimeout(timer);
+    redis.disconnect();
+  }
+}
+
+/**
+ * How long a process waits for Redis while it starts (the first connection and command, the
+ * private Redis's look-ups): a Redis that accepts connections and never answers would otherwise
+ * hang `run`, `worker` and the operator commands without a word.
+ */
+export const REDIS_START_LIMIT_MS = 10_000;
+
+/** `url` for a message: without user name or password (also a `?password=` parameter). */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.searchParams.delete('password');
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}
+
+/** `10 s`, `1.5 s`: a time limit in a message. */
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * `work` (a Redis command), or after `ms` a FleetError `FLEET_ERR_REDIS_TIMEOUT` with the
+ * sentence `${where} did not answer ${what} within N s: ${advice}`. The command itself is left
+ * pending (closing the connection ends it); its late failure is swallowed here.
+ */
+export async function answerWithin<T>(
+  work: Promise<T>,
+  told: { where: string; what: string; advice: string },
+  ms = REDIS_START_LIMIT_MS,
+): Promise<T> {
+  work.catch(() => undefined);
+  return withTimeout(work, ms, () => {
+    throw new FleetError(
+      'FLEET_ERR_REDIS_TIMEOUT',
+      `${told.where} did not answer ${told.what} within ${formatSeconds(ms)}: ${told.advice}`,
+    );
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * The cohort gate of a rollout (policy `cohorts`), judged by the scheduler at each tick from the
+ * counts per cohort and state that the store keeps (one HGETALL): failures are the states the
+ * failure gate counts as bad (failed, timed_out, error, unhealthy), outcomes those plus
+ * succeeded. A cohort that judge-cohorts.ts finds significantly above the limit is quarantined:
+ * recorded on the rollout first (so the admitter holds its Collectors from then on, whatever
+ * happens next), then its waiting Collectors (queued, waiting_retry) move to `quarantined`, and
+ * a `cohort.quarantined` event says so. Tasks under way finish. An operator's
+ * `retry --only quarantined` releases the cohort for the rest of the rollout.
+ */
+import type { Cohorts } from '../../policy/cohorts.js';
+import {
+  COLLECTOR_STATES,
+  type CollectorRecord,
+  gateClass,
+  type Move,
+  type StateCounts,
+  transition,
+} from '../collector/collector-state.js';
+import type { CollectorStore } from '../collector/collector-store.js';
+import type { EmitRolloutEvent } from '../life/event-log.js';
+import type { CohortQuarantine, RolloutRecord, RolloutStore } from '../life/rollout-store.js';
+import { type CohortStats, judgeCohorts } from './judge-cohorts.js';
+
+const BAD_STATES = COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad');
+const BATCH = 1000;
+
+export interface CohortGateDeps {
+  store: CollectorStore;
+  rollouts: RolloutStore;
+  /** A Collector reached an outcome (the metrics count it). */
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+  emit: EmitRolloutEvent;
+}
+
+/** Failures and outcomes of each cohort, from its counts per state. */
+export function cohortStats(counts: ReadonlyMap<string, StateCounts>): Map<string, CohortStats> {
+  const out = new Map<string, CohortStats>();
+  for (const [key, c] of counts) {
+    const failures = BAD_STATES.reduce((n, s) => n + (c[s] ?? 0), 0);
+    out.set(key, { failures, outcomes: failures + (c.succeeded ?? 0) });
+  }
+  return out;
+}
+
+/** Judges the cohorts; quarantines those found bad. Returns the Collectors held now. */
+export async function judgeCohortGate(
+  deps: CohortGateDeps,
+  rollout: RolloutRecord,
+  cohorts: Cohorts,
+  now: number,
+): Promise<number> {
+  const done = new Set([
+    ...(rollout.quarantined ?? []).map((q) => q.cohort),
+    ...(rollout.cohortsReleased ?? []),
+  ]);
+  const stats = cohortStats(await deps.store.cohortCounts(rollout.id));
+  for (const key of done) stats.delete(key);
+  const { quarantined } = judgeCohorts(stats, cohorts);
+  if (quarantined.length === 0) return 0;
+  const added: CohortQuarantine[] = quarantined.map((q) => ({
+    cohort: q.key,
+    reason: q.reason,
+    at: now,
+    held: 0,
+  }));
+  const all = [...(rollout.quarantined ?? []), ...added];
+  await deps.rollouts.setFields(rollout.id, { quarantined: JSON.stringify(all) });
+  rollout.quarantined = all;
+  const held = await holdCohorts(deps, rollout, new Set(added.map((q) => q.cohort)), now);
+  for (const q of added) {
+    q.held = held.get(q.cohort) ?? 0;
+    await deps.emit(
+      rollout,
+      'cohort.quarantined',
+      'gate',
+      `${rollout.id}: cohort ${q.cohort} quarantined, ${q.held} of its Collectors held while the others go on: ${q.reason}. \`fleet-upgrade retry ${rollout.id} --only quarantined\` releases it`,
+      { cohort: q.cohort, held: q.held, reason: q.reason },
+    );
+  }
+  await deps.rollouts.setFields(rollout.id, { quarantined: JSON.stringify(all) });
+  return [...held.values()].reduce((a, b) => a + b, 0);
+}
+
+/** Moves the waiting Collectors of `cohorts` to `quarantined`; returns how many per cohort. */
+export async function holdCohorts(
+  deps: Pick<CohortGateDeps, 'store' | 'onOutcome'>,
+  rollout: RolloutRecord,
+  cohorts: ReadonlySet<string>,
+  now: number,
+): Promise<Map<string, number>> {
+  const { store } = deps;
+  const held = new Map<string, number>();
+  for (const index of ['queued', 'retries'] as const) {
+    const ids = await store.indexed(rollout.id, index);
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const records = await store.getMany(rollout.id, ids.slice(i, i + BATCH));
+      const moves: Move[] = [];
+      for (const r of records.values()) {
+        if (!r.cohort || !cohorts.has(r.cohort)) continue;
+        const t = transition(
+          r,
+          { type: 'quarantine', message: `cohort ${r.cohort} quarantined` },
+          { now, settings: rollout.settings },
+        );
+        if (t.ok) moves.push(t.move);
+      }
+      const outcomes = await store.apply(rollout.id, moves);
+      moves.forEach((m, j) => {
+        if (outcomes[j] !== 'written') return;
+        const key = m.next.cohort as string;
+        held.set(key, (held.get(key) ?? 0) + 1);
+        deps.onOutcome?.(rollout.id, m.next);
+      });
+    }
+  }
+  return held;
+}

@@ -1,0 +1,120 @@
+/**
+ * Resolution of Collectors in `reconciling`: the service holds (or held) a task for them whose id
+ * we do not know, so only the listings tell what became of it:
+ * - offered again for the build, on a page requested after it went to reconciling: no task runs
+ *   now and the build was not reached → `failed`: a new attempt is the operator's to ask for,
+ *   never ours (no second task in one rollout). That holds when no task was ever shown too (a
+ *   create that went unanswered): "offered again" cannot tell a create that made no task from
+ *   one whose task has already ended short of the build (a quick failure), since the service
+ *   reads a task only by the id we never got. Sending again on that evidence gave Collectors a
+ *   second task (the chaos test of issue 12). Such a create is rare: `creating` is written only
+ *   once the request may go out (create-task-step.ts). In a superseded rollout → `skipped`: the
+ *   newer rollout takes the Collector;
+ * - on the build (seen through another build's listing) → `succeeded` (`verifying` first when the
+ *   policy verifies successes);
+ * - neither, past the local deadline of its task → `timed_out`.
+ * Each resolution is one atomic move that also gives the slot back.
+ */
+import type { BuildTarget } from '../../api/index.js';
+import type { Logger } from '../../lib/logger.js';
+import { type CollectorRecord, type Move, transition } from '../collector/collector-state.js';
+import type { RolloutRecord } from '../life/rollout-store.js';
+import { observeVersions, type ScanDeps, timedPages } from './scan-upgradable.js';
+
+export interface ReconcileDeps extends ScanDeps {
+  logger: Logger;
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+}
+
+/** Why a Collector whose create went unanswered ends `failed` when the listing offers it again. */
+export const UNANSWERED_CREATE =
+  'its create went unanswered and the listing offers it again: either no task was made or it ended without reaching the build, which the service cannot tell; not sent again, so that it never gets a second task in this rollout (`fleet-upgrade retry` sends a new one)';
+
+/** The local deadline of a task of unknown id: the task's timeout after its earliest possible start. */
+export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): number {
+  const start = r.requestTime ?? r.createSentAt ?? r.reconcilingSince ?? 0;
+  return Math.max(start + taskTimeoutMs, r.reconcilingSince ?? 0);
+}
+
+/**
+ * Resolves the rollout's `reconciling` Collectors. `listed` is what a scan of the rollout's build
+ * just saw (id → clock time its page was requested); without it, the build's listing is read here.
+ */
+export async function reconcileUnknownTasks(
+  deps: ReconcileDeps,
+  rollout: RolloutRecord,
+  options: { listed?: ReadonlyMap<number, number>; pageSize: number; targets: readonly BuildTarget[] },
+): Promise<number> {
+  const { store } = deps;
+  const ids = await store.indexed(rollout.id, 'reconciling');
+  if (ids.length === 0) return 0;
+  const open = [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'reconciling');
+  let listed = options.listed;
+  if (!listed) {
+    const wanted = new Set(open.map((r) => r.id));
+    const seen = new Map<number, number>();
+    for await (const { page, requestedAt } of timedPages(
+      deps.api,
+      deps.clock,
+      rollout.build,
+      options.pageSize,
+    ))
+      for (const c of page) if (wanted.has(c.id)) seen.set(c.id, requestedAt);
+    listed = seen;
+  }
+  const offered = (r: CollectorRecord) => {
+    const at = listed.get(r.id);
+    return at !== undefined && at > (r.reconcilingSince ?? 0);
+  };
+  const unresolved = new Set(open.filter((r) => !offered(r)).map((r) => r.id));
+  const other = options.targets.find((t) => t.version !== rollout.build)?.version;
+  const versions =
+    other && unresolved.size
+      ? await observeVersions(deps.api, other, unresolved, options.pageSize)
+      : new Map();
+  const now = deps.clock.now();
+  const ctx = { now, settings: rollout.settings };
+  const moves: Move[] = [];
+  for (const r of open) {
+    let t: ReturnType<typeof transition> | undefined;
+    if (offered(r) && !r.taskProven) {
+      // A superseded rollout makes no new attempt: the newer one upgrades the Collector.
+      t = transition(
+        r,
+        rollout.phase === 'superseded'
+          ? { type: 'supersede', message: 'the listing offers it again: no task of this rollout runs' }
+          : { type: 'failed', message: `${r.message ? `${r.message}; ` : ''}${UNANSWERED_CREATE}` },
+        ctx,
+      );
+    } else if (offered(r)) {
+      t = transition(
+        r,
+        {
+          type: 'failed',
+          message: `${r.message ? `${r.message}; ` : ''}the listing offers it again for ${rollout.build}: its task of unknown id ended without reaching the build`,
+        },
+        ctx,
+      );
+    } else if (versions.get(r.id) === rollout.build) {
+      // On the build: a success, verified like any other when the policy verifies.
+      const verify = rollout.settings.verify;
+      t = transition(
+        r,
+        verify ? { type: 'verify', dueAt: now + verify.intervalMs } : { type: 'succeeded' },
+        ctx,
+      );
+    } else if (now > reconcileDeadline(r, rollout.settings.taskTimeoutMs)) {
+      t = transition(r, { type: 'timed_out', message: 'the task of unknown id did not end in time' }, ctx);
+    }
+    if (t?.ok) moves.push(t.move);
+  }
+  const outcomes = await store.apply(rollout.id, moves);
+  let resolved = 0;
+  moves.forEach((m, i) => {
+    if (outcomes[i] !== 'written') return;
+    resolved++;
+    deps.onOutcome?.(rollout.id, m.next);
+    deps.logger.info({ rollout: rollout.id, collector: m.next.id, state: m.next.state }, 'reconciled');
+  });
+  return resolved;
+}

@@ -1,0 +1,182 @@
+/**
+ * A scan pages through the service's upgradable Collectors for a rollout's build and keeps those
+ * the policy selects and would move (planMove: downgrades only when allowed). Being listed means:
+ * not on the build, and no unfinished task. So, per Collector listed:
+ * - not known yet: recorded `queued` (discovery order is the admission order; canaries, the
+ *   Collectors a first wave's `select` picks, come before every other);
+ * - known `not_alive`, listed alive, while the rollout admits and before `retry.notAlive.until`:
+ *   back to `queued` (catch-up of a Collector that came back);
+ * - known `reconciling`, on a page read after it went there: evidence that its task of unknown
+ *   id ended without reaching the build (reconcile-unknown-tasks.ts records that);
+ * - anything else known is left alone: a final Collector gets no second task in one rollout.
+ */
+import type { Collector, CollectorUpgradeClient } from '../../api/index.js';
+import type { LeftBounds } from '../../api/walk-collector-pages.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Policy } from '../../policy/schema.js';
+import { planMove } from '../../policy/select/plan-move.js';
+import { compileSelection } from '../../policy/select/select-collectors.js';
+import { cohortKey } from '../collector/cohort-key.js';
+import {
+  type CollectorRecord,
+  type CollectorState,
+  type Move,
+  newRecord,
+  transition,
+} from '../collector/collector-state.js';
+import type { CollectorStore } from '../collector/collector-store.js';
+import { admits } from '../life/rollout-phase.js';
+import type { RolloutRecord } from '../life/rollout-store.js';
+
+export interface ScanResult {
+  /** Selected Collectors the listing offered, with the clock time their page was requested. */
+  listed: Map<number, number>;
+  added: number[];
+  /** not_alive Collectors seen alive and queued again. */
+  caughtUp: number[];
+  /** Of the added, those the first wave's `select` picks (canaries, admitted first). */
+  canaries: number;
+}
+
+export interface ScanDeps {
+  api: Pick<CollectorUpgradeClient, 'collectorPages'>;
+  store: CollectorStore;
+  clock: Clock;
+}
+
+/** Pages of a listing, each with the clock time at which it was requested. */
+export async function* timedPages(
+  api: ScanDeps['api'],
+  clock: Clock,
+  toVersion: string,
+  pageSize: number,
+  left?: () => Promise<LeftBounds>,
+): AsyncGenerator<{ page: Collector[]; requestedAt: number }> {
+  const pages = api
+    .collectorPages({ toVersion, limit: pageSize, ...(left ? { left } : {}) })
+    [Symbol.asyncIterator]();
+  for (;;) {
+    const requestedAt = clock.now();
+    const next = await pages.next();
+    if (next.done) return;
+    yield { page: next.value, requestedAt };
+  }
+}
+
+export async function scanUpgradable(
+  deps: ScanDeps,
+  rollout: RolloutRecord,
+  policy: Policy,
+  /** Policies that come first: a Collector they select is theirs, not this policy's. */
+  earlier: readonly Policy[] = [],
+  /**
+   * `onPage`: called after each page that added Collectors (a first scan admits as it goes); it
+   * answers the Collectors it admitted, whose tasks take them off the listing: the walk steps
+   * back for them (bounds from their records: `leftBounds`).
+   */
+  options: { onPage?: () => Promise<readonly number[]> } = {},
+): Promise<ScanResult> {
+  const own = compileSelection(policy);
+  const taken = earlier.map((p) => compileSelection(p));
+  const matches = (c: Collector) => own(c) && !taken.some((t) => t(c));
+  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [], canaries: 0 };
+  const canarySelect = policy.waves[0]?.select;
+  const isCanary = canarySelect ? compileSelection({ select: [canarySelect], exclude: [] }) : undefined;
+  const until = rollout.settings.notAliveUntilMs;
+  const by = policy.cohorts?.by;
+  const cohortOf = (c: Collector) =>
+    by ? cohortKey({ osName: c.osName, osArch: c.osArch, from: c.collectorVersion }, by) : undefined;
+  const admitted: number[] = [];
+  for await (const { page, requestedAt } of timedPages(
+    deps.api,
+    deps.clock,
+    rollout.build,
+    policy.pageSize,
+    options.onPage ? () => leftBounds(deps.store, rollout.id, admitted) : undefined,
+  )) {
+    const selected = page.filter(
+      (c) =>
+        c.collectorType === 'Installable' &&
+        matches(c) &&
+        planMove(policy, c.collectorVersion, rollout.build).kind !== 'skip',
+    );
+    if (selected.length === 0) continue;
+    for (const c of selected) result.listed.set(c.id, requestedAt);
+    const known = await deps.store.getMany(
+      rollout.id,
+      selected.map((c) => c.id),
+    );
+    const now = deps.clock.now();
+    const fresh: CollectorRecord[] = [];
+    const moves: Move[] = [];
+    for (const c of selected) {
+      const r = known.get(c.id);
+      if (!r) fresh.push(newRecord(c, rollout.build, now, cohortOf(c)));
+      else if (
+        r.state === 'not_alive' &&
+        c.alive &&
+        admits(rollout.phase) &&
+        (until === undefined || now < rollout.startedAt + until)
+      ) {
+        const t = transition(r, { type: 'seen_alive' }, { now, settings: rollout.settings });
+        if (t.ok) moves.push(t.move);
+      }
+    }
+    const canaries = new Set(isCanary ? selected.filter((c) => isCanary(c)).map((c) => c.id) : []);
+    const added = await deps.store.discover(rollout.id, fresh, canaries);
+    result.added.push(...added);
+    result.canaries += added.filter((id) => canaries.has(id)).length;
+    const outcomes = await deps.store.apply(rollout.id, moves);
+    moves.forEach((m, i) => {
+      if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);
+    });
+    if (added.length && options.onPage) admitted.push(...(await options.onPage()));
+  }
+  return result;
+}
+
+/** States whose Collector is surely off the rollout's listing: its task runs, or it reached the build. */
+const OFF_THE_LISTING: ReadonlySet<CollectorState> = new Set([
+  'pending',
+  'progressing',
+  'verifying',
+  'succeeded',
+  'unhealthy',
+]);
+
+/**
+ * How many of the Collectors admitted during this walk have left its listing: at most all of
+ * them (a task may have been created for each), at least those whose records say a task runs or
+ * the build was reached. (A task that failed before its record says so has put its Collector
+ * back: the walk may then skip one Collector, which the next scan finds.)
+ */
+async function leftBounds(
+  store: CollectorStore,
+  rolloutId: string,
+  admitted: readonly number[],
+): Promise<LeftBounds> {
+  if (admitted.length === 0) return { atMost: 0, atLeast: 0 };
+  const records = await store.getMany(rolloutId, admitted);
+  let atLeast = 0;
+  for (const r of records.values()) if (OFF_THE_LISTING.has(r.state)) atLeast++;
+  return { atMost: admitted.length, atLeast };
+}
+
+/**
+ * Current builds of Collectors without an unfinished task, read from the listing for another
+ * build (a Collector on build B is offered for any other build). Used to learn whether a
+ * Collector whose task id we lost reached the rollout's build.
+ */
+export async function observeVersions(
+  api: ScanDeps['api'],
+  otherBuild: string,
+  wanted: ReadonlySet<number>,
+  pageSize: number,
+): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  for await (const page of api.collectorPages({ toVersion: otherBuild, limit: pageSize })) {
+    for (const c of page) if (wanted.has(c.id)) out.set(c.id, c.collectorVersion);
+    if (out.size === wanted.size) break;
+  }
+  return out;
+}

@@ -1,0 +1,269 @@
+/**
+ * Rollback: Collectors of a rollout go back to the build they had before it (their record's
+ * `from`, the build the listing showed when the rollout found them, before its first attempt).
+ * Two ways in:
+ * - `fleet-upgrade rollback ROLLOUT [--only STATES | --all]` (and POST /rollouts/ID/rollback)
+ *   files a request (`requestRollback`); it needs only Redis;
+ * - a failure gate with `onTrip: rollback-wave` halts the rollout and takes back the tripped
+ *   wave's upgraded and unhealthy Collectors.
+ * The scheduler carries a request out (`carryOutRollback`): the chosen Collectors, grouped by
+ * previous build, become one-off rollouts of their own (one-off-policies.ts, `rollback-...`),
+ * run like any policy (budget, slots, records, verification, gate, report), downgrading (or
+ * upgrading, after a downgrade) with one task each. A previous build the service no longer offers
+ * is reported on the source rollout and in an event, never guessed.
+ */
+import { randomBytes } from 'node:crypto';
+import type { BuildTarget } from '../../api/index.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Policy, PolicyInput } from '../../policy/schema.js';
+import {
+  type CollectorRecord,
+  type CollectorState,
+  isCollectorState,
+  type Move,
+  transition,
+} from '../collector/collector-state.js';
+import type { CollectorStore } from '../collector/collector-store.js';
+import type { EmitRolloutEvent, EventSource } from '../life/event-log.js';
+import type { RollbackEntry, RolloutRecord, RolloutSettings, RolloutStore } from '../life/rollout-store.js';
+import { type ControlDeps, ControlError, type ControlResult } from './control.js';
+import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from './one-off-policies.js';
+
+/** States whose Collectors may be taken back: their task ran, so their build may have changed. */
+export const ROLLBACK_STATES = ['succeeded', 'verifying', 'unhealthy', 'failed', 'timed_out'] as const;
+/** Without `--only` or `--all`: what went wrong. */
+export const DEFAULT_ROLLBACK_STATES: readonly CollectorState[] = ['unhealthy', 'failed', 'timed_out'];
+/** `onTrip: rollback-wave`: the tripped wave's Collectors that were upgraded or are unhealthy. */
+export const WAVE_ROLLBACK_STATES: readonly CollectorState[] = ['succeeded', 'verifying', 'unhealthy'];
+/** Ids listed per build that is no longer offered (the rest are counted). */
+export const ROLLBACK_IDS_SHOWN = 100;
+/** Rollback entries kept on a rollout. */
+const ENTRIES_KEPT = 50;
+
+export interface RollbackRequest {
+  id: string;
+  states: CollectorState[];
+  /** Only Collectors first admitted in this wave (0-based). */
+  wave?: number;
+  by: string;
+  source: EventSource;
+  at: number;
+  reason: string;
+}
+
+/** `--only a,b` → states, refusing any that cannot be rolled back. */
+export function parseRollbackStates(text: string): CollectorState[] {
+  const states = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = states.filter(
+    (s) => !isCollectorState(s) || !(ROLLBACK_STATES as readonly string[]).includes(s),
+  );
+  if (states.length === 0 || bad.length)
+    throw new ControlError(
+      'invalid',
+      `--only takes ${ROLLBACK_STATES.join(', ')}${bad.length ? `; not ${bad.join(', ')}` : ''}`,
+    );
+  return [...new Set(states)] as CollectorState[];
+}
+
+/** The states `--only` / `--all` (or neither: what went wrong) choose. */
+export function rollbackStates(choice: { only?: readonly string[]; all?: boolean }): CollectorState[] {
+  if (choice.all) return [...ROLLBACK_STATES];
+  if (choice.only) return parseRollbackStates(choice.only.join(','));
+  return [...DEFAULT_ROLLBACK_STATES];
+}
+
+/** Files a rollback of a rollout's Collectors in `states`; the daemon carries it out at its next tick. */
+export async function requestRollback(
+  deps: ControlDeps,
+  id: string,
+  actor: string,
+  states: readonly CollectorState[],
+): Promise<ControlResult> {
+  const rollout = await deps.rollouts.get(id);
+  if (!rollout) throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
+  const counts = await deps.store.counts(id);
+  const chosen = states.reduce((n, s) => n + (counts[s] ?? 0), 0);
+  if (chosen === 0)
+    throw new ControlError(
+      'conflict',
+      `rollout ${id} has no Collector in ${states.join(', ')}: nothing to roll back`,
+    );
+  const now = deps.clock.now();
+  const request: RollbackRequest = {
+    id: randomBytes(6).toString('hex'),
+    states: [...states],
+    by: actor,
+    source: 'operator',
+    at: now,
+    reason: `rollback by ${actor}`,
+  };
+  await deps.rollouts.requestRollback(id, JSON.stringify(request));
+  const message = `${id}: rollback of ${chosen} Collectors (${states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`;
+  const event = await deps.events.record({
+    type: 'rollback.requested',
+    rollout: id,
+    policy: rollout.policy,
+    build: rollout.build,
+    at: now,
+    source: 'operator',
+    actor,
+    message,
+    detail: { states, collectors: chosen },
+  });
+  return { rollout: id, message, event };
+}
+
+/** A rollback request as stored, or undefined when it cannot be read. */
+export function parseRollbackRequest(json: string): RollbackRequest | undefined {
+  try {
+    const r = JSON.parse(json) as RollbackRequest;
+    if (typeof r.id !== 'string' || !Array.isArray(r.states) || !r.states.every(isCollectorState))
+      return undefined;
+    return r;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RollbackDeps {
+  store: CollectorStore;
+  rollouts: RolloutStore;
+  oneOffs: OneOffPolicies;
+  logger: Logger;
+  emit: EmitRolloutEvent;
+}
+
+/**
+ * Carries out a rollback request of `source`: one one-off rollout per previous build (at most
+ * ONE_OFF_MAX_COLLECTORS Collectors each), built from the source's settings and its policy's
+ * gate, API budget and page size when the policy is known. Returns what it recorded.
+ */
+export async function carryOutRollback(
+  deps: RollbackDeps,
+  source: RolloutRecord,
+  request: RollbackRequest,
+  options: { policy?: Policy; targets: readonly BuildTarget[]; now: number },
+): Promise<RollbackEntry[]> {
+  const done = (source.rollbacks ?? []).filter((e) => e.request === request.id);
+  if (done.length) return done; // carried out before a crash: nothing twice
+  const chosen: CollectorRecord[] = [];
+  for await (const r of deps.store.all(source.id))
+    if (request.states.includes(r.state) && (request.wave === undefined || r.wave === request.wave))
+      chosen.push(r);
+  // One under verification is taken back before its verification ends: it stays a success.
+  await endVerification(deps.store, source, chosen, options.now);
+  const byBuild = new Map<string, number[]>();
+  chosen.sort((a, b) => a.id - b.id);
+  for (const r of chosen) {
+    if (r.from === source.build) continue;
+    byBuild.set(r.from, [...(byBuild.get(r.from) ?? []), r.id]);
+  }
+  const offered = new Set(options.targets.map((t) => t.version));
+  const entries: RollbackEntry[] = [];
+  const base = { request: request.id, at: options.now, by: request.by, reason: request.reason };
+  for (const [build, ids] of byBuild) {
+    if (!offered.has(build)) {
+      entries.push({
+        ...base,
+        build,
+        collectors: ids.length,
+        ids: ids.slice(0, ROLLBACK_IDS_SHOWN),
+        state: 'unavailable',
+      });
+      await deps.emit(
+        source,
+        'rollback.unavailable',
+        request.source,
+        `${source.id}: ${ids.length} Collectors were on ${build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${source.id}\`)`,
+        { build, collectors: ids.length, ids: ids.slice(0, ROLLBACK_IDS_SHOWN) },
+      );
+      continue;
+    }
+    for (let i = 0; i < ids.length; i += ONE_OFF_MAX_COLLECTORS) {
+      const part = ids.slice(i, i + ONE_OFF_MAX_COLLECTORS);
+      const policy = await deps.oneOffs.addPolicy(
+        'rollback',
+        (name) => rollbackPolicy(name, source, build, part, options.policy),
+        request.by,
+        options.now,
+      );
+      entries.push({ ...base, policy, build, collectors: part.length, state: 'started' });
+      await deps.emit(
+        source,
+        'rollback.started',
+        request.source,
+        `${source.id}: ${part.length} Collectors go back to ${build} in rollout ${policy}@${build} (${request.reason})`,
+        { build, collectors: part.length, policy, states: request.states },
+      );
+    }
+  }
+  const kept = [...(source.rollbacks ?? []), ...entries].slice(-ENTRIES_KEPT);
+  await deps.rollouts.setFields(source.id, { rollbacks: JSON.stringify(kept) });
+  source.rollbacks = kept;
+  deps.logger.info(
+    { rollout: source.id, request: request.id, chosen: chosen.length, entries: entries.length },
+    'rollback carried out',
+  );
+  return entries;
+}
+
+async function endVerification(
+  store: CollectorStore,
+  source: RolloutRecord,
+  chosen: readonly CollectorRecord[],
+  now: number,
+) {
+  const moves: Move[] = [];
+  for (const r of chosen) {
+    if (r.state !== 'verifying') continue;
+    const t = transition(
+      r,
+      { type: 'supersede', message: 'taken back by a rollback' },
+      { now, settings: source.settings },
+    );
+    if (t.ok) moves.push(t.move);
+  }
+  if (moves.length) await store.apply(source.id, moves);
+}
+
+const ms = (n: number) => `${Math.round(n)}ms`;
+
+/**
+ * The one-off policy of a rollback: the Collectors `ids` to `build` (down or up), in one wave,
+ * with the source rollout's in-flight limit, poll, time-out, retries and verification, and its
+ * policy's failure gate (a trip pauses: a rollback is not rolled back), API budget and page size.
+ * No windows, schedule or freeze: a rollback mends what is broken now.
+ */
+export function rollbackPolicy(
+  name: string,
+  source: RolloutRecord,
+  build: string,
+  ids: readonly number[],
+  policy?: Policy,
+): PolicyInput {
+  const s: RolloutSettings = source.settings;
+  const gate = policy?.failureGate;
+  return {
+    name,
+    description: rollbackDescription(source.id),
+    target: build,
+    allowDowngrade: true,
+    select: { ids: [...ids] },
+    maxInFlight: Math.max(1, Math.min(source.maxInFlight || 10, ids.length)),
+    poll: { initial: ms(s.pollInitialMs), max: ms(s.pollMaxMs), jitter: s.pollJitter },
+    taskTimeout: ms(s.taskTimeoutMs),
+    retry: {
+      notAlive: { attempts: s.notAliveAttempts, backoff: ms(s.notAliveBackoffMs) },
+      errors: { attempts: s.errorAttempts, backoff: ms(s.errorBackoffMs) },
+      transient: { attempts: s.transientAttempts, backoff: ms(s.transientBackoffMs) },
+    },
+    verify: s.verify
+      ? { within: ms(s.verify.withinMs), bake: ms(s.verify.bakeMs), interval: ms(s.verify.intervalMs) }
+      : false,
+    ...(gate ? { failureGate: { ...gate, onTrip: gate.onTrip === 'abort' ? 'abort' : 'pause' } } : {}),
+    ...(policy ? { api: policy.api, pageSize: policy.pageSize } : {}),
+  };
+}

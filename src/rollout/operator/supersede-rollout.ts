@@ -1,0 +1,52 @@
+/**
+ * A newer rollout of the policy took over: the old one moves to `superseded`, and its Collectors
+ * that wait (queued, waiting_retry) are skipped; those under verification stay succeeded,
+ * unverified (the newer rollout moves them on). Upgrades under way finish in their jobs; an
+ * admitted Collector whose create was not sent is skipped by its job; Collectors whose task of
+ * unknown id may still run keep their slots (so maxInFlight holds for the policy's tasks) and the
+ * scheduler follows the rollout until the listings resolve them. Reads only the waiting indexes.
+ */
+import type { Logger } from '../../lib/logger.js';
+import { type CollectorRecord, type Move, transition } from '../collector/collector-state.js';
+import type { CollectorStore } from '../collector/collector-store.js';
+import type { RolloutStore } from '../life/rollout-store.js';
+
+const BATCH = 500;
+
+export async function supersedeRollout(
+  deps: {
+    store: CollectorStore;
+    rollouts: RolloutStore;
+    logger: Logger;
+    onOutcome?(rolloutId: string, record: CollectorRecord): void;
+  },
+  rolloutId: string,
+  now: number,
+): Promise<void> {
+  const { store, rollouts } = deps;
+  const old = await rollouts.get(rolloutId);
+  if (!old) return;
+  await rollouts.move(old, 'supersede', now);
+  for (const index of ['queued', 'retries', 'verifying'] as const) {
+    const ids = await store.indexed(rolloutId, index);
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const records = await store.getMany(rolloutId, ids.slice(i, i + BATCH));
+      const moves: Move[] = [];
+      for (const r of records.values()) {
+        const t = transition(
+          r,
+          { type: 'supersede', message: 'superseded by a newer rollout' },
+          { now, settings: old.settings },
+        );
+        if (t.ok) moves.push(t.move);
+      }
+      const outcomes = await store.apply(rolloutId, moves);
+      moves.forEach((m, j) => {
+        if (outcomes[j] === 'written') deps.onOutcome?.(rolloutId, m.next);
+      });
+    }
+  }
+  const reconciling = await store.indexed(rolloutId, 'reconciling');
+  if (reconciling.length) await rollouts.follow(rolloutId, true);
+  deps.logger.info({ rollout: rolloutId, reconciling: reconciling.length }, 'rollout superseded');
+}
