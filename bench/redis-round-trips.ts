@@ -41,13 +41,14 @@ import { closeRedis, createRedis, type Redis } from '../src/lib/redis/create-red
 import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { Policy } from '../src/policy/schema.js';
 import { createUpgradeQueue, type UpgradeJobData } from '../src/queue/upgrade-job.js';
+import type { RolloutRecord } from '../src/rollout/index.js';
 import {
   type CollectorEvent,
   type CollectorState,
+  Scheduler,
+  type SchedulerDeps,
   transition,
-} from '../src/rollout/collector/collector-state.js';
-import type { RolloutRecord } from '../src/rollout/life/rollout-store.js';
-import { Scheduler, type SchedulerDeps } from '../src/rollout/tick/scheduler.js';
+} from '../src/rollout/index.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { type ProcessorDeps, processUpgrade } from '../src/worker/upgrade-processor.js';
 

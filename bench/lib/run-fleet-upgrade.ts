@@ -16,7 +16,7 @@ import { watchRollouts } from '../../src/cli/boot/watch-rollouts.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { Policy } from '../../src/policy/schema.js';
-import type { CollectorRecord } from '../../src/rollout/collector/collector-state.js';
+import type { CollectorRecord } from '../../src/rollout/index.js';
 import { redisFootprint } from './redis-footprint.js';
 
 export interface FleetUpgradeRunOptions {

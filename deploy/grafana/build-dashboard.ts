@@ -22,8 +22,7 @@ import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import type { MetricState } from '../../src/rollout/collector/collector-state.js';
-import type { RolloutPhase } from '../../src/rollout/life/rollout-phase.js';
+import type { MetricState, RolloutPhase } from '../../src/rollout/index.js';
 import { PHASE_NUMBERS, Q } from './dashboard-queries.js';
 
 export const DASHBOARD_UID = 'fleet-upgrade';

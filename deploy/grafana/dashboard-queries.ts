@@ -10,8 +10,8 @@
  * `$rollout` is the dashboard variable (a regex, `.*` for All); `$__rate_interval` is Grafana's.
  */
 
-import { gateClass, isSettled, METRIC_STATES } from '../../src/rollout/collector/collector-state.js';
-import type { RolloutPhase } from '../../src/rollout/life/rollout-phase.js';
+import type { RolloutPhase } from '../../src/rollout/index.js';
+import { gateClass, isSettled, METRIC_STATES } from '../../src/rollout/index.js';
 
 /** Selector of the rollouts picked in the `rollout` variable. */
 const R = 'rollout=~"$rollout"';

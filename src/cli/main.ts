@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, FleetError } from '../lib/errors.js';
-import { ControlError } from '../rollout/operator/control.js';
+import { ControlError } from '../rollout/index.js';
 import { EXIT } from './boot/exit-codes.js';
 import { abortCommand } from './commands/abort.js';
 import { demoCommand } from './commands/demo.js';

@@ -14,21 +14,23 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorState } from '../rollout/collector/collector-state.js';
-import { HISTORY_LIMIT } from '../rollout/life/event-log.js';
-import { readFleetStatus, rolloutStatus } from '../rollout/life/read-fleet-status.js';
+import type { CollectorState } from '../rollout/index.js';
 import {
   abort,
   type ControlDeps,
   ControlError,
   type ControlResult,
   forget,
+  HISTORY_LIMIT,
   pause,
   promote,
+  readFleetStatus,
+  requestRollback,
   resume,
   retry,
-} from '../rollout/operator/control.js';
-import { requestRollback, rollbackStates } from '../rollout/operator/rollback.js';
+  rollbackStates,
+  rolloutStatus,
+} from '../rollout/index.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';

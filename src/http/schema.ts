@@ -3,8 +3,7 @@
  * 400 that names it, not an action done differently from what was meant.
  */
 import { z } from 'zod';
-import { RETRYABLE_STATES } from '../rollout/operator/control.js';
-import { ROLLBACK_STATES } from '../rollout/operator/rollback.js';
+import { RETRYABLE_STATES, ROLLBACK_STATES } from '../rollout/index.js';
 
 /** pause, resume, forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});

@@ -14,8 +14,8 @@ import {
   METRIC_STATES,
   type MetricState,
   metricState,
-} from '../rollout/collector/collector-state.js';
-import { ROLLOUT_PHASES } from '../rollout/life/rollout-phase.js';
+  ROLLOUT_PHASES,
+} from '../rollout/index.js';
 import { type HoldsSource, MAX_COHORT_SERIES, OTHER_COHORT, rolloutHolds } from './rollout-holds.js';
 
 export { countsByMetricState, METRIC_STATES, type MetricState, metricState };

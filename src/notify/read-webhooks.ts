@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { SourceIssue } from '../lib/errors.js';
 import { formatFieldPath } from '../lib/source/yaml-source.js';
-import type { RolloutEventType } from '../rollout/life/event-log.js';
+import type { RolloutEventType } from '../rollout/index.js';
 import { defaultWebhookName, isHttpUrl, type WebhookFormat, type WebhookListFile } from './schema.js';
 import { Secret } from './secret.js';
 import { webhookOrigin } from './webhook-origin.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { durationField } from '../policy/duration-field.js';
-import { ROLLOUT_EVENT_TYPES } from '../rollout/life/event-log.js';
+import { ROLLOUT_EVENT_TYPES } from '../rollout/index.js';
 
 export const WEBHOOK_FORMATS = ['json', 'slack'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];

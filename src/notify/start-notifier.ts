@@ -12,7 +12,7 @@ import { Agent } from 'undici';
 import { type Clock, systemClock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Metrics } from '../metrics/create-metrics.js';
-import type { Keys } from '../rollout/keys.js';
+import type { Keys } from '../rollout/index.js';
 import { OutboxReader } from './outbox-reader.js';
 import { describeWebhook, type Webhook } from './read-webhooks.js';
 import { WebhookConsumer } from './webhook-consumer.js';

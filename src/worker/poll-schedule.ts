@@ -1,5 +1,5 @@
 /**
- * When to read a task's status next. Status reads cost API budget (4 requests/s per user), so
+ * When a worker reads a task's status next. Status reads cost API budget (4 requests/s per user), so
  * a rollout should read each task few times without noticing completions late:
  * - the first read comes after `poll.initial`, or, once this rollout has seen a few upgrades
  *   finish, not before the time by which the quickest tenth of them had finished (the scheduler
@@ -18,30 +18,8 @@ export interface PollSettings {
   jitter: number;
 }
 
-/** Observed durations this many or more make the schedule learn from them. */
-export const MIN_SAMPLES = 5;
 /** A completion is noticed at most this share of its duration late (before jitter and caps). */
 export const LATENESS = 0.2;
-
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length)));
-  return sorted[i] as number;
-}
-
-/**
- * The first read's time after the request, learned from `observedMs` (durations of this
- * rollout's upgrades): `poll.initial` until MIN_SAMPLES finished, then the 10th percentile,
- * never before `poll.initial` nor after 4 × `poll.max`.
- */
-export function learnFirstRead(
-  observedMs: readonly number[],
-  settings: { pollInitialMs: number; pollMaxMs: number },
-): number {
-  if (observedMs.length < MIN_SAMPLES) return settings.pollInitialMs;
-  const sorted = [...observedMs].sort((a, b) => a - b);
-  return Math.max(settings.pollInitialMs, Math.min(quantile(sorted, 0.1), settings.pollMaxMs * 4));
-}
 
 export interface NextPollInput {
   /** Time since the task's request, ms. */

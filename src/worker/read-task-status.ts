@@ -9,7 +9,7 @@
  * Durations are measured on the deployment's shared clock, from the time the create was answered.
  */
 import { ApiError, type TaskStatusResult } from '../api/index.js';
-import type { CollectorEvent } from '../rollout/collector/collector-state.js';
+import type { CollectorEvent } from '../rollout/index.js';
 import { actionFor, classifyFailure } from './classify-failure.js';
 import { pollDelay } from './create-task-step.js';
 import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';

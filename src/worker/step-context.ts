@@ -8,14 +8,8 @@
 import type { ApiError, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import {
-  type CollectorEvent,
-  type CollectorRecord,
-  isSettled,
-  transition,
-} from '../rollout/collector/collector-state.js';
-import type { ApplyOptions, CollectorStore, StepView } from '../rollout/collector/collector-store.js';
-import type { RolloutSettings } from '../rollout/life/rollout-store.js';
+import type { ApplyOptions, CollectorStore, RolloutSettings, StepView } from '../rollout/index.js';
+import { type CollectorEvent, type CollectorRecord, isSettled, transition } from '../rollout/index.js';
 
 /** What the job does next: finish, or run again after `ms` of clock time. */
 export type Step = { kind: 'done' } | { kind: 'delay'; ms: number };

@@ -15,8 +15,7 @@
  * listings, never by sending it again: no Collector gets a second task.
  */
 import type { UpgradeJobData } from '../queue/upgrade-job.js';
-import { ownerOf } from '../rollout/collector/collector-state.js';
-import { admits } from '../rollout/life/rollout-phase.js';
+import { admits, ownerOf } from '../rollout/index.js';
 import { createTaskStep } from './create-task-step.js';
 import { readTaskStatus } from './read-task-status.js';
 import { createStepContext, done, type ProcessorDeps, type Step } from './step-context.js';

@@ -17,7 +17,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Redis } from '../../lib/redis/create-redis.js';
 import type { Policy } from '../../policy/schema.js';
-import type { Keys } from '../../rollout/keys.js';
+import type { Keys } from '../../rollout/index.js';
 import type { DaemonConfig } from './daemon-config.js';
 import { watchTimeScale } from './watch-time-scale.js';
 

@@ -4,10 +4,7 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import type { Redis } from '../../lib/redis/create-redis.js';
-import { CollectorStore } from '../../rollout/collector/collector-store.js';
-import { createKeys, type Keys } from '../../rollout/keys.js';
-import { EventLog } from '../../rollout/life/event-log.js';
-import { RolloutStore } from '../../rollout/life/rollout-store.js';
+import { CollectorStore, createKeys, EventLog, type Keys, RolloutStore } from '../../rollout/index.js';
 
 export interface FleetState {
   redis: Redis;

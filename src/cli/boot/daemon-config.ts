@@ -16,7 +16,7 @@ import { loadSourceFile, locateField } from '../../lib/source/yaml-source.js';
 import { readWebhooks, type Webhook } from '../../notify/read-webhooks.js';
 import { WebhookListFile } from '../../notify/schema.js';
 import { DEFAULT_POLICY_DIR } from '../../policy/load/load-policies.js';
-import { DEFAULT_RETENTION_MS } from '../../rollout/tick/scheduler.js';
+import { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
 
@@ -31,7 +31,7 @@ export const SETTING_BOUNDS = {
   retention: { min: 3_600_000, max: 3_650 * 86_400_000 },
 } as const;
 
-export { DEFAULT_RETENTION_MS } from '../../rollout/tick/scheduler.js';
+export { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
 
 const duration = z
   .string()

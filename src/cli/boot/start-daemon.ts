@@ -20,13 +20,14 @@ import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
 import { startNotifier } from '../../notify/start-notifier.js';
 import type { Policy } from '../../policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../queue/upgrade-job.js';
-import type { CollectorStore } from '../../rollout/collector/collector-store.js';
-import type { Keys } from '../../rollout/keys.js';
-import { readFleetStatus } from '../../rollout/life/read-fleet-status.js';
-import type { RolloutStore } from '../../rollout/life/rollout-store.js';
-import { LeaderLock } from '../../rollout/tick/leader-lock.js';
-import { Scheduler } from '../../rollout/tick/scheduler.js';
-import { type SchedulerLoop, startSchedulerLoop } from '../../rollout/tick/scheduler-loop.js';
+import type { CollectorStore, Keys, RolloutStore } from '../../rollout/index.js';
+import {
+  LeaderLock,
+  readFleetStatus,
+  Scheduler,
+  type SchedulerLoop,
+  startSchedulerLoop,
+} from '../../rollout/index.js';
 import { startUpgradeWorker } from '../../worker/start-upgrade-worker.js';
 import type { UpgradeEvents } from '../../worker/upgrade-processor.js';
 import { connectRedis } from './connect-redis.js';

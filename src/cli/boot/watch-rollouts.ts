@@ -3,8 +3,13 @@
  * with nothing under way), reporting progress on the way. Used by `run --once` and the demo.
  */
 import type { Policy } from '../../policy/schema.js';
-import { SETTLED_STATES, SLOT_STATES, sumStates } from '../../rollout/collector/collector-state.js';
-import { type RolloutStatus, readFleetStatus } from '../../rollout/life/read-fleet-status.js';
+import {
+  type RolloutStatus,
+  readFleetStatus,
+  SETTLED_STATES,
+  SLOT_STATES,
+  sumStates,
+} from '../../rollout/index.js';
 import type { Daemon } from './start-daemon.js';
 
 /** Rollouts of `policies` that have not finished; `current` maps a policy to its rollout id. */

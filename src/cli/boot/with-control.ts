@@ -6,7 +6,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { ControlDeps } from '../../rollout/operator/control.js';
+import type { ControlDeps } from '../../rollout/index.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { type StateAccess, withState } from './open-state.js';
 

@@ -1,6 +1,6 @@
 /** `fleet-upgrade abort ROLLOUT`: nothing more starts in the rollout, ever; tasks under way finish. */
 import { Command } from 'commander';
-import { abort } from '../../rollout/operator/control.js';
+import { abort } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function abortCommand(): Command {

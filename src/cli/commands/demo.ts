@@ -15,7 +15,7 @@ import { createLogger } from '../../lib/logger.js';
 import { ensureRedis } from '../../lib/redis/redis-server.js';
 import { loadSourceFile } from '../../lib/source/yaml-source.js';
 import { loadPolicies } from '../../policy/load/load-policies.js';
-import type { RolloutStatus } from '../../rollout/life/read-fleet-status.js';
+import type { RolloutStatus } from '../../rollout/index.js';
 import { FleetFile } from '../../simulator/schema.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { rehearsalConfig } from '../boot/daemon-config.js';

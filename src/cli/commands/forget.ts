@@ -1,6 +1,6 @@
 /** `fleet-upgrade forget ROLLOUT`: removes a finished, aborted or orphaned rollout's data. */
 import { Command } from 'commander';
-import { forget } from '../../rollout/operator/control.js';
+import { forget } from '../../rollout/index.js';
 import { addStateOptions, withControl } from '../boot/with-control.js';
 
 export function forgetCommand(): Command {

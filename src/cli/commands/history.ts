@@ -1,7 +1,7 @@
 /** `fleet-upgrade history ROLLOUT [--json]`: the rollout's audit trail, oldest first. */
 import { Command } from 'commander';
-import type { RecordedEvent } from '../../rollout/life/event-log.js';
-import { ControlError } from '../../rollout/operator/control.js';
+import type { RecordedEvent } from '../../rollout/index.js';
+import { ControlError } from '../../rollout/index.js';
 import { addStateOptions, withControl } from '../boot/with-control.js';
 import { sanitize } from '../render/sanitize.js';
 

@@ -1,6 +1,6 @@
 /** `fleet-upgrade pause ROLLOUT`: nothing new starts (first attempts and retries); tasks under way finish. */
 import { Command } from 'commander';
-import { pause } from '../../rollout/operator/control.js';
+import { pause } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function pauseCommand(): Command {

@@ -1,6 +1,6 @@
 /** `fleet-upgrade promote ROLLOUT [--full]`: ends the current bake or approval wait. */
 import { Command } from 'commander';
-import { promote } from '../../rollout/operator/control.js';
+import { promote } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function promoteCommand(): Command {

@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import type { CollectorRecord } from '../../rollout/collector/collector-state.js';
+import type { CollectorRecord } from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 

@@ -4,7 +4,7 @@
  * policy, so that a newer build starts a new rollout. It says what it released.
  */
 import { Command } from 'commander';
-import { resume } from '../../rollout/operator/control.js';
+import { resume } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function resumeCommand(): Command {

@@ -1,7 +1,7 @@
 /** `fleet-upgrade retry ROLLOUT --only failed,timed_out,...`: exactly those Collectors get one new attempt. */
 import { Command } from 'commander';
-import type { CollectorState } from '../../rollout/collector/collector-state.js';
-import { ControlError, RETRYABLE_STATES, retry } from '../../rollout/operator/control.js';
+import type { CollectorState } from '../../rollout/index.js';
+import { ControlError, RETRYABLE_STATES, retry } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function retryCommand(): Command {

@@ -4,13 +4,13 @@
  * rollback.ts). Without --only or --all: what went wrong (unhealthy, failed, timed_out).
  */
 import { Command } from 'commander';
-import { ControlError } from '../../rollout/operator/control.js';
 import {
+  ControlError,
   DEFAULT_ROLLBACK_STATES,
   ROLLBACK_STATES,
   requestRollback,
   rollbackStates,
-} from '../../rollout/operator/rollback.js';
+} from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 export function rollbackCommand(): Command {

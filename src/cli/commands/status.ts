@@ -7,7 +7,7 @@
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import { readFleetStatus } from '../../rollout/life/read-fleet-status.js';
+import { readFleetStatus } from '../../rollout/index.js';
 import { type DaemonConfig, loadDaemonConfig } from '../boot/daemon-config.js';
 import {
   isConnectionError,

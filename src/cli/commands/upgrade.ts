@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
-import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/operator/one-off-policies.js';
+import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 import { intOption } from './simulate.js';
 

@@ -8,8 +8,8 @@
  * (reasons, operator names, builds) goes through `sanitize`.
  */
 import { formatInstant } from '../../policy/calendar/format-instant.js';
-import type { RolloutStatus } from '../../rollout/life/read-fleet-status.js';
-import { PAUSE_REASONS } from '../../rollout/life/rollout-phase.js';
+import type { RolloutStatus } from '../../rollout/index.js';
+import { PAUSE_REASONS } from '../../rollout/index.js';
 import { sanitize } from './sanitize.js';
 
 /** Outside text on one line: control characters shown as `?`, runs of white space as one space. */

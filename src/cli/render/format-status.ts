@@ -5,12 +5,9 @@
  * one sentence under a rollout's row saying what it waits for (explain-rollout.ts); `wide` gives
  * `formatRolloutTable`, a column per state. Text from outside goes through `sanitize`.
  */
-import {
-  countsByMetricState,
-  METRIC_STATES,
-  type MetricState,
-} from '../../rollout/collector/collector-state.js';
-import type { RolloutStatus } from '../../rollout/life/read-fleet-status.js';
+
+import type { RolloutStatus } from '../../rollout/index.js';
+import { countsByMetricState, METRIC_STATES, type MetricState } from '../../rollout/index.js';
 import { explainRollout, oneLine } from './explain-rollout.js';
 
 export { countsByMetricState };

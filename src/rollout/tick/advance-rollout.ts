@@ -15,12 +15,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { BuildTarget } from '../../api/index.js';
+import { quantile } from '../../lib/quantile.js';
 import { calendarState } from '../../policy/calendar/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import type { Policy } from '../../policy/schema.js';
 import { wavePlan } from '../../policy/wave-limits.js';
 import { wakeUpgrades } from '../../queue/upgrade-job.js';
-import { learnFirstRead, quantile } from '../../worker/poll-schedule.js';
 import { admit } from '../admit/admit.js';
 import { progressWaves } from '../admit/wave-progress.js';
 import {
@@ -42,6 +42,7 @@ import { reconcileUnknownTasks } from '../listings/reconcile-unknown-tasks.js';
 import { scanUpgradable } from '../listings/scan-upgradable.js';
 import { abort } from '../operator/control.js';
 import { type RollbackRequest, WAVE_ROLLBACK_STATES } from '../operator/rollback.js';
+import { learnFirstRead } from './learn-first-read.js';
 import type { SchedulerDeps } from './scheduler.js';
 
 /** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */

@@ -4,14 +4,13 @@
  * late within [floor, poll.max], never a read past the local deadline (+1 ms), and jitter bounds.
  */
 import { describe, expect, it } from 'vitest';
+import { quantile } from '../../../src/lib/quantile.js';
+import { learnFirstRead, MIN_SAMPLES } from '../../../src/rollout/tick/learn-first-read.js';
 import {
   LATENESS,
-  learnFirstRead,
-  MIN_SAMPLES,
   type NextPollInput,
   nextPollDelay,
   type PollSettings,
-  quantile,
 } from '../../../src/worker/poll-schedule.js';
 
 const SETTINGS: PollSettings = { initialMs: 60_000, maxMs: 300_000, jitter: 0 };
