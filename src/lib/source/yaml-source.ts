@@ -2,105 +2,29 @@
  * Reads a YAML or JSON document and validates it with a zod schema, reporting every problem
  * with its file, line, column and field, so that an operator can fix a policy or fleet file
  * without guessing. Uses the `yaml` package because it keeps source positions for every node.
+ *
+ * This module composes the steps; each job has its own file: the limits (source-limits.ts), a
+ * composer that bounds nesting (compose-bounded.ts), positions of fields (locate-field.ts),
+ * "did you mean" (unknown-field-reason.ts) and the one ConfigError per file (issues-error.ts).
  */
 import { readFileSync } from 'node:fs';
-import {
-  type Alias,
-  Composer,
-  type CST,
-  type Document,
-  isAlias,
-  isCollection,
-  isMap,
-  isNode,
-  isScalar,
-  isSeq,
-  Lexer,
-  LineCounter,
-  Parser,
-  parseDocument,
-  YAMLParseError,
-} from 'yaml';
+import { type Alias, type Document, isAlias, isMap, isNode, isScalar, isSeq, LineCounter } from 'yaml';
 import type { z } from 'zod';
-import { ConfigError, formatIssue, type SourceIssue } from '../errors.js';
+import { ConfigError, type SourceIssue } from '../errors.js';
+import { composeBounded } from './compose-bounded.js';
+import { clipReason, issueAt, issuesError } from './issues-error.js';
+import { alignPath, formatFieldPath, positionOf } from './locate-field.js';
+import { MAX_ALIAS_COUNT, MAX_ISSUES } from './source-limits.js';
+import { unknownKeyReason } from './unknown-field-reason.js';
 
-export function formatFieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out ? `.${String(key)}` : String(key);
-  }
-  return out;
-}
-
-function positionOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]) {
-  // Walk down as far as the path exists, so a missing field points at its parent object.
-  for (let depth = path.length; depth >= 0; depth--) {
-    const sub = path.slice(0, depth) as (string | number)[];
-    const node = depth === 0 ? doc.contents : doc.getIn(sub, true);
-    if (isNode(node) && node.range) {
-      // For a present key, point at the key rather than at its value when we can.
-      if (depth > 0 && depth === path.length) {
-        const parent = depth === 1 ? doc.contents : doc.getIn(sub.slice(0, -1), true);
-        if (isCollection(parent)) {
-          const last = sub[sub.length - 1];
-          const pair = parent.items.find(
-            (item) =>
-              typeof item === 'object' &&
-              item !== null &&
-              'key' in item &&
-              isNode(item.key) &&
-              (item.key as { value?: unknown }).value === last,
-          ) as { key?: { range?: [number, number, number] } } | undefined;
-          if (pair?.key?.range) return counter.linePos(pair.key.range[0]);
-        }
-      }
-      return counter.linePos(node.range[0]);
-    }
-  }
-  return undefined;
-}
-
-/** Line and column (1-based) of the field at `path` in a YAML text, for errors found after parsing. */
-export function locateField(
-  text: string,
-  path: readonly PropertyKey[],
-): { line: number; column: number } | undefined {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
-  const pos = positionOf(doc, counter, path);
-  return pos && { line: pos.line, column: pos.col };
-}
-
-/**
- * The path as written in the file: a schema that accepts "one value or a list" reports `[0]`
- * where the file holds a single value, and that index is dropped (`select[0].ids` → `select.ids`).
- */
-function alignPath(doc: Document, path: readonly PropertyKey[]): PropertyKey[] {
-  const out: PropertyKey[] = [];
-  for (const key of path) {
-    if (key === 0) {
-      const node = out.length === 0 ? doc.contents : doc.getIn(out as (string | number)[], true);
-      if (isNode(node) && !isSeq(node)) continue;
-    }
-    out.push(key);
-  }
-  return out;
-}
+export { formatFieldPath, locateField } from './locate-field.js';
+export { MAX_ISSUES, MAX_NESTING, MAX_REASON_LENGTH } from './source-limits.js';
+export { unknownFieldReason } from './unknown-field-reason.js';
 
 export interface ParsedSource<T> {
   value: T;
   file: string;
 }
-
-/** Deepest nesting of collections accepted; the parser recurses, and 100,000 levels exhaust its stack. */
-export const MAX_NESTING = 64;
-/** Problems listed per file; the rest are counted in one last line. */
-export const MAX_ISSUES = 50;
-/** Longest reason kept (a reason may quote the value it refuses). */
-export const MAX_REASON_LENGTH = 300;
-/** Alias expansions allowed where aliases are (yaml's own count): a shared block, not a bomb. */
-const MAX_ALIAS_COUNT = 100;
 
 export interface ParseSourceOptions {
   /**
@@ -110,103 +34,6 @@ export interface ParseSourceOptions {
    * allowed, with at most 100 alias expansions.
    */
   refuseAliases?: string;
-}
-
-const clip = (reason: string) =>
-  reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` : reason;
-
-function issueAt(
-  file: string,
-  counter: LineCounter,
-  offset: number | undefined,
-  field: string,
-  reason: string,
-) {
-  const pos = offset === undefined ? undefined : counter.linePos(offset);
-  return { file, line: pos?.line ?? 1, column: pos?.col ?? 1, field, reason: clip(reason) };
-}
-
-/** One ConfigError for `issues`: in the order of the file, at most MAX_ISSUES and a count of the rest. */
-function issuesError(issues: SourceIssue[], more?: { count: number; at: SourceIssue }): ConfigError {
-  issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
-  let listed = issues;
-  let rest = more;
-  if (!rest && issues.length > MAX_ISSUES) {
-    listed = issues.slice(0, MAX_ISSUES);
-    rest = { count: issues.length - MAX_ISSUES, at: issues[MAX_ISSUES] as SourceIssue };
-  }
-  if (rest) {
-    const n = rest.count;
-    listed.push({
-      ...rest.at,
-      field: '',
-      reason: `and ${n} more problem${n === 1 ? '' : 's'} (fix the ones above first)`,
-    });
-  }
-  return new ConfigError(listed.map(formatIssue).join('\n'), listed);
-}
-
-/**
- * The offset of a collection nested deeper than MAX_NESTING in the parser's tokens, found without
- * recursion: composing the document recurses once per level.
- */
-function tooDeep(tokens: readonly CST.Token[]): number | undefined {
-  const stack: [CST.Token, number][] = tokens.map((token) => [token, 0]);
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [token, depth] = next;
-    if (token.type === 'document') {
-      if (token.value) stack.push([token.value, depth]);
-    } else if (token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection') {
-      if (depth >= MAX_NESTING) return token.offset;
-      for (const item of token.items) {
-        if (item.key) stack.push([item.key, depth + 1]);
-        if (item.value) stack.push([item.value, depth + 1]);
-      }
-    }
-  }
-  return undefined;
-}
-
-/**
- * The parser's tokens, the nesting bounded as they come: the parser keeps its open collections
- * on `stack` and, when a line closes many at once, recurses once per level (100,000 levels
- * exhaust the stack; a regular expression compiled that deep can even abort the process). So it
- * is fed one lexeme at a time and stopped as soon as it holds more than MAX_NESTING collections
- * (the stack also holds the document and at most one scalar).
- */
-function parseTokens(file: string, text: string, counter: LineCounter): CST.Token[] {
-  const parser = new Parser(counter.addNewLine);
-  counter.addNewLine(0);
-  const tokens: CST.Token[] = [];
-  for (const lexeme of new Lexer().lex(text)) {
-    for (const token of parser.next(lexeme)) tokens.push(token);
-    if (parser.stack.length > MAX_NESTING + 2)
-      throw issuesError([
-        issueAt(file, counter, parser.offset, '', `nested deeper than ${MAX_NESTING} levels`),
-      ]);
-  }
-  for (const token of parser.end()) tokens.push(token);
-  return tokens;
-}
-
-/** parseDocument, with the nesting bounded before composing and duplicate keys left to `walk`. */
-function compose(file: string, text: string, counter: LineCounter): Document.Parsed {
-  const tokens = parseTokens(file, text, counter);
-  const deep = tooDeep(tokens);
-  if (deep !== undefined)
-    throw issuesError([issueAt(file, counter, deep, '', `nested deeper than ${MAX_NESTING} levels`)]);
-  // uniqueKeys compares each key with every other key of its map: quadratic. walk() uses a set.
-  const composer = new Composer({ prettyErrors: false, uniqueKeys: false });
-  let doc: Document.Parsed | undefined;
-  for (const next of composer.compose(tokens, true, text.length)) {
-    if (!doc) doc = next;
-    else {
-      const range: [number, number] = [next.range[0], next.range[1]];
-      doc.errors.push(new YAMLParseError(range, 'MULTIPLE_DOCS', 'Source contains multiple documents'));
-      break;
-    }
-  }
-  return doc as Document.Parsed;
 }
 
 /** A node reached by `walk`, with the way to it. */
@@ -296,7 +123,7 @@ export function parseSource<S extends z.ZodType>(
   options: ParseSourceOptions = {},
 ): z.infer<S> {
   const counter = new LineCounter();
-  const doc = compose(file, text, counter);
+  const doc = composeBounded(file, text, counter);
   const at = (offset: number | undefined, field: string, reason: string) =>
     issueAt(file, counter, offset, field, reason);
   const { duplicates, aliases, anchors } = walk(doc, text);
@@ -354,84 +181,12 @@ export function parseSource<S extends z.ZodType>(
       line: pos?.line ?? 1,
       column: pos?.col ?? 1,
       field: formatFieldPath(path),
-      reason: clip(reason()),
+      reason: clipReason(reason()),
     };
   };
   const listed = found.slice(0, MAX_ISSUES).map(locate);
   const next = found[MAX_ISSUES];
   throw issuesError(listed, next && { count: total - MAX_ISSUES, at: locate(next) });
-}
-
-type SchemaDef = { type?: string } & Record<string, unknown>;
-const defOf = (schema: unknown): SchemaDef | undefined =>
-  (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def;
-
-/** The keys that the object schemas found at `path` accept (best effort; empty when unknown). */
-function knownKeysAt(schema: unknown, path: readonly PropertyKey[], depth = 0): string[] {
-  const def = defOf(schema);
-  if (!def || depth > 64) return [];
-  const next = (s: unknown, p: readonly PropertyKey[]) => knownKeysAt(s, p, depth + 1);
-  switch (def.type) {
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-    case 'catch':
-    case 'nonoptional':
-      return next(def.innerType, path);
-    case 'pipe':
-      return [...next(def.in, path), ...next(def.out, path)];
-    case 'lazy':
-      return next((def.getter as () => unknown)(), path);
-    case 'union':
-      return (def.options as unknown[]).flatMap((o) => next(o, path));
-    case 'intersection':
-      return [...next(def.left, path), ...next(def.right, path)];
-    case 'object': {
-      const shape = def.shape as Record<string, unknown>;
-      if (path.length === 0) return Object.keys(shape);
-      const [head, ...rest] = path;
-      return typeof head === 'string' && head in shape ? next(shape[head], rest) : [];
-    }
-    case 'array':
-      return typeof path[0] === 'number' ? next(def.element, path.slice(1)) : [];
-    case 'record':
-      return path.length > 0 ? next(def.valueType, path.slice(1)) : [];
-    default:
-      return [];
-  }
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] as number;
-}
-
-function unknownKeyReason(schema: unknown, path: readonly PropertyKey[], key: string): string {
-  return unknownFieldReason(key, [...new Set(knownKeysAt(schema, path))]);
-}
-
-/** `unknown field (did you mean "bake"?)` when one of `known` is close to `key`. */
-export function unknownFieldReason(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
-  for (const candidate of known) {
-    // The distance is at least the difference in length: skip hopeless candidates, so that a
-    // long key costs nothing and each suggestion stays small.
-    if (Math.abs(key.length - candidate.length) >= bestDistance) continue;
-    const d = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best ? `unknown field (did you mean "${best}"?)` : 'unknown field';
 }
 
 /** Reads `file` from disk and validates it; a missing or unreadable file is a ConfigError too. */
