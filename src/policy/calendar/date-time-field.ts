@@ -13,8 +13,7 @@
 import { z } from 'zod';
 import { formatDuration } from '../../lib/duration.js';
 import { formatOffset, formatWallTime } from './format-instant.js';
-import { isKnownTimeZone } from './maintenance-window.js';
-import { instantsOfWallTime, zoneOffset } from './zone-offset.js';
+import { instantsOfWallTime, isKnownTimeZone, zoneOffset } from './zone-offset.js';
 
 export const DATE_TIME_HINT =
   'expected a date-time with an offset like 2026-12-20T18:00+01:00 (Z for UTC), or a local one like "2026-12-20 18:00" with timeZone set beside it';

@@ -3,8 +3,7 @@
  * `2026-12-20 18:00 Europe/Berlin`. Seconds are shown only when they are not zero; a wall time
  * that the zone shows twice (clocks moved back) carries its offset, so that it stays unambiguous.
  */
-import { isKnownTimeZone } from './maintenance-window.js';
-import { instantsOfWallTime, zoneOffset } from './zone-offset.js';
+import { instantsOfWallTime, isKnownTimeZone, zoneOffset } from './zone-offset.js';
 
 /** `YYYY-MM-DD HH:MM[:SS]` of a wall-clock time held as if it were UTC. */
 export function formatWallTime(wallMs: number): string {

@@ -5,40 +5,12 @@
  * Collector's own time zone; a Collector whose zone is missing or unknown is read in UTC.
  */
 import { COLLECTOR_TIME_ZONE, type MaintenanceWindow, WEEKDAYS, type Weekday } from './maintenance-window.js';
-
-const formatters = new Map<string, Intl.DateTimeFormat | undefined>();
-
-/** A cached formatter for `timeZone`, or undefined when this Node.js does not know the zone. */
-function formatterFor(timeZone: string): Intl.DateTimeFormat | undefined {
-  if (formatters.has(timeZone)) return formatters.get(timeZone);
-  let f: Intl.DateTimeFormat | undefined;
-  try {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      weekday: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-  } catch {
-    f = undefined;
-  }
-  formatters.set(timeZone, f);
-  return f;
-}
+import { wallClock } from './zone-offset.js';
 
 /** Day of the week (0 = Sunday) and minute of the day at `epochMs` in `timeZone` (UTC when unknown). */
 export function localTime(epochMs: number, timeZone: string): { day: number; minute: number } {
-  const formatter = formatterFor(timeZone) ?? (formatterFor('UTC') as Intl.DateTimeFormat);
-  let day = 0;
-  let hour = 0;
-  let minute = 0;
-  for (const part of formatter.formatToParts(epochMs)) {
-    if (part.type === 'weekday') day = WEEKDAYS.indexOf(part.value.toLowerCase() as Weekday);
-    else if (part.type === 'hour') hour = Number(part.value);
-    else if (part.type === 'minute') minute = Number(part.value);
-  }
-  return { day, minute: hour * 60 + minute };
+  const { weekday, hour, minute } = wallClock(timeZone, epochMs);
+  return { day: WEEKDAYS.indexOf(weekday.toLowerCase() as Weekday), minute: hour * 60 + minute };
 }
 
 function zoneOf(window: MaintenanceWindow, collectorTimeZone: string | undefined): string {

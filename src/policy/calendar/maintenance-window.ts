@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { oneOrMany } from '../select/selection.js';
+import { isKnownTimeZone } from './zone-offset.js';
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -30,16 +31,6 @@ function timeOfDay(allowEndOfDay: boolean) {
       }
       return Number(m[1]) * 60 + Number(m[2]);
     });
-}
-
-/** Whether `name` is a time zone that this Node.js knows (IANA names such as `Europe/Berlin`, or `UTC`). */
-export function isKnownTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const FULL_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];

@@ -9,7 +9,7 @@
  * twice. Windows that touch (22:00-24:00 and 00:00-06:00) merge into one interval.
  */
 import { COLLECTOR_TIME_ZONE, type MaintenanceWindow, WEEKDAYS, type Weekday } from './maintenance-window.js';
-import { cachedZoneOffsetSegments } from './zone-offset.js';
+import { cachedZoneOffsetSegments, isKnownTimeZone } from './zone-offset.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -54,7 +54,7 @@ export function windowOpenIntervals(
   const pieces: OpenInterval[] = [];
   for (const [zone, zoneWindows] of byZone) {
     const segments = cachedZoneOffsetSegments(zone, from, to - from);
-    const shownZone = isNamedZone(zone) ? zone : 'UTC';
+    const shownZone = isKnownTimeZone(zone) ? zone : 'UTC';
     segments.forEach((segment, i) => {
       const a = Math.max(segment.start, from);
       const b = Math.min(segments[i + 1]?.start ?? Number.POSITIVE_INFINITY, to);
@@ -77,22 +77,6 @@ export function windowOpenIntervals(
     });
   }
   return mergeIntervals(pieces);
-}
-
-const namedZones = new Map<string, boolean>();
-/** Whether this Node.js knows `zone` (an unknown one is read as UTC and named so). */
-function isNamedZone(zone: string): boolean {
-  let known = namedZones.get(zone);
-  if (known === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      known = true;
-    } catch {
-      known = false;
-    }
-    namedZones.set(zone, known);
-  }
-  return known;
 }
 
 /** Sorted, with overlapping or touching intervals joined. */

@@ -2,8 +2,9 @@
  * UTC offsets of IANA time zones, from Node's Intl (full ICU), without a time-zone library.
  * `zoneOffset` reads one offset; `zoneOffsetSegments` turns a span of time into pieces of
  * constant offset, so that the window and date-time code can convert between instants and
- * wall-clock times with plain arithmetic instead of one Intl call per minute. A zone that this
- * Node.js does not know is read as UTC, like is-window-open.ts does.
+ * wall-clock times with plain arithmetic instead of one Intl call per minute. This module holds
+ * the one Intl formatter per zone (`wallClock`, `isKnownTimeZone`); a zone that this Node.js does
+ * not know is read as UTC.
  */
 
 const SECOND = 1000;
@@ -13,12 +14,14 @@ const SAMPLE_STEP = 6 * HOUR;
 
 const formatters = new Map<string, Intl.DateTimeFormat | undefined>();
 
+/** A cached formatter for `timeZone`, or undefined when this Node.js does not know the zone. */
 function formatterFor(timeZone: string): Intl.DateTimeFormat | undefined {
   if (formatters.has(timeZone)) return formatters.get(timeZone);
   let f: Intl.DateTimeFormat | undefined;
   try {
     f = new Intl.DateTimeFormat('en-US', {
       timeZone,
+      weekday: 'short',
       year: 'numeric',
       month: 'numeric',
       day: 'numeric',
@@ -34,6 +37,41 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat | undefined {
   return f;
 }
 
+/** Whether `name` is a time zone that this Node.js knows (IANA names such as `Europe/Berlin`, or `UTC`). */
+export function isKnownTimeZone(name: string): boolean {
+  return formatterFor(name) !== undefined;
+}
+
+/** What the wall clock of a zone shows at an instant; `weekday` as Intl writes it (`Mon`). */
+export interface WallClock {
+  weekday: string;
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The wall clock of `timeZone` at `epochMs` (of UTC when the zone is unknown). */
+export function wallClock(timeZone: string, epochMs: number): WallClock {
+  const formatter = formatterFor(timeZone) ?? (formatterFor('UTC') as Intl.DateTimeFormat);
+  const wall: WallClock = { weekday: '', year: 0, month: 1, day: 1, hour: 0, minute: 0, second: 0 };
+  for (const { type, value } of formatter.formatToParts(epochMs)) {
+    if (type === 'weekday') wall.weekday = value;
+    else if (
+      type === 'year' ||
+      type === 'month' ||
+      type === 'day' ||
+      type === 'hour' ||
+      type === 'minute' ||
+      type === 'second'
+    )
+      wall[type] = Number(value);
+  }
+  return wall;
+}
+
 function isUtc(timeZone: string): boolean {
   return timeZone === 'UTC' || timeZone === 'Etc/UTC' || formatterFor(timeZone) === undefined;
 }
@@ -41,11 +79,7 @@ function isUtc(timeZone: string): boolean {
 /** Offset of `timeZone` from UTC at `epochMs`, in milliseconds (east positive; 0 for an unknown zone). */
 export function zoneOffset(timeZone: string, epochMs: number): number {
   if (isUtc(timeZone)) return 0;
-  const formatter = formatterFor(timeZone) as Intl.DateTimeFormat;
-  const wall = { year: 0, month: 1, day: 1, hour: 0, minute: 0, second: 0 };
-  for (const part of formatter.formatToParts(epochMs)) {
-    if (part.type in wall) wall[part.type as keyof typeof wall] = Number(part.value);
-  }
+  const wall = wallClock(timeZone, epochMs);
   const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second);
   const wholeSecond = Math.floor(epochMs / SECOND) * SECOND;
   return asUtc - wholeSecond;
