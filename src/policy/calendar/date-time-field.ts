@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { formatDuration } from '../../lib/duration.js';
-import { formatOffset, formatWallTime } from './format-instant.js';
+import { formatInstant, formatOffset, formatWallTime } from './format-instant.js';
 import { instantsOfWallTime, isKnownTimeZone, zoneOffset } from './zone-offset.js';
 
 export const DATE_TIME_HINT =
@@ -154,4 +154,25 @@ export function resolveDateTimes<K extends string>(
     }
   }
   return failed ? undefined : out;
+}
+
+/**
+ * Whether `end` is after `start`; when it is not, the issue is reported at the field `end`, both
+ * instants shown in `timeZone` (UTC when undefined).
+ */
+export function checkEndAfterStart(
+  start: number,
+  end: number,
+  timeZone: string | undefined,
+  ctx: z.RefinementCtx,
+): boolean {
+  if (end <= start) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['end'],
+      message: `must be after start (${formatInstant(end, timeZone)} is not after ${formatInstant(start, timeZone)})`,
+    });
+    return false;
+  }
+  return true;
 }

@@ -6,8 +6,7 @@
  */
 import { z } from 'zod';
 import { oneOrMany } from '../select/selection.js';
-import { dateTimeText, dateTimeZoneField, resolveDateTimes } from './date-time-field.js';
-import { formatInstant } from './format-instant.js';
+import { checkEndAfterStart, dateTimeText, dateTimeZoneField, resolveDateTimes } from './date-time-field.js';
 
 /** At most this many periods per policy: a longer list is a mistake, or periods to merge. */
 export const MAX_FREEZE_PERIODS = 100;
@@ -52,14 +51,7 @@ export const FreezePeriod = z
     const instants = resolveDateTimes(value, ['start', 'end'], ctx);
     if (!instants) return z.NEVER;
     const { start, end } = instants as { start: number; end: number };
-    if (end <= start) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['end'],
-        message: `must be after start (${formatInstant(end, value.timeZone)} is not after ${formatInstant(start, value.timeZone)})`,
-      });
-      return z.NEVER;
-    }
+    if (!checkEndAfterStart(start, end, value.timeZone, ctx)) return z.NEVER;
     const period: FreezePeriod = { start, end };
     if (value.reason !== undefined) period.reason = value.reason;
     if (value.timeZone !== undefined) period.timeZone = value.timeZone;

@@ -6,8 +6,7 @@
  * Whether the schedule lets a task start at an instant is decided by calendar-state.ts.
  */
 import { z } from 'zod';
-import { dateTimeText, dateTimeZoneField, resolveDateTimes } from './date-time-field.js';
-import { formatInstant } from './format-instant.js';
+import { checkEndAfterStart, dateTimeText, dateTimeZoneField, resolveDateTimes } from './date-time-field.js';
 
 export const END_BEHAVIORS = ['stop', 'abort'] as const;
 export type EndBehavior = (typeof END_BEHAVIORS)[number];
@@ -51,14 +50,8 @@ export const Schedule = z
     const instants = resolveDateTimes(value, ['start', 'end'], ctx);
     if (!instants) return z.NEVER;
     const { start, end } = instants;
-    if (start !== undefined && end !== undefined && end <= start) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['end'],
-        message: `must be after start (${formatInstant(end, value.timeZone)} is not after ${formatInstant(start, value.timeZone)})`,
-      });
+    if (start !== undefined && end !== undefined && !checkEndAfterStart(start, end, value.timeZone, ctx))
       return z.NEVER;
-    }
     const schedule: Schedule = { endBehavior: value.endBehavior };
     if (start !== undefined) schedule.start = start;
     if (end !== undefined) schedule.end = end;
