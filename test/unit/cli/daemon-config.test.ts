@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type DaemonConfigFile,
   DEFAULT_CONFIG_FILE,
   type LoadDaemonConfigInput,
   loadDaemonConfig,
-  parseListen,
 } from '../../../src/cli/boot/daemon-config.js';
+import { parseListen } from '../../../src/cli/boot/parse-listen.js';
+import type { DaemonConfigFile } from '../../../src/cli/boot/schema.js';
 import { ConfigError, FleetError } from '../../../src/lib/errors.js';
 import { DEFAULT_POLICY_DIR } from '../../../src/policy/load/load-policies.js';
 

@@ -1,0 +1,95 @@
+/**
+ * The daemon's settings file (`config/fleet-upgrade.yaml`, or `--config FILE`), parsed with zod by
+ * daemon-config.ts. Every object is strict, so a misspelt field is an error that names it (with
+ * its line). Durations are written like `90s`, `10m`, `2h`; their bounds are checked where the
+ * value is combined with the environment's (daemon-config.ts), so that an error names where it
+ * came from. Each field's default is stated on it and in docs/operations.md; the environment and
+ * the flags win over the file. No secret is written here: the API key and the control token come
+ * from the environment or from a file named here.
+ */
+import { z } from 'zod';
+import { parseDuration } from '../../lib/duration.js';
+import { WebhookListFile } from '../../notify/schema.js';
+
+/** The largest time scale of a rehearsal (a day in 8.6 s of real time). */
+export const MAX_TIME_SCALE = 10_000;
+
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const duration = z
+  .string()
+  .refine((t) => parseDuration(t) !== undefined, { message: 'expected a duration like 90s, 10m, 2h' });
+
+export const DaemonConfigFile = z.strictObject({
+  /**
+   * The Redis of the daemon (`REDIS_URL`). Default none: `run` starts a private redis-server with
+   * append-only persistence in `<dataDir>/redis`, and the operator commands find it there.
+   */
+  redisUrl: z.string().optional(),
+  /** Prefix of every Redis key, for deployments that share one Redis (`FLEET_UPGRADE_KEY_PREFIX`). Default empty. */
+  keyPrefix: z.string().optional(),
+  /** HOST:PORT of the HTTP endpoints (`FLEET_UPGRADE_LISTEN`, `--listen`). Default `127.0.0.1:9464`. */
+  listen: z.string().optional(),
+  /** The folder of policy files (`FLEET_UPGRADE_POLICIES`, `--policies`). Default `config/policies`. */
+  policies: z.string().optional(),
+  /** The log level (`LOG_LEVEL`, `--log-level`). Default `info`. */
+  logLevel: z.enum(LOG_LEVELS).optional(),
+  /** Upgrade steps run at once by one process (`FLEET_UPGRADE_CONCURRENCY`, `--concurrency`). Default 20. */
+  workerConcurrency: z.number().int().min(1).max(1000).optional(),
+  /** How often a running rollout pages through the listing again; 10s to 1d. Default 5m. */
+  scanInterval: duration.optional(),
+  /** Real time between two scheduler rounds; 50ms to 60s. Default 2s. */
+  tick: duration.optional(),
+  /**
+   * Rehearsals against the simulator: policy durations and API limits run this many times faster
+   * (`FLEET_UPGRADE_TIME_SCALE`, `--time-scale`); above 0, at most 10000. Default 1.
+   */
+  timeScale: z.number().positive().max(MAX_TIME_SCALE).optional(),
+  /** After this, the jobs of a dead process are taken up by others; 1s to 1h. Default 30s. */
+  stalledInterval: duration.optional(),
+  /** Finished rollouts are removed this long after they finished; 1h to 3650d. Default 30d. */
+  retention: duration.optional(),
+  /** The private Redis's data, its address and its lock (`FLEET_UPGRADE_DATA_DIR`). Default `.data`. */
+  dataDir: z.string().optional(),
+  /** This process's share of the API budget (`run` lowers it to its policies' `api`). */
+  apiBudget: z
+    .strictObject({
+      /** Requests per second (`FLEET_UPGRADE_API_REQUESTS_PER_SECOND`). Default 4. */
+      requestsPerSecond: z.number().positive().max(1000).optional(),
+      /** Requests under way at once (`FLEET_UPGRADE_API_MAX_CONCURRENT`). Default 10. */
+      maxConcurrent: z.number().int().min(1).max(1000).optional(),
+    })
+    .optional(),
+  /** The service; each field loses to its `SUMOLOGIC_*` variable (docs/client.md). Default none. */
+  api: z
+    .strictObject({
+      /** `SUMOLOGIC_BASE_URL`; a base URL from the environment wins over a deployment here. Default none. */
+      baseUrl: z.string().optional(),
+      /** `SUMOLOGIC_DEPLOYMENT` (us1, eu, ...); one from the environment wins over a base URL here. Default none. */
+      deployment: z.string().optional(),
+      /** `SUMOLOGIC_ACCESSID`. Default none. */
+      accessId: z.string().optional(),
+      /** A file that holds the access key (`SUMOLOGIC_ACCESSKEY_FILE`; `SUMOLOGIC_ACCESSKEY` wins). Default none. */
+      accessKeyFile: z.string().optional(),
+    })
+    .optional(),
+  /** Webhook notifications of rollout events (src/notify, docs/notifications.md). Default none. */
+  webhooks: WebhookListFile.optional(),
+  /**
+   * The HTTP control API's token is read from this file (docs/http-api.md). Default none: the
+   * control endpoints answer only to loopback callers.
+   */
+  controlTokenFile: z.string().min(1).optional(),
+  /** Refused: a token written here would leak with the file. */
+  controlToken: z
+    .never({
+      error:
+        'an inline token is refused: name a file that holds it (controlTokenFile: PATH) or set FLEET_UPGRADE_CONTROL_TOKEN',
+    })
+    .optional(),
+  /** The HTTP read endpoints need the control token too (`FLEET_UPGRADE_AUTH_READS`, `--auth-reads`). Default false. */
+  authReads: z.boolean().optional(),
+});
+export type DaemonConfigFile = z.infer<typeof DaemonConfigFile>;
