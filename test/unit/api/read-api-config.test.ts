@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { baseUrlForDeployment, DEPLOYMENTS, readApiConfig } from '../../../src/api/read-api-config.js';
-import { ConfigError } from '../../../src/lib/errors.js';
+import { configError } from '../../support/config-error.js';
 
 const noFiles = {
   readFile: (path: string): string => {
     throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
   },
 };
-
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('readApiConfig', () => {
   const base = { SUMOLOGIC_ACCESSID: 'suABC', SUMOLOGIC_ACCESSKEY: 'k3y-secret' };
@@ -65,7 +55,7 @@ describe('readApiConfig', () => {
   });
 
   it('reports every problem at once, naming each variable', () => {
-    const err = errorOf(() => readApiConfig({}, noFiles));
+    const err = configError(() => readApiConfig({}, noFiles));
     expect(err.code).toBe('FLEET_ERR_CONFIG');
     expect(err.issues.map((i) => i.field)).toEqual([
       'SUMOLOGIC_ACCESSID',
@@ -111,7 +101,7 @@ describe('readApiConfig', () => {
     expect(() =>
       readApiConfig({ ...env, SUMOLOGIC_ACCESSID: 'suABC', SUMOLOGIC_ACCESSID_FILE: '/id' }, files),
     ).toThrow(/SUMOLOGIC_ACCESSID_FILE is not supported/);
-    const err = errorOf(() => readApiConfig({ ...env, SUMOLOGIC_ACCESSID_FILE: '/id' }, files));
+    const err = configError(() => readApiConfig({ ...env, SUMOLOGIC_ACCESSID_FILE: '/id' }, files));
     expect(err.issues.map((i) => i.field)).toContain('SUMOLOGIC_ACCESSID_FILE');
   });
 
@@ -124,7 +114,7 @@ describe('readApiConfig', () => {
   });
 
   it('never puts the access key in a message', () => {
-    const err = errorOf(() =>
+    const err = configError(() =>
       readApiConfig({ SUMOLOGIC_ACCESSKEY: 'k3y-secret', SUMOLOGIC_DEPLOYMENT: 'mars' }, noFiles),
     );
     expect(err.message).not.toContain('k3y-secret');

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LoadDaemonConfigInput, loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
 import { ControlToken } from '../../../src/http/authorize-request.js';
-import { ConfigError } from '../../../src/lib/errors.js';
+import type { ConfigError } from '../../../src/lib/errors.js';
+import { configError as anyConfigError } from '../../support/config-error.js';
 
 const TOKEN = 'a3f1c9e07b5d42e8a3f1c9e07b5d42e8';
 const dirs: string[] = [];
@@ -35,15 +36,11 @@ function load(env: NodeJS.ProcessEnv, extra: Partial<LoadDaemonConfigInput> = {}
   });
 }
 
+/** The ConfigError of `run`, which must not quote the token. */
 function configError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as Error).message).not.toContain(TOKEN.slice(2, -2));
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
+  const err = anyConfigError(run);
+  expect(err.message).not.toContain(TOKEN.slice(2, -2));
+  return err;
 }
 
 describe('the control token', () => {

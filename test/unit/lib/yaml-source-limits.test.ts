@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { MAX_ISSUES, MAX_NESTING, parseSource } from '../../../src/lib/source/yaml-source.js';
+import { configError } from '../../support/config-error.js';
 import { aliasBomb } from './hostile-yaml.js';
 
 const Schema = z.strictObject({
@@ -14,16 +14,6 @@ const Schema = z.strictObject({
   items: z.array(z.unknown()).optional(),
   tags: z.record(z.string(), z.unknown()).optional(),
 });
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('parseSource: aliases', () => {
   it('an alias to an anchor that does not exist names file, line, column and the alias', () => {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { formatFieldPath, loadSourceFile, parseSource } from '../../../src/lib/source/yaml-source.js';
+import { configError } from '../../support/config-error.js';
 
 const Schema = z
   .object({
@@ -13,16 +13,6 @@ const Schema = z
     nested: z.object({ ratio: z.number().max(1) }).optional(),
   })
   .strict();
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadDaemonConfig } from '../../../src/cli/boot/daemon-config.js';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { WEBHOOK_DEFAULTS } from '../../../src/notify/read-webhooks.js';
+import { configError } from '../../support/config-error.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -31,16 +31,6 @@ function settingsFile(
 
 const load = (file: string, env: NodeJS.ProcessEnv = {}) =>
   loadDaemonConfig({ env, flags: { config: file }, needApi: false });
-
-function configError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('webhooks in the settings file', () => {
   it('fills in the defaults and reads the secret from the environment', () => {

@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { loadSourceFile } from '../../../src/lib/source/yaml-source.js';
 import { Cohorts } from '../../../src/policy/cohorts.js';
+import { configErrorMessage } from '../../support/config-error.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 const Wrapper = z.strictObject({ name: z.string(), cohorts: Cohorts.optional() });
@@ -22,15 +22,11 @@ function load(...lines: string[]) {
   return loadSourceFile(dir.write('p.yaml', yaml('name: p', ...lines)), Wrapper).cohorts;
 }
 
+/** The error of p.yaml, the folder's path taken out; fails when the file is valid. */
 function errorOf(...lines: string[]): string {
-  const file = dir.write('p.yaml', yaml('name: p', ...lines));
-  try {
-    loadSourceFile(file, Wrapper);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message.replaceAll(file, 'p.yaml');
-  }
-  throw new Error('expected the file to be invalid');
+  return configErrorMessage(dir.write('p.yaml', yaml('name: p', ...lines)), (file) =>
+    loadSourceFile(file, Wrapper),
+  );
 }
 
 describe('cohorts', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { listPolicyFiles, loadPolicies } from '../../../src/policy/load/load-policies.js';
+import { configError } from '../../support/config-error.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 let dir: PolicyDir;
@@ -9,16 +9,6 @@ beforeEach(() => {
   dir = makePolicyDir();
 });
 afterEach(() => dir.cleanup());
-
-function configError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('loadPolicies', () => {
   it('loads every *.yaml and *.yml of a folder in name order, skipping hidden and other files', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { Policy } from '../../../src/policy/schema.js';
+import { configErrorMessage } from '../../support/config-error.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 let dir: PolicyDir;
@@ -20,14 +20,9 @@ function load(...lines: string[]): Policy {
 
 /** Loads the lines (after `name: a`) as p.yaml and returns the error message. */
 function errorOf(...lines: string[]): string {
-  const file = dir.write('p.yaml', yaml('name: a', ...lines));
-  try {
-    loadPolicies({ files: [file] });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message.replaceAll(file, 'p.yaml');
-  }
-  throw new Error('expected the policy to be invalid');
+  return configErrorMessage(dir.write('p.yaml', yaml('name: a', ...lines)), (file) =>
+    loadPolicies({ files: [file] }),
+  );
 }
 
 describe('schedule', () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/lib/errors.js';
 import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { Policy } from '../../../src/policy/schema.js';
+import { configErrorMessage } from '../../support/config-error.js';
 import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
 let dir: PolicyDir;
@@ -12,14 +12,7 @@ afterEach(() => dir.cleanup());
 
 /** Loads `text` as p.yaml and returns the error message, failing when the file is valid. */
 function errorOf(text: string): string {
-  const file = dir.write('p.yaml', text);
-  try {
-    loadPolicies({ files: [file] });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message.replaceAll(file, 'p.yaml');
-  }
-  throw new Error('expected the policy to be invalid');
+  return configErrorMessage(dir.write('p.yaml', text), (file) => loadPolicies({ files: [file] }));
 }
 
 describe('Policy defaults', () => {
