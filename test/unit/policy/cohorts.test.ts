@@ -3,20 +3,16 @@
  * (loadSourceFile: errors carry file:line:column and the field), inside a small policy-like
  * schema as the integrator will place it (`cohorts: Cohorts.optional()`).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadSourceFile } from '../../../src/lib/source/yaml-source.js';
 import { Cohorts } from '../../../src/policy/cohorts.js';
 import { configErrorMessage } from '../../support/config-error.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 
 const Wrapper = z.strictObject({ name: z.string(), cohorts: Cohorts.optional() });
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 function load(...lines: string[]) {
   return loadSourceFile(dir.write('p.yaml', yaml('name: p', ...lines)), Wrapper).cohorts;

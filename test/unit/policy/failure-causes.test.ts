@@ -4,20 +4,16 @@
  * small policy-like schema as the integrator will place it (`FailureCauses.prefault({})`):
  * defaults, actions and their shorthand, patterns and every way a pattern or an action is refused.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadSourceFile } from '../../../src/lib/source/yaml-source.js';
 import { DEFAULT_FAILURE_ACTIONS, FailureCauses } from '../../../src/policy/failure-causes.js';
 import { configErrorMessage } from '../../support/config-error.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 
 const Wrapper = z.strictObject({ name: z.string(), failureCauses: FailureCauses.prefault({}) });
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 function load(...lines: string[]) {
   return loadSourceFile(dir.write('p.yaml', yaml('name: p', ...lines)), Wrapper).failureCauses;

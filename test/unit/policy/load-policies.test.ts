@@ -1,14 +1,10 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listPolicyFiles, loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { configError } from '../../support/config-error.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 describe('loadPolicies', () => {
   it('loads every *.yaml and *.yml of a folder in name order, skipping hidden and other files', () => {

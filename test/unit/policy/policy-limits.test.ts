@@ -2,21 +2,17 @@
  * A policy file that is hostile or careless (aliases, a huge file, unbounded numbers) is a clear
  * error naming the file and where, never an exception that escapes the loader.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MAX_POLICY_BYTES,
   type PolicyFileResult,
   parsePolicyText,
   readPolicyFile,
 } from '../../../src/policy/load/load-policies.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 import { aliasBomb } from '../lib/hostile-yaml.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 function failure(result: PolicyFileResult): string {
   if (result.ok) throw new Error('expected the policy to be refused');

@@ -3,40 +3,13 @@
  * deep enough to exhaust the stack, a huge file): each affects only itself, its last valid
  * version stays in force, the other files keep reloading, and /readyz names the file and line.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { policyProblems } from '../../../src/policy/load/policy-problems.js';
-import {
-  createPolicyStore,
-  type PolicyStore,
-  type PolicyStoreEvent,
-} from '../../../src/policy/load/policy-store.js';
+import { yaml } from '../../support/policy-dir.js';
+import { usePolicyStore } from '../../support/use-policy-store.js';
 import { aliasBomb } from '../lib/hostile-yaml.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
 
-let dir: PolicyDir;
-let store: PolicyStore | undefined;
-let events: PolicyStoreEvent[];
-let errors: unknown[];
-beforeEach(() => {
-  dir = makePolicyDir();
-  events = [];
-  errors = [];
-});
-afterEach(() => {
-  store?.close();
-  store = undefined;
-  dir.cleanup();
-});
-
-const open = (options: { pollIntervalMs?: number } = {}) => {
-  store = createPolicyStore({
-    dir: dir.dir,
-    onEvent: (e) => events.push(e),
-    onError: (err) => errors.push(err),
-    ...options,
-  });
-  return store;
-};
+const { dir, events, errors, open } = usePolicyStore();
 
 const ALIASES = 'anchors and aliases (&name, *name) are not allowed in a policy file: write the value out';
 
@@ -101,7 +74,6 @@ describe('a policy file that cannot be parsed, while the daemon runs', () => {
     const a = dir.write('a.yaml', yaml('name: *a'));
     expect(() => open()).toThrow(expect.objectContaining({ code: 'FLEET_ERR_CONFIG' }));
     expect(() => open()).toThrow(`${a}:1:7: name: ${ALIASES}`);
-    store = undefined;
   });
 
   it('polling goes on past a bad file', async () => {
@@ -123,13 +95,11 @@ describe('a policy file that cannot be parsed, while the daemon runs', () => {
     dir.write('a.yaml', yaml('name: alpha'));
     dir.write('b.yaml', yaml('name: bravo'));
     const seen: string[] = [];
-    store = createPolicyStore({
-      dir: dir.dir,
+    const store = open({
       onEvent: (e) => {
         seen.push(e.type);
         if (e.type === 'updated') throw new Error('listener failed');
       },
-      onError: (err) => errors.push(err),
     });
     dir.write('a.yaml', yaml('name: alpha', 'pageSize: 5'));
     dir.write('b.yaml', yaml('name: bravo', 'pageSize: 5'));

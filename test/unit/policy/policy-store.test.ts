@@ -1,29 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../../src/lib/errors.js';
 import {
   createPolicyStore,
   type PolicyStore,
   type PolicyStoreEvent,
 } from '../../../src/policy/load/policy-store.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { yaml } from '../../support/policy-dir.js';
+import { usePolicyStore } from '../../support/use-policy-store.js';
 
-let dir: PolicyDir;
-let store: PolicyStore | undefined;
-let events: PolicyStoreEvent[];
-beforeEach(() => {
-  dir = makePolicyDir();
-  events = [];
-});
-afterEach(() => {
-  store?.close();
-  store = undefined;
-  dir.cleanup();
-});
-
-const open = (options: { pollIntervalMs?: number } = {}) => {
-  store = createPolicyStore({ dir: dir.dir, onEvent: (e) => events.push(e), ...options });
-  return store;
-};
+const { dir, events, open } = usePolicyStore();
 const summary = (s: PolicyStore) =>
   s.status().map((st) => [st.file.slice(dir.dir.length + 1), st.state, st.policy?.name]);
 
@@ -49,7 +34,6 @@ describe('createPolicyStore', () => {
     dir.write('b.yaml', yaml('name: alpha'));
     expect(() => open()).toThrow(/b\.yaml:1:1: name: duplicate policy name "alpha" \(also in .*a\.yaml\)/);
     expect(events).toEqual([]);
-    store = undefined;
   });
 
   it('keeps the last valid version of a file that turns invalid, reports it, and recovers when fixed', () => {
@@ -188,7 +172,7 @@ describe('createPolicyStore', () => {
     const a = dir.write('a.yaml', yaml('name: alpha'));
     const missing = `${dir.dir}/missing.yaml`;
     expect(() => createPolicyStore({ files: [a, missing] })).toThrow(`${missing}: file not found`);
-    store = createPolicyStore({ files: [a] });
+    const store = open({ files: [a] });
     dir.write('other.yaml', yaml('name: other'));
     expect(store.reload()).toEqual([]);
     dir.remove('a.yaml');

@@ -1,15 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { configErrorMessage } from '../../support/config-error.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 const at = (iso: string) => Date.parse(iso);
 

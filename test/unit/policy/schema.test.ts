@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadPolicies } from '../../../src/policy/load/load-policies.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { configErrorMessage } from '../../support/config-error.js';
-import { makePolicyDir, type PolicyDir, yaml } from './policy-dir.js';
+import { usePolicyDir, yaml } from '../../support/policy-dir.js';
 
-let dir: PolicyDir;
-beforeEach(() => {
-  dir = makePolicyDir();
-});
-afterEach(() => dir.cleanup());
+const dir = usePolicyDir();
 
 /** Loads `text` as p.yaml and returns the error message, failing when the file is valid. */
 function errorOf(text: string): string {

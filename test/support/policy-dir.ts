@@ -1,7 +1,11 @@
-/** Temporary policy folders for the policy tests, removed after each test. */
+/**
+ * Temporary policy folders for the policy tests: `usePolicyDir()` registers hooks that give each
+ * test of the file a fresh folder and remove it afterwards.
+ */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 
 export interface PolicyDir {
   dir: string;
@@ -26,6 +30,30 @@ export function makePolicyDir(): PolicyDir {
     cleanup() {
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A policy folder for each test of the calling file: made before it, removed after it. */
+export function usePolicyDir(): PolicyDir {
+  let current: PolicyDir | undefined;
+  beforeEach(() => {
+    current = makePolicyDir();
+  });
+  afterEach(() => {
+    current?.cleanup();
+    current = undefined;
+  });
+  const now = (): PolicyDir => {
+    if (!current) throw new Error('the policy folder is only available inside a test');
+    return current;
+  };
+  return {
+    get dir() {
+      return now().dir;
+    },
+    write: (name, text) => now().write(name, text),
+    remove: (name) => now().remove(name),
+    cleanup: () => now().cleanup(),
   };
 }
 
