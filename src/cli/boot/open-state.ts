@@ -18,10 +18,10 @@ import {
   closeRedis,
   createRedis,
   formatSeconds,
+  probeRedis,
   redisAddress,
 } from '../../lib/redis/create-redis.js';
 import { findPrivateRedis, type PrivateRedis, privateRedisPaths } from '../../lib/redis/private-redis.js';
-import { probeRedis } from '../../lib/redis/probe-redis.js';
 import { readSharedClock } from '../../lib/shared-clock.js';
 import { createState, type FleetState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
@@ -101,7 +101,7 @@ export async function openState(config: DaemonConfig, options: OpenStateOptions 
   if (url) {
     const failure = await probeRedis(url, PROBE_MS);
     if (failure !== undefined) {
-      const reason = plainReason(failure);
+      const reason = plainReason(failure.reason);
       const told =
         reason === 'no answer in time'
           ? `did not answer PING within ${formatSeconds(PROBE_MS)}`

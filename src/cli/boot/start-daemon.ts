@@ -14,6 +14,7 @@ import {
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
+import { pingWithin } from '../../lib/redis/ping-within.js';
 import { openSharedClock } from '../../lib/shared-clock.js';
 import { withTimeout } from '../../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
@@ -36,15 +37,6 @@ import { createState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
 
 const SHUTDOWN_STEP_MS = 5000;
-
-/** PING with a time limit: ioredis would otherwise queue the command until Redis is back. */
-export function pingWithin(redis: Redis, ms: number): Promise<boolean> {
-  const pong = redis.ping().then(
-    (answer) => answer === 'PONG',
-    () => false,
-  );
-  return withTimeout(pong, ms, () => false);
-}
 
 export interface DaemonOptions {
   config: DaemonConfig;
@@ -113,7 +105,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
     cleanups.push(() => api.client.close());
     metrics.setApiBudget(api.perSecond * config.timeScale, api.concurrent);
-    metrics.watchRedis(() => pingWithin(redis, 1000));
+    metrics.watchRedis(async () => (await pingWithin(redis, 1000)) === undefined);
     const queue = createUpgradeQueue(conn.bullConnection, keys.bullPrefix);
     // Without a listener BullMQ prints a queue's connection errors raw to stderr.
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
@@ -224,7 +216,7 @@ function readinessChecks(
     {
       name: 'redis',
       check: async () =>
-        (await pingWithin(redis, 1000)) ? undefined : 'Redis does not answer PING within 1 s',
+        (await pingWithin(redis, 1000)) === undefined ? undefined : 'Redis does not answer PING within 1 s',
     },
     {
       name: 'api',

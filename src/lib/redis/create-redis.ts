@@ -1,11 +1,13 @@
 /**
  * Redis connections for every process: one place that sets the ioredis options we rely on and
- * logs connection trouble without ever printing a password (the URL goes through `redactUrl`).
+ * logs connection trouble without ever printing a password (the URL goes through `redactUrl`);
+ * `probeRedis` takes a one-shot look at a URL.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { FleetError } from '../errors.js';
 import { type Logger, redactUrl } from '../logger.js';
 import { withTimeout } from '../with-timeout.js';
+import { pingWithin } from './ping-within.js';
 
 export type { Redis };
 
@@ -82,11 +84,22 @@ export async function closeRedis(redis: Redis, timeoutMs = 2000): Promise<void> 
   }
 }
 
+/** Why a Redis did not answer probeRedis; neither text ever holds the URL's password. */
+export interface ProbeFailure {
+  /**
+   * Why: the first connection error (ECONNREFUSED, ENOTFOUND, NOAUTH ...), which ioredis hides
+   * behind `Connection is closed.`; else what the PING failed with.
+   */
+  reason: string;
+  /** What the PING itself failed with (`Connection is closed.`, `no answer within N ms` ...). */
+  pingError: string;
+}
+
 /**
- * Checks that `url` answers PING within `timeoutMs`, without retrying. Resolves to undefined
- * when it does, or to the reason it does not (never containing the password).
+ * A one-shot look at `url` on a connection of its own, closed after: undefined when it answers
+ * PING within `timeoutMs` (connecting included), without retrying; else why not.
  */
-export async function pingRedis(url: string, timeoutMs = 2000): Promise<string | undefined> {
+export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeFailure | undefined> {
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -96,27 +109,23 @@ export async function pingRedis(url: string, timeoutMs = 2000): Promise<string |
     // ioredis's default (2 s) keeps a short-lived process alive that long after a failed probe.
     disconnectTimeout: 100,
   });
-  redis.on('error', () => {});
-  let timer: NodeJS.Timeout | undefined;
+  let first: string | undefined;
+  redis.on('error', (err: Error) => {
+    first ??= err.message;
+  });
   try {
-    await Promise.race([
-      (async () => {
-        await redis.connect();
-        const pong = await redis.ping();
-        if (pong !== 'PONG') throw new Error(`unexpected PING answer ${JSON.stringify(pong)}`);
-      })(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-    return undefined;
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return message.split(url).join(redactUrl(url));
+    const failed = await pingWithin(redis, timeoutMs);
+    if (failed === undefined) return undefined;
+    const safe = (message: string) => message.split(url).join(redactUrl(url));
+    return { reason: safe(first ?? failed), pingError: safe(failed) };
   } finally {
-    if (timer) clearTimeout(timer);
     redis.disconnect();
   }
+}
+
+/** What the PING of probeRedis failed with, or undefined when `url` answered within `timeoutMs`. */
+export async function pingRedis(url: string, timeoutMs = 2000): Promise<string | undefined> {
+  return (await probeRedis(url, timeoutMs))?.pingError;
 }
 
 /**

@@ -22,8 +22,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FleetError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { answerWithin, closeRedis, createRedis, formatSeconds } from './create-redis.js';
-import { probeRedis } from './probe-redis.js';
+import { answerWithin, closeRedis, createRedis, formatSeconds, probeRedis } from './create-redis.js';
 import { ensureRedis, NO_REDIS_MESSAGE } from './redis-server.js';
 
 export const PRIVATE_REDIS_URL_FILE = 'redis-url';
