@@ -10,9 +10,9 @@ import {
   expectLegacyError,
   LATEST,
   listCollectors,
+  patchSimCollector,
   startTestSimulator,
   stopTestSimulators,
-  type TestSimulator,
   testFleet,
   tick,
 } from '../../support/simulator.js';
@@ -24,14 +24,6 @@ const CODE_OF: Record<number, string> = { 500: 'internal.error', 503: 'service.u
 function expectServerError(res: ApiResponse): void {
   expect([500, 503], res.text).toContain(res.status);
   expectLegacyError(res, res.status, CODE_OF[res.status]);
-}
-
-async function patchCollector(t: TestSimulator, id: number, body: Record<string, unknown>) {
-  const res = await t.raw('PATCH', `/_sim/collectors/${id}`, {
-    body,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-  });
-  expect(res.status, res.text).toBe(200);
 }
 
 describe('faults.errorRatio: a share of requests answered 500 or 503', () => {
@@ -213,7 +205,7 @@ describe('Collectors that go offline and come back over time', () => {
 
   it('PATCH alive restores a Collector that was offline in the fleet file', async () => {
     const t = await startTestSimulator();
-    await patchCollector(t, C.offline, { alive: true });
+    await patchSimCollector(t, C.offline, { alive: true });
     expect((await listCollectors(t)).find((c) => c.id === C.offline)?.alive).toBe(true);
     await t.createTask(C.offline);
   });

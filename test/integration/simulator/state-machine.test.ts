@@ -11,6 +11,7 @@ import {
   ISSUE_SECONDS,
   LATEST,
   listCollectors,
+  patchSimCollector,
   type SimCollectorRecord,
   startTestSimulator,
   stopTestSimulators,
@@ -27,14 +28,6 @@ const S = 1000;
 const DONE_MS = (ISSUE_SECONDS + HEARTBEAT_SECONDS + UPGRADE_SECONDS) * S + 1;
 const TIMED_OUT = /time[sd]?[ -]?out/i;
 const UNFINISHED = [0, 1, 6];
-
-async function patchCollector(t: TestSimulator, id: number, body: Record<string, unknown>) {
-  const res = await t.raw('PATCH', `/_sim/collectors/${id}`, {
-    body,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-  });
-  expect(res.status, res.text).toBe(200);
-}
 
 /**
  * Steps the clock from the task's request time by `stepMs` until the task is finished or `maxMs`
@@ -297,7 +290,7 @@ describe('3, 8: the 30-minute time-out', () => {
     const { requestTime } = await t.task(id);
     t.at(requestTime, (ISSUE_SECONDS + HEARTBEAT_SECONDS) * S + 1);
     expect((await t.task(id)).status).toBe(6);
-    await patchCollector(t, C.web1, { alive: false });
+    await patchSimCollector(t, C.web1, { alive: false });
     t.at(requestTime, DONE_MS + 60 * S);
     expect(UNFINISHED).toContain((await t.task(id)).status);
     t.at(requestTime, TIMEOUT_SECONDS * S - 1);
@@ -313,7 +306,7 @@ describe('3, 8: the 30-minute time-out', () => {
     const t = await startTestSimulator();
     const id = await t.createTask(C.web1);
     const { requestTime } = await t.task(id);
-    await patchCollector(t, C.web1, { alive: false });
+    await patchSimCollector(t, C.web1, { alive: false });
     for (const ms of [ISSUE_SECONDS * S + 1, DONE_MS, TIMEOUT_SECONDS * S - 1]) {
       t.at(requestTime, ms);
       expect([0, 1]).toContain((await t.task(id)).status);
