@@ -1,7 +1,9 @@
 /**
- * Redis connections for every process: one place that sets the ioredis options we rely on and
- * logs connection trouble without ever printing a password (the URL goes through `redactUrl`);
- * `probeRedis` takes a one-shot look at a URL.
+ * Redis connections for every process, and the only place in src/ that constructs one
+ * (`createRedis`): the topology is decided there alone (a standalone server today; Sentinel and
+ * Cluster will be added there). It sets the ioredis options we rely on for each use (a lasting
+ * connection, BullMQ's, a one-shot look) and logs connection trouble without ever printing a
+ * password (the URL goes through `redactUrl`). `probeRedis` takes a one-shot look at a URL.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { FleetError } from '../errors.js';
@@ -20,6 +22,11 @@ export interface RedisConnectionOptions {
    * for Redis to come back instead of failing). Other users fail a command after a few retries.
    */
   forBullmq?: boolean;
+  /**
+   * A connection for one look, then closed (probeRedis): opened on its first command, never
+   * retried, no offline queue, no name, and a short disconnect; the options above do not apply.
+   */
+  oneShot?: boolean;
   /** Fail the first connection after this many ms (default 5000). */
   connectTimeoutMs?: number;
   /** Do not connect until the first command (default false: connect now). */
@@ -28,22 +35,17 @@ export interface RedisConnectionOptions {
   extra?: RedisOptions;
 }
 
-/** Opens an ioredis connection to `url` (redis:// or rediss://). */
+/**
+ * Opens an ioredis connection to `url` (redis:// or rediss://), with the options of its use. The
+ * one place that decides the topology: a standalone server today, whatever the use.
+ */
 export function createRedis(url: string, options: RedisConnectionOptions = {}): Redis {
-  const safeUrl = redactUrl(url);
-  const redis = new Redis(url, {
-    connectionName: options.name ? `fleet-upgrade:${options.name}` : 'fleet-upgrade',
-    connectTimeout: options.connectTimeoutMs ?? 5000,
-    maxRetriesPerRequest: options.forBullmq ? null : 3,
-    enableReadyCheck: true,
-    lazyConnect: options.lazyConnect ?? false,
-    // Reconnect with a capped backoff forever: Redis restarts are survivable for a daemon.
-    retryStrategy: (times) => Math.min(times * 200, 5000),
-    ...options.extra,
-  });
+  const use = options.oneShot ? oneShotOptions(options) : lastingOptions(options);
+  const redis = new Redis(url, use);
   const logger = options.logger;
   if (logger) {
     // One line per distinct error message, not one per reconnection attempt.
+    const safeUrl = redactUrl(url);
     let lastMessage = '';
     redis.on('error', (err: Error) => {
       if (err.message === lastMessage) return;
@@ -60,6 +62,31 @@ export function createRedis(url: string, options: RedisConnectionOptions = {}): 
     redis.on('error', () => {});
   }
   return redis;
+}
+
+function lastingOptions(options: RedisConnectionOptions): RedisOptions {
+  return {
+    connectionName: options.name ? `fleet-upgrade:${options.name}` : 'fleet-upgrade',
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: options.forBullmq ? null : 3,
+    enableReadyCheck: true,
+    lazyConnect: options.lazyConnect ?? false,
+    // Reconnect with a capped backoff forever: Redis restarts are survivable for a daemon.
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+    ...options.extra,
+  };
+}
+
+function oneShotOptions(options: RedisConnectionOptions): RedisOptions {
+  return {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    // ioredis's default (2 s) keeps a short-lived process alive that long after a failed probe.
+    disconnectTimeout: 100,
+  };
 }
 
 /** Closes a connection politely (QUIT) when it is ready, and forcibly when Redis does not answer in time. */
@@ -100,15 +127,7 @@ export interface ProbeFailure {
  * PING within `timeoutMs` (connecting included), without retrying; else why not.
  */
 export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeFailure | undefined> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-    // ioredis's default (2 s) keeps a short-lived process alive that long after a failed probe.
-    disconnectTimeout: 100,
-  });
+  const redis = createRedis(url, { oneShot: true, connectTimeoutMs: timeoutMs });
   let first: string | undefined;
   redis.on('error', (err: Error) => {
     first ??= err.message;
