@@ -1,0 +1,16 @@
+/**
+ * The metrics of what happens to Collectors, written once: the worker reports every one of these,
+ * and the scheduler (`run`) the outcomes and task ends it settles itself (a listing that shows a
+ * Collector upgraded, a gate, an admission that ends a Collector).
+ */
+import type { Metrics } from '../../metrics/create-metrics.js';
+import type { UpgradeEvents } from '../../worker/upgrade-processor.js';
+
+export function metricEvents(metrics: Metrics): Required<UpgradeEvents> {
+  return {
+    onTaskCreated: (rollout) => metrics.tasksCreated.labels(rollout).inc(),
+    onRetry: (reason) => metrics.retries.labels(reason).inc(),
+    onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
+    onTaskEnded: (state, durationMs) => metrics.upgradeDuration.labels(state).observe(durationMs / 1000),
+  };
+}
