@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { webhookGroup } from '../../../src/notify/start-notifier.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
+import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/index.js';
 import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
+import { waitUntil } from '../../support/wait-until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 let harness: Harness | undefined;
@@ -26,18 +27,6 @@ afterEach(async () => {
   receiver = undefined;
   dir = undefined;
 });
-
-async function waitUntil(
-  check: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('a daemon killed with SIGKILL', () => {
   it('loses no notification: the next `run` delivers every event of the outbox, signed', async () => {
@@ -82,7 +71,7 @@ describe('a daemon killed with SIGKILL', () => {
       const groups = (await h.redis.xinfo('GROUPS', h.keys.outbox).catch(() => [])) as unknown[][];
       return groups.some((g) => g.includes(webhookGroup('ops')));
     };
-    await waitUntil(groupExists, 30_000, `the daemon's webhook group; output: ${first.output()}`);
+    await waitUntil(groupExists, 30_000, `the daemon's webhook group; output: ${first.output()}`, 50);
     const log = new EventLog(h.redis, h.keys);
     const record = (type: RolloutEventType, actor?: string): Promise<RecordedEvent> =>
       log.record({
@@ -115,6 +104,7 @@ describe('a daemon killed with SIGKILL', () => {
       },
       30_000,
       `every event of the outbox delivered; output: ${second.output()}`,
+      50,
     );
     const delivered = new Set(r.delivered());
     for (const e of mine) expect(delivered.has(e.id), e.type).toBe(true);

@@ -6,42 +6,26 @@
  * nor lives forever, redirects are not followed, answers are not read beyond a small cap, and no
  * log line carries a secret or the URL's path or query.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../../src/lib/logger.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/create-metrics.js';
 import { readWebhooks, type Webhook } from '../../../src/notify/read-webhooks.js';
 import { Secret } from '../../../src/notify/secret.js';
-import {
-  type Notifier,
-  type NotifierOptions,
-  startNotifier,
-  webhookGroup,
-} from '../../../src/notify/start-notifier.js';
-import { createKeys, type Keys } from '../../../src/rollout/keys.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
+import { type Notifier, type NotifierOptions, webhookGroup } from '../../../src/notify/start-notifier.js';
+import type { RecordedEvent, RolloutEventType } from '../../../src/rollout/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
-import { useTestRedis } from '../../support/redis.js';
+import { useNotifier } from '../../support/use-notifier.js';
+import { waitUntil } from '../../support/wait-until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-const redis = useTestRedis();
-let keys: Keys;
-let events: EventLog;
+const notify = useNotifier();
+const { redis } = notify;
 let metrics: Metrics;
 let receiver: WebhookReceiver;
-const notifiers: Notifier[] = [];
-const extraReceivers: WebhookReceiver[] = [];
 
-beforeEach(async () => {
-  keys = createKeys(redis.prefix);
-  events = new EventLog(redis.redis, keys);
+beforeEach(() => {
   metrics = createMetrics();
-  receiver = await startWebhookReceiver();
-});
-
-afterEach(async () => {
-  for (const n of notifiers.splice(0)) await n.stop();
-  await receiver.close();
-  for (const r of extraReceivers.splice(0)) await r.close();
+  receiver = notify.receiver;
 });
 
 function hook(url: string, over: Partial<Webhook> = {}): Webhook {
@@ -56,23 +40,12 @@ function hook(url: string, over: Partial<Webhook> = {}): Webhook {
   };
 }
 
-async function start(
+function start(
   webhooks: Webhook[],
   logger: Logger = captureLogger('warn').logger,
   over: Partial<NotifierOptions> = {},
 ): Promise<Notifier> {
-  const n = await startNotifier({
-    redis: redis.redis,
-    keys,
-    webhooks,
-    logger,
-    metrics,
-    claimIdleMs: 300,
-    pollMs: 20,
-    ...over,
-  });
-  notifiers.push(n);
-  return n;
+  return notify.start({ webhooks, logger, metrics, ...over });
 }
 
 const TYPES: RolloutEventType[] = [
@@ -84,7 +57,7 @@ const TYPES: RolloutEventType[] = [
 ];
 
 function record(type: RolloutEventType, message = `${type} happened`): Promise<RecordedEvent> {
-  return events.record({
+  return notify.events.record({
     type,
     rollout: 'linux@19.470-4',
     policy: 'linux',
@@ -96,25 +69,13 @@ function record(type: RolloutEventType, message = `${type} happened`): Promise<R
   });
 }
 
-async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 async function counted(webhook: string, outcome: string): Promise<number> {
   const m = await metrics.webhookDeliveries.get();
   return m.values.find((v) => v.labels.webhook === webhook && v.labels.outcome === outcome)?.value ?? 0;
 }
 
 async function pendingInRedis(name: string): Promise<number> {
-  const [count] = (await redis.redis.xpending(keys.outbox, webhookGroup(name))) as [number];
+  const [count] = (await redis.redis.xpending(notify.keys.outbox, webhookGroup(name))) as [number];
   return count;
 }
 
@@ -186,10 +147,10 @@ describe('the outbox', () => {
     await start([hook(receiver.url)], capture.logger);
     await record('rollout.started');
     await waitUntil(() => receiver.delivered().length === 1, 10_000, 'first delivered');
-    await redis.redis.del(keys.outbox);
+    await redis.redis.del(notify.keys.outbox);
     await waitUntil(
       async () =>
-        ((await redis.redis.xinfo('GROUPS', keys.outbox).catch(() => [])) as unknown[]).length === 1,
+        ((await redis.redis.xinfo('GROUPS', notify.keys.outbox).catch(() => [])) as unknown[]).length === 1,
       5000,
       'the group created again',
     );
@@ -284,7 +245,7 @@ describe('a receiver that fails or is away', () => {
 
   it('does not follow a redirect', async () => {
     const elsewhere = await startWebhookReceiver();
-    extraReceivers.push(elsewhere);
+    notify.closeAfter(() => elsewhere.close());
     const capture = captureLogger('warn');
     receiver.answer = () => (res) => res.writeHead(302, { location: `${elsewhere.url}/caught` }).end();
     await start(

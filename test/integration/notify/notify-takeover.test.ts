@@ -7,37 +7,24 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import type { Webhook } from '../../../src/notify/read-webhooks.js';
-import {
-  type Notifier,
-  type NotifierOptions,
-  startNotifier,
-  webhookGroup,
-} from '../../../src/notify/start-notifier.js';
-import { createKeys, type Keys } from '../../../src/rollout/keys.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/life/event-log.js';
-import { captureLogger } from '../../support/capture-logger.js';
-import { useTestRedis } from '../../support/redis.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { type Notifier, type NotifierOptions, webhookGroup } from '../../../src/notify/start-notifier.js';
+import type { RecordedEvent, RolloutEventType } from '../../../src/rollout/index.js';
+import { useNotifier } from '../../support/use-notifier.js';
+import { waitUntil } from '../../support/wait-until.js';
+import type { WebhookReceiver } from '../../support/webhook-receiver.js';
 
-const redis = useTestRedis();
-let keys: Keys;
-let events: EventLog;
+const notify = useNotifier();
+const { redis } = notify;
 let receiver: WebhookReceiver;
-const notifiers: Notifier[] = [];
-const connections: Redis[] = [];
+let connections: Redis[];
 
-beforeEach(async () => {
-  keys = createKeys(redis.prefix);
-  events = new EventLog(redis.redis, keys);
-  receiver = await startWebhookReceiver();
+beforeEach(() => {
+  receiver = notify.receiver;
+  connections = [];
 });
 
-afterEach(async () => {
-  receiver.release(503);
-  for (const n of notifiers.splice(0)) await n.stop();
-  for (const c of connections.splice(0)) await closeRedis(c);
-  await receiver.close();
-});
+// Before the notifiers stop (the set-up's afterEach runs after this one): no request hangs.
+afterEach(() => receiver.release(503));
 
 const webhook = (url: string): Webhook => ({
   name: 'ops',
@@ -48,25 +35,16 @@ const webhook = (url: string): Webhook => ({
   retry: { initialMs: 50, maxMs: 200, giveUpAfterMs: 86_400_000 },
 });
 
-async function start(consumer: string, over: Partial<NotifierOptions> = {}): Promise<Notifier> {
+/** A notifier as another process would run it: its own connection, closed once it stopped. */
+function start(consumer: string, over: Partial<NotifierOptions> = {}): Promise<Notifier> {
   const connection = createRedis(redis.url, { name: `notifier-${consumer}` });
   connections.push(connection);
-  const n = await startNotifier({
-    redis: connection,
-    keys,
-    webhooks: [webhook(receiver.url)],
-    logger: captureLogger('warn').logger,
-    claimIdleMs: 300,
-    pollMs: 20,
-    consumer,
-    ...over,
-  });
-  notifiers.push(n);
-  return n;
+  notify.closeAfter(() => closeRedis(connection));
+  return notify.start({ redis: connection, webhooks: [webhook(receiver.url)], consumer, ...over });
 }
 
 function record(type: RolloutEventType): Promise<RecordedEvent> {
-  return events.record({
+  return notify.events.record({
     type,
     rollout: 'linux@19.470-4',
     policy: 'linux',
@@ -78,21 +56,9 @@ function record(type: RolloutEventType): Promise<RecordedEvent> {
   });
 }
 
-async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** [entry id, consumer, idle ms, deliveries] of every pending entry of the webhook. */
 async function pending(): Promise<[string, string, number, number][]> {
-  return (await redis.redis.xpending(keys.outbox, webhookGroup('ops'), '-', '+', 100)) as [
+  return (await redis.redis.xpending(notify.keys.outbox, webhookGroup('ops'), '-', '+', 100)) as [
     string,
     string,
     number,
