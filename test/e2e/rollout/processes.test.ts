@@ -5,10 +5,9 @@
  * second task for any Collector.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import { rehearsalFleet } from '../../support/rehearsal-fleet.js';
 import { converged, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 
-const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
 let harness: Harness | undefined;
 
 afterEach(async () => {
@@ -16,28 +15,10 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function fleet(count: number, seed: number): FleetFileInput {
-  return {
-    builds: BUILDS,
-    users: [{ accessId: 'ops', accessKey: 'ops-secret' }],
-    generate: { count, seed, hostedRatio: 0, offlineRatio: 0, upToDateRatio: 0 },
-    behaviour: {
-      upgradeSeconds: { median: 90, p95: 200 },
-      failureRatio: 0.03,
-      // Failures of the cause the default policy fails outright (unknown): each ends `failed` after
-      // its one task (a network failure would be retried with a new task, by design).
-      failureCauses: { unknown: 1 },
-      stuckRatio: 0,
-      incrementalAbove: 1,
-    },
-    seed,
-  };
-}
-
 describe('worker processes', () => {
   it('three `fleet-upgrade worker` processes share one rollout', async () => {
     harness = await startHarness({
-      fleet: fleet(120, 21),
+      fleet: rehearsalFleet(120, 21),
       timeScale: 300,
       policy: { name: 'shared', maxInFlight: 30, poll: { initial: '30s', max: '2m' } },
     });
@@ -81,7 +62,7 @@ describe('worker processes', () => {
 describe('a process killed with SIGKILL mid-rollout', () => {
   it('leaves, after a restart, every Collector with an outcome and none with a second task', async () => {
     harness = await startHarness({
-      fleet: fleet(200, 33),
+      fleet: rehearsalFleet(200, 33),
       timeScale: 300,
       policy: { name: 'crash', maxInFlight: 40, poll: { initial: '30s', max: '2m' } },
     });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pingRedis } from '../../../src/lib/redis/create-redis.js';
 import { stopChild } from '../../../src/lib/stop-child.js';
+import { rehearsalFleet } from '../../support/rehearsal-fleet.js';
 import { converged, type Harness, startHarness } from '../../support/rollout-harness.js';
 
 let harness: Harness | undefined;
@@ -70,21 +71,7 @@ describe('Redis restarted mid-rollout', () => {
     harness = await startHarness({
       redisUrl: `redis://127.0.0.1:${port}`,
       timeScale: 300,
-      fleet: {
-        builds: ['19.400-5', '19.450-12', '19.470-4'],
-        users: [{ accessId: 'ops', accessKey: 'ops-secret' }],
-        generate: { count: 120, seed: 9, hostedRatio: 0, offlineRatio: 0, upToDateRatio: 0 },
-        behaviour: {
-          upgradeSeconds: { median: 90, p95: 200 },
-          failureRatio: 0.03,
-          // Failures of the cause the default policy fails outright (unknown): each ends `failed` after
-          // its one task (a network failure would be retried with a new task, by design).
-          failureCauses: { unknown: 1 },
-          stuckRatio: 0,
-          incrementalAbove: 1,
-        },
-        seed: 9,
-      },
+      fleet: rehearsalFleet(120, 9),
       policy: { name: 'restart', maxInFlight: 30, poll: { initial: '30s', max: '2m' } },
     });
     await harness.startRun();
