@@ -5,13 +5,9 @@
  */
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
-import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
-import { createManualClock } from '../../../src/lib/clock.js';
-import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import { createKeys } from '../../../src/rollout/keys.js';
-import type { ControlDeps } from '../../../src/rollout/operator/control.js';
+import type { RunningHttpServer } from '../../../src/http/start-http-server.js';
 import { captureLogger } from '../../support/capture-logger.js';
+import { startStubRolloutServer } from '../../support/stub-rollout-server.js';
 
 const servers: RunningHttpServer[] = [];
 afterEach(async () => {
@@ -20,28 +16,12 @@ afterEach(async () => {
 
 async function start(get: () => Promise<unknown>) {
   const log = captureLogger('debug');
-  const deps = {
-    rollouts: { get, list: get },
-    store: {},
-    events: {},
-    clock: createManualClock(0),
-    keys: createKeys('t:'),
-  } as unknown as ControlDeps;
-  const server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    registry: createMetrics().registry,
-    readiness: [],
-    status: async () => ({ rollouts: [] }),
-    api: createRolloutApi({
-      deps,
-      redis: {} as never,
-      token: undefined,
-      authReads: false,
-      logger: log.logger,
-      redisWaitMs: 50,
-    }),
+  const server = await startStubRolloutServer({
+    get,
+    list: get,
+    redis: {},
     logger: log.logger,
+    redisWaitMs: 50,
   });
   servers.push(server);
   const call = async (path: string, method: 'GET' | 'POST' = 'GET') => {

@@ -7,38 +7,17 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
-import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
-import { createManualClock } from '../../../src/lib/clock.js';
-import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import { createKeys } from '../../../src/rollout/keys.js';
-import type { ControlDeps } from '../../../src/rollout/operator/control.js';
+import type { RunningHttpServer } from '../../../src/http/start-http-server.js';
 import { captureLogger } from '../../support/capture-logger.js';
+import { startStubRolloutServer } from '../../support/stub-rollout-server.js';
 
 let server: RunningHttpServer;
 beforeAll(async () => {
-  const deps = {
-    rollouts: { get: async () => undefined, list: async () => [] },
-    store: {},
-    events: {},
-    clock: createManualClock(0),
-    keys: createKeys('fuzz:'),
-  } as unknown as ControlDeps;
-  const log = captureLogger('warn');
-  server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    registry: createMetrics().registry,
-    readiness: [],
-    status: async () => ({ rollouts: [] }),
-    api: createRolloutApi({
-      deps,
-      redis: { pipeline: () => ({ exec: async () => [] }) } as never,
-      token: undefined,
-      authReads: false,
-      logger: log.logger,
-    }),
-    logger: log.logger,
+  server = await startStubRolloutServer({
+    get: async () => undefined,
+    list: async () => [],
+    redis: { pipeline: () => ({ exec: async () => [] }) },
+    logger: captureLogger('warn').logger,
   });
 });
 afterAll(() => server.close());
