@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import type { RecordedEvent } from '../../rollout/index.js';
 import { ControlError } from '../../rollout/index.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, withControl } from '../boot/with-control.js';
 import { sanitize } from '../render/sanitize.js';
 
@@ -20,7 +21,7 @@ export function historyCommand(): Command {
     .description(
       'Show the audit trail of a rollout: when, who (operator, gate, scheduler, policy), what, oldest first.',
     )
-    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--json', 'print JSON instead of lines', false)
     .option('--limit <n>', 'only the newest N events', (v) => Number(v));
   return addStateOptions(command).action(

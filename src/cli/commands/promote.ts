@@ -1,15 +1,16 @@
 /** `fleet-upgrade promote ROLLOUT [--full]`: ends the current bake or approval wait. */
 import { Command } from 'commander';
 import { promote } from '../../rollout/index.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { actAndTell } from '../boot/act-and-tell.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function promoteCommand(): Command {
   const command = new Command('promote')
     .description('End the current bake or approval wait of a rollout: its next wave starts now.')
-    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--full', 'open every remaining wave at once', false);
-  return addStateOptions(command).action(async (id: string, flags: { config?: string; full: boolean }) => {
-    const result = await withControl(flags, (deps) => promote(deps, id, operatorName(), flags.full));
-    process.stdout.write(`${result.message}\n`);
-  });
+  return addStateOptions(command).action((id: string, flags: { config?: string; full: boolean }) =>
+    actAndTell(flags, (deps) => promote(deps, id, operatorName(), flags.full)),
+  );
 }

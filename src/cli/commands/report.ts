@@ -7,6 +7,7 @@ import { FleetError } from '../../lib/errors.js';
 import type { CollectorRecord } from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 
 export const REPORT_COLUMNS = [
   'id',
@@ -78,7 +79,7 @@ export function reportCommand(): Command {
     .description(
       'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class and cohort.',
     )
-    .argument('[rollout]', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .argument('[rollout]', ROLLOUT_ARGUMENT)
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
     .option(
       '--worklist',

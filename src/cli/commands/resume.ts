@@ -5,16 +5,17 @@
  */
 import { Command } from 'commander';
 import { resume } from '../../rollout/index.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { actAndTell } from '../boot/act-and-tell.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function resumeCommand(): Command {
   const command = new Command('resume')
     .description(
       'Resume a halted or paused rollout (the failure gate then judges only later outcomes), or release the policy of an aborted one; says what it released.',
     )
-    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)');
-  return addStateOptions(command).action(async (id: string, flags: { config?: string }) => {
-    const result = await withControl(flags, (deps) => resume(deps, id, operatorName()));
-    process.stdout.write(`${result.message}\n`);
-  });
+    .argument('<rollout>', ROLLOUT_ARGUMENT);
+  return addStateOptions(command).action((id: string, flags: { config?: string }) =>
+    actAndTell(flags, (deps) => resume(deps, id, operatorName())),
+  );
 }

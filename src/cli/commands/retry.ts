@@ -2,14 +2,16 @@
 import { Command } from 'commander';
 import type { CollectorState } from '../../rollout/index.js';
 import { ControlError, RETRYABLE_STATES, retry } from '../../rollout/index.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { actAndTell } from '../boot/act-and-tell.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function retryCommand(): Command {
   const command = new Command('retry')
     .description(
       'Give the Collectors of a rollout that ended in the named outcomes one new attempt each (through the same admission: waves, windows, slots). Counted as an attempt of the same Collector, never a new one.',
     )
-    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .argument('<rollout>', ROLLOUT_ARGUMENT)
     .requiredOption('--only <outcomes>', `comma-separated outcomes: ${RETRYABLE_STATES.join(', ')}`);
   return addStateOptions(command).action(async (id: string, flags: { config?: string; only: string }) => {
     const only = flags.only
@@ -17,7 +19,6 @@ export function retryCommand(): Command {
       .map((s) => s.trim())
       .filter(Boolean) as CollectorState[];
     if (only.length === 0) throw new ControlError('invalid', `--only takes ${RETRYABLE_STATES.join(', ')}`);
-    const result = await withControl(flags, (deps) => retry(deps, id, operatorName(), only));
-    process.stdout.write(`${result.message}\n`);
+    await actAndTell(flags, (deps) => retry(deps, id, operatorName(), only));
   });
 }

@@ -11,7 +11,9 @@ import {
   requestRollback,
   rollbackStates,
 } from '../../rollout/index.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { actAndTell } from '../boot/act-and-tell.js';
+import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function rollbackCommand(): Command {
   const command = new Command('rollback')
@@ -20,7 +22,7 @@ export function rollbackCommand(): Command {
         'as rollouts of their own with one task each (same budget, slots, verification, gate and report). ' +
         'A previous build the service no longer offers is reported, not guessed.',
     )
-    .argument('<rollout>', 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)')
+    .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option(
       '--only <outcomes>',
       `comma-separated outcomes: ${ROLLBACK_STATES.join(', ')} (default ${DEFAULT_ROLLBACK_STATES.join(',')})`,
@@ -38,8 +40,7 @@ export function rollbackCommand(): Command {
         ...(flags.only === undefined ? {} : { only: flags.only.split(',') }),
         all: flags.all,
       });
-      const result = await withControl(flags, (deps) => requestRollback(deps, id, operatorName(), states));
-      process.stdout.write(`${result.message}\n`);
+      await actAndTell(flags, (deps) => requestRollback(deps, id, operatorName(), states));
     },
   );
 }
