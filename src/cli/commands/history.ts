@@ -1,20 +1,9 @@
 /** `fleet-upgrade history ROLLOUT [--json]`: the rollout's audit trail, oldest first. */
 import { Command } from 'commander';
-import type { RecordedEvent } from '../../rollout/index.js';
 import { ControlError } from '../../rollout/index.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, withControl } from '../boot/with-control.js';
-import { sanitize } from '../render/sanitize.js';
-
-export function formatHistory(events: readonly RecordedEvent[]): string {
-  if (events.length === 0) return 'no events';
-  return events
-    .map((e) => {
-      const who = e.actor ? `${e.source}:${e.actor}` : e.source;
-      return `${new Date(e.at).toISOString()}  ${e.type.padEnd(25)}  ${sanitize(who).padEnd(20)}  ${sanitize(e.message)}`;
-    })
-    .join('\n');
-}
+import { formatHistory } from '../render/format-history.js';
 
 export function historyCommand(): Command {
   const command = new Command('history')

@@ -8,6 +8,7 @@ import type { CollectorRecord } from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { addStateOptions } from '../boot/with-control.js';
 
 export const REPORT_COLUMNS = [
   'id',
@@ -75,7 +76,7 @@ export function toCsvRow(r: CollectorRecord): string {
 }
 
 export function reportCommand(): Command {
-  return new Command('report')
+  const command = new Command('report')
     .description(
       'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class and cohort.',
     )
@@ -85,45 +86,44 @@ export function reportCommand(): Command {
       '--worklist',
       'only the Collectors on the worklist (state manual: their failure needs a person, e.g. disk space or upgrades disabled), with class and message',
       false,
-    )
-    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
-    .action(
-      async (
-        rolloutArg: string | undefined,
-        flags: { format: 'json' | 'csv'; worklist: boolean; config?: string },
-      ) => {
-        const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
-        await withState(config, async (state) => {
-          const all = await state.rollouts.list();
-          const rollout = rolloutArg ? all.find((r) => r.id === rolloutArg) : all[0];
-          if (!rollout) {
-            const known = all.map((r) => r.id).join(', ') || 'none';
-            throw new FleetError(
-              'FLEET_ERR_USAGE',
-              rolloutArg ? `no rollout '${rolloutArg}' (known: ${known})` : 'no rollouts yet',
-            );
-          }
-          const records: CollectorRecord[] = [];
-          for await (const r of state.store.all(rollout.id))
-            if (!flags.worklist || r.state === 'manual') records.push(r);
-          records.sort((a, b) => a.id - b.id);
-          if (flags.worklist) {
-            const rows = records.map(toWorklistRow);
-            if (flags.format === 'csv') {
-              process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
-              for (const row of rows)
-                process.stdout.write(`${WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')}\n`);
-            } else
-              process.stdout.write(`${JSON.stringify({ rollout: rollout.id, worklist: rows }, null, 2)}\n`);
-            return;
-          }
-          if (flags.format === 'csv') {
-            process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
-            for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
-          } else {
-            process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
-          }
-        });
-      },
     );
+  return addStateOptions(command).action(
+    async (
+      rolloutArg: string | undefined,
+      flags: { format: 'json' | 'csv'; worklist: boolean; config?: string },
+    ) => {
+      const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+      await withState(config, async (state) => {
+        const all = await state.rollouts.list();
+        const rollout = rolloutArg ? all.find((r) => r.id === rolloutArg) : all[0];
+        if (!rollout) {
+          const known = all.map((r) => r.id).join(', ') || 'none';
+          throw new FleetError(
+            'FLEET_ERR_USAGE',
+            rolloutArg ? `no rollout '${rolloutArg}' (known: ${known})` : 'no rollouts yet',
+          );
+        }
+        const records: CollectorRecord[] = [];
+        for await (const r of state.store.all(rollout.id))
+          if (!flags.worklist || r.state === 'manual') records.push(r);
+        records.sort((a, b) => a.id - b.id);
+        if (flags.worklist) {
+          const rows = records.map(toWorklistRow);
+          if (flags.format === 'csv') {
+            process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
+            for (const row of rows)
+              process.stdout.write(`${WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')}\n`);
+          } else
+            process.stdout.write(`${JSON.stringify({ rollout: rollout.id, worklist: rows }, null, 2)}\n`);
+          return;
+        }
+        if (flags.format === 'csv') {
+          process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
+          for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
+        } else {
+          process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
+        }
+      });
+    },
+  );
 }

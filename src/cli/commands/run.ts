@@ -5,51 +5,17 @@
  * SIGTERM and SIGHUP stop it within seconds (stop-on-signal.ts): exit 0 when the stop was clean,
  * 1 when Redis was away; `--once` interrupted exits 130, 143 or 129; a second signal exits at once.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command } from 'commander';
 import { createLogger } from '../../lib/logger.js';
 import { policyProblems } from '../../policy/load/policy-problems.js';
 import { createPolicyStore } from '../../policy/load/policy-store.js';
+import { addDaemonOptions } from '../boot/add-daemon-options.js';
 import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
-import { MAX_TIME_SCALE } from '../boot/schema.js';
 import { type Daemon, startDaemon } from '../boot/start-daemon.js';
 import { createStopper, SIGNAL_EXIT } from '../boot/stop-on-signal.js';
 import { allSucceeded, watchRollouts } from '../boot/watch-rollouts.js';
 import { formatRolloutTable } from '../render/format-status.js';
-import { intOption } from './simulate.js';
-
-export function addDaemonOptions(command: Command): Command {
-  return command
-    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
-    .addOption(
-      new Option('--log-level <level>', 'log level').choices([
-        'fatal',
-        'error',
-        'warn',
-        'info',
-        'debug',
-        'trace',
-        'silent',
-      ]),
-    )
-    .option(
-      '--concurrency <n>',
-      'upgrade steps run at once by this process (default 20)',
-      intOption('--concurrency', 1, 1000),
-    )
-    .option(
-      '--time-scale <k>',
-      'rehearsal against the simulator: policy durations and API limits run K times faster (default 1)',
-      (v) => {
-        const n = Number(v);
-        if (!Number.isFinite(n) || n <= 0 || n > MAX_TIME_SCALE)
-          throw new InvalidArgumentError(
-            `--time-scale must be a number above 0 and at most ${MAX_TIME_SCALE}, got '${v}'`,
-          );
-        return n;
-      },
-    );
-}
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];

@@ -5,17 +5,7 @@ import { createLogger } from '../../lib/logger.js';
 import { loadSourceFile } from '../../lib/source/yaml-source.js';
 import { FleetFile, type FleetFileInput } from '../../simulator/schema.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
-
-export function intOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    if (!/^-?\d+$/.test(value))
-      throw new InvalidArgumentError(`${name} must be a whole number, got '${value}'.`);
-    const n = Number(value);
-    if (n < min || n > max)
-      throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, got ${n}.`);
-    return n;
-  };
-}
+import { intOption } from '../boot/int-option.js';
 
 function positiveNumber(value: string): number {
   const n = Number(value);

@@ -16,6 +16,7 @@ import {
   type StateAccess,
   withState,
 } from '../boot/open-state.js';
+import { addStateOptions } from '../boot/with-control.js';
 import { formatStatus } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
 
@@ -44,7 +45,7 @@ async function render(state: StateAccess, flags: StatusFlags): Promise<string> {
 }
 
 export function statusCommand(): Command {
-  return new Command('status')
+  const command = new Command('status')
     .description(
       'Show every rollout: phase, progress, in-flight against the limit, Collectors per state, and what it waits for. Works while the daemon is down.',
     )
@@ -55,14 +56,13 @@ export function statusCommand(): Command {
       'redraw until interrupted; when Redis goes away, say so and try again (1 s, 2 s … 30 s apart)',
       false,
     )
-    .option('--interval <seconds>', 'with --watch: seconds between redraws', '2')
-    .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
-    .action(async (flags: StatusFlags) => {
-      const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
-      if (flags.watch) return watchStatus(config, flags);
-      const text = await withState(config, (state) => render(state, flags), { name: 'status' });
-      process.stdout.write(`${text}\n`);
-    });
+    .option('--interval <seconds>', 'with --watch: seconds between redraws', '2');
+  return addStateOptions(command).action(async (flags: StatusFlags) => {
+    const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+    if (flags.watch) return watchStatus(config, flags);
+    const text = await withState(config, (state) => render(state, flags), { name: 'status' });
+    process.stdout.write(`${text}\n`);
+  });
 }
 
 /** Sleeps `ms`, waking early when `wake()` turns true (looked at every 100 ms). */

@@ -9,8 +9,8 @@ import { FleetError } from '../../lib/errors.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
 import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
+import { intOption } from '../boot/int-option.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
-import { intOption } from './simulate.js';
 
 /** `1,2, 3` → [1, 2, 3]; refuses anything that is not a list of positive whole numbers. */
 export function parseCollectorIds(text: string): number[] {

@@ -2,10 +2,10 @@
 import { Command } from 'commander';
 import { ConfigError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
+import { addDaemonOptions } from '../boot/add-daemon-options.js';
 import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
 import { startDaemon } from '../boot/start-daemon.js';
 import { createStopper } from '../boot/stop-on-signal.js';
-import { addDaemonOptions } from './run.js';
 
 export function workerCommand(): Command {
   const command = new Command('worker')
