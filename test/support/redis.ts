@@ -22,6 +22,20 @@ export function testRedisUrl(): string {
   return url;
 }
 
+/**
+ * Deletes every key under `prefix` (keys may carry a cluster hash tag after it): SCAN with a
+ * bounded number of rounds, so that a test's clean-up ends even on a busy Redis.
+ */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  for (let round = 0; round < 10_000; round++) {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+    if (cursor === '0') break;
+  }
+}
+
 export function useTestRedis(): TestRedis {
   let client: Redis | undefined;
   let prefix = '';
@@ -34,14 +48,7 @@ export function useTestRedis(): TestRedis {
     const c = client;
     client = undefined;
     if (!c) return;
-    // Keys may carry a cluster hash tag after the prefix; SCAN with a bounded number of rounds.
-    let cursor = '0';
-    for (let round = 0; round < 10_000; round++) {
-      const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await c.del(...keys);
-      cursor = next;
-      if (cursor === '0') break;
-    }
+    await deleteKeys(c, prefix);
     await closeRedis(c);
   });
   return {

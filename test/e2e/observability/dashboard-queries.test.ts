@@ -43,7 +43,7 @@ import {
   stopChild,
 } from '../../support/prometheus.js';
 import { signalsOf } from '../../support/promql-signals.js';
-import { testRedisUrl } from '../../support/redis.js';
+import { deleteKeys, testRedisUrl } from '../../support/redis.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
@@ -260,13 +260,7 @@ afterAll(async () => {
   await prometheus?.stop();
   await sim?.close();
   const redis = createRedis(testRedisUrl(), { name: 'test-cleanup' });
-  let cursor = '0';
-  for (let round = 0; round < 10_000; round++) {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-    if (cursor === '0') break;
-  }
+  await deleteKeys(redis, prefix);
   await closeRedis(redis);
   if (dir) await rm(dir, { recursive: true, force: true });
   process.stdout.write(
