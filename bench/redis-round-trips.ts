@@ -209,7 +209,6 @@ async function openBench(n: number, url: string): Promise<Bench> {
     api,
     redis: state.redis,
     keys: state.keys,
-    events: state.events,
     store,
     rollouts,
     queue,
@@ -225,7 +224,7 @@ async function openBench(n: number, url: string): Promise<Bench> {
     state,
     scheduler: new Scheduler(schedulerDeps),
     schedulerDeps,
-    steps: { api, store, clock, logger, random: () => 0.5 },
+    steps: { api, store, rollouts, clock, logger, random: () => 0.5 },
     apiRequests: async () => {
       const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: { total: number } };
       return stats.requests.total;

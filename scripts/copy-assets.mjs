@@ -1,5 +1,5 @@
 // Part of `npm run build`: copies what tsc does not emit (the Lua scripts, src/**/lua/*.lua) from
-// src/ to dist/, keeping their paths: src/lib/redis-scripts.ts reads them beside the code.
+// src/ to dist/, keeping their paths: src/lib/redis/redis-scripts.ts reads them beside the code.
 import { cpSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -39,7 +39,7 @@ export interface PreparedRedis {
   stop(): Promise<void>;
 }
 
-/** The product's `ensureRedis` (src/lib/redis-server.ts), as far as provisioning uses it. */
+/** The product's `ensureRedis` (src/lib/redis/redis-server.ts), as far as provisioning uses it. */
 export type EnsureRedisFunction<L extends ProvisionLogger> = (options: {
   logger: L;
   env: NodeJS.ProcessEnv;

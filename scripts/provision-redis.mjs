@@ -7,7 +7,7 @@
  *      Docker-compatible engine answers a one-second probe;
  *   4. as root with apt-get: `apt-get install redis-server` (Debian's), then as in 2;
  *   5. otherwise one sentence saying how to get Redis.
- * Steps 1 and 2 are the product's own (`ensureRedis` in src/lib/redis-server.ts, all that `run`
+ * Steps 1 and 2 are the product's own (`ensureRedis` in src/lib/redis/redis-server.ts, all that `run`
  * does); 3 and 4 live here, out of the product, because only a developer's machine may start
  * containers or install packages.
  *

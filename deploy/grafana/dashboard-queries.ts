@@ -16,7 +16,7 @@ import { gateClass, isSettled, METRIC_STATES } from '../../src/rollout/index.js'
 /** Selector of the rollouts picked in the `rollout` variable. */
 const R = 'rollout=~"$rollout"';
 /**
- * The state groups below are asked of src/rollout/collector-state.ts (the one module that knows a
+ * The state groups below are asked of src/rollout/collector/collector-state.ts (the one module that knows a
  * Collector's life), never listed here: a new state lands in the right group by itself.
  */
 const statesWhere = (test: (s: (typeof METRIC_STATES)[number]) => boolean) =>
@@ -28,7 +28,7 @@ const statesWhere = (test: (s: (typeof METRIC_STATES)[number]) => boolean) =>
  */
 const FINAL = statesWhere(isSettled);
 /**
- * Outcomes the failure gate counts as bad (src/rollout/failure-gate.ts): failed, timed_out,
+ * Outcomes the failure gate counts as bad (src/rollout/gates/failure-gate.ts): failed, timed_out,
  * unhealthy (a success that did not stay alive) and error. not_alive and rejected are not the
  * build's fault: they only add to the sample.
  */
@@ -39,7 +39,7 @@ const FAILED = statesWhere((s) => gateClass(s) === 'bad');
  */
 const JUDGED = statesWhere((s) => gateClass(s) !== 'none');
 /**
- * Every phase of src/rollout/rollout-phase.ts as the number the phase timeline shows, which
+ * Every phase of src/rollout/life/rollout-phase.ts as the number the phase timeline shows, which
  * build-dashboard.ts maps back to the name (`satisfies`: a new phase without a number does not
  * compile). paused is 5 and aborted 6 so that the numbers of the older phases keep their meaning.
  */

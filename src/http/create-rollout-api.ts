@@ -1,6 +1,6 @@
 /**
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`, `/rollouts/{id}/history`,
- * and the access rule of `/status`) and the operator actions of src/rollout/control.ts as
+ * and the access rule of `/status`) and the operator actions of src/rollout/operator/control.ts as
  * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`.
  *
  * A control request goes through, in this order: the path (404) and the method (405 with
@@ -20,6 +20,7 @@ import {
   type ControlDeps,
   ControlError,
   type ControlResult,
+  type EventLog,
   forget,
   HISTORY_LIMIT,
   pause,
@@ -45,7 +46,7 @@ const TIMED_OUT = Symbol('timed out');
 const ID_LIMIT = 256;
 
 export interface RolloutApiOptions {
-  deps: ControlDeps;
+  deps: ControlDeps & { events: EventLog };
   /** `forget` deletes keys directly; the list reads every rollout's counts in one pipeline. */
   redis: Redis;
   /** Undefined: control endpoints answer only to loopback callers. */

@@ -3,7 +3,7 @@
  * architecture, the build they come from), so that a build that breaks one kind of Collector
  * holds that kind only while the others go on. A cohort is quarantined when the lower bound of
  * the Wilson interval of its failure rate, at `confidence`, is above `maxFailureRatio`
- * (rollout/judge-cohorts.ts): small samples never quarantine a cohort by chance.
+ * (rollout/gates/judge-cohorts.ts): small samples never quarantine a cohort by chance.
  * Optional: without `cohorts`, outcomes are not judged per cohort.
  */
 import { z } from 'zod';

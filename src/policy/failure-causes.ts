@@ -1,7 +1,7 @@
 /**
  * `failureCauses` of a policy: what to do with a Collector whose task the service reports
  * `failed`, by the cause its message names. The service's messages are classified
- * (rollout/classify-failure.ts) into the built-in classes below, or into classes that the
+ * (worker/classify-failure.ts) into the built-in classes below, or into classes that the
  * policy's own `patterns` name (checked before the built-ins); each class maps to an action:
  *
  * - `retry`: a new attempt through the admitter after `backoff`, at most `attempts` times (new

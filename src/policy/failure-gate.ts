@@ -7,7 +7,7 @@
  *   judged). A type not named is not judged on its own (so not_alive counts only where named).
  * Every criterion is judged per wave and over the whole rollout (since the last resume).
  * `onTrip: pause` (default) halts the rollout until `fleet-upgrade resume`; `abort` aborts it;
- * `rollback-wave` halts it and rolls back the tripped wave (src/rollout/rollback.ts).
+ * `rollback-wave` halts it and rolls back the tripped wave (src/rollout/operator/rollback.ts).
  */
 import { z } from 'zod';
 

@@ -2,7 +2,7 @@
  * `verify` of a policy: a task's `succeeded` is not the end of a Collector's upgrade. The
  * Collector must then be seen alive on the build in the service's listings within `within`, and
  * keep heartbeating (its `lastSeenAlive` advancing) through `bake`; otherwise it ends `unhealthy`
- * (src/rollout/verify-collectors.ts). `verify: false` turns it off: the task's word is taken.
+ * (src/rollout/listings/verify-collectors.ts). `verify: false` turns it off: the task's word is taken.
  *
  * Defaults, and why:
  * - `within: 10m`: a Collector restarts on its new build and heartbeats every 15 s; ten minutes

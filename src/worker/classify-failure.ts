@@ -7,7 +7,7 @@
  * specific cause wins when a message names two ("not permitted: disableUpgrade=true" is
  * upgrades_disabled, "could not download: no space left on device" is disk_space); no match is
  * `unknown`. Only the message's first 2,000 characters are matched (MESSAGE_LIMIT): causes are
- * named early, and the cap bounds the time of any pattern (see policy/check-safe-pattern.ts).
+ * named early, and the cap bounds the time of any pattern (see policy/select/check-safe-pattern.ts).
  */
 import {
   BUILTIN_FAILURE_CLASSES,

@@ -3,13 +3,19 @@
  * and the steps it hands over to: the create (create-task-step.ts) and the status read
  * (read-task-status.ts). A step reads Redis once (the record and its rollout's settings) and
  * writes each move of the Collector through `apply`: one atomic write through the state machine
- * of src/rollout/collector-state.ts, which also tells the metrics what happened.
+ * of src/rollout/collector/collector-state.ts, which also tells the metrics what happened.
  */
 import type { ApiError, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { ApplyOptions, CollectorStore, RolloutSettings, StepView } from '../rollout/index.js';
-import { type CollectorEvent, type CollectorRecord, isSettled, transition } from '../rollout/index.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  isSettled,
+  type RolloutStore,
+  transition,
+} from '../rollout/index.js';
 
 /** What the job does next: finish, or run again after `ms` of clock time. */
 export type Step = { kind: 'done' } | { kind: 'delay'; ms: number };
@@ -28,6 +34,8 @@ export interface UpgradeEvents {
 export interface ProcessorDeps {
   api: Pick<CollectorUpgradeClient, 'createTask' | 'getTask'>;
   store: CollectorStore;
+  /** Reads a step's record with its rollout's fields in one round trip. */
+  rollouts: Pick<RolloutStore, 'loadStep'>;
   clock: Clock;
   logger: Logger;
   events?: UpgradeEvents;

@@ -1,6 +1,6 @@
 /**
  * One step of a Collector's upgrade, run by a BullMQ job (the job contract is in
- * src/queue/upgrade-job.ts; the Collector's states and moves in src/rollout/collector-state.ts).
+ * src/queue/upgrade-job.ts; the Collector's states and moves in src/rollout/collector/collector-state.ts).
  * A job drives the states whose owner is the worker: `admitted` (send the create), `creating`
  * (an unanswered create found after a restart) and `pending`/`progressing` (read the status).
  * When the Collector needs attention later the job is re-delayed instead of sleeping in a worker
@@ -27,7 +27,7 @@ export type { ProcessorDeps, Step, UpgradeEvents } from './step-context.js';
 export const AMBIGUITY_WINDOW_MS = 5_000;
 
 export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps): Promise<Step> {
-  const view = await deps.store.loadStep(data.rolloutId, data.collectorId);
+  const view = await deps.rollouts.loadStep(data.rolloutId, data.collectorId);
   const { record, rollout } = view;
   // A job of an earlier admission (BullMQ had not removed it yet) never stands in for the new one.
   if (!record || !rollout || ownerOf(record.state) !== 'worker') return done;

@@ -13,14 +13,13 @@ import {
   type CollectorEvent,
   type CollectorRecord,
   type CollectorState,
+  CollectorStore,
   newRecord,
   SLOT_STATES,
   transition,
-} from '../../src/rollout/collector/collector-state.js';
-import { CollectorStore } from '../../src/rollout/collector/collector-store.js';
+} from '../../src/rollout/collector/index.js';
 import { createKeys } from '../../src/rollout/keys.js';
-import { EventLog } from '../../src/rollout/life/event-log.js';
-import { RolloutStore } from '../../src/rollout/life/rollout-store.js';
+import { EventLog, RolloutStore } from '../../src/rollout/life/index.js';
 import type { ControlDeps } from '../../src/rollout/operator/control.js';
 import { Scheduler, settingsOf } from '../../src/rollout/tick/scheduler.js';
 import { captureLogger } from './capture-logger.js';
@@ -99,14 +98,13 @@ export function useSchedulerHarness() {
       keys,
       store,
       rollouts,
-      events,
       queue,
       clock,
       logger: log.logger,
       scanIntervalMs: 5 * MINUTE,
     });
     let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
-    const control: ControlDeps = { rollouts, store, events, clock, keys };
+    const control: ControlDeps & { events: typeof events } = { rollouts, store, events, clock, keys };
     const s = {
       /** Called before the listing yields page `index` (0-based) of `toVersion`. */
       beforePage: undefined as ((index: number, toVersion: string) => Promise<void>) | undefined,

@@ -1,10 +1,11 @@
 /**
  * Puts a Collector's record into a state for a test the way the product does: discovered, then
- * moved through the events of the state machine (src/rollout/collector-state.ts) by the real
+ * moved through the events of the state machine (src/rollout/collector/collector-state.ts) by the real
  * store, so that the counts, the slot set and the indexes are what they would be. The path of
  * events is the shortest one that reaches the state.
  */
 import { expect } from 'vitest';
+import type { CollectorStore } from '../../src/rollout/collector/index.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
@@ -12,8 +13,7 @@ import {
   type LifeSettings,
   newRecord,
   transition,
-} from '../../src/rollout/collector/collector-state.js';
-import type { CollectorStore } from '../../src/rollout/collector/collector-store.js';
+} from '../../src/rollout/collector/index.js';
 
 const PENDING: CollectorEvent[] = [
   { type: 'admit' },

@@ -8,7 +8,7 @@ import { type RunningHttpServer, startHttpServer } from '../../src/http/start-ht
 import { createManualClock } from '../../src/lib/clock.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
-import { type ControlDeps, createKeys } from '../../src/rollout/index.js';
+import { type ControlDeps, createKeys, type EventLog } from '../../src/rollout/index.js';
 
 export interface StubRolloutServerOptions {
   /** What `rollouts.get` answers. */
@@ -29,7 +29,7 @@ export function startStubRolloutServer(options: StubRolloutServerOptions): Promi
     events: {},
     clock: createManualClock(0),
     keys: createKeys('stub:'),
-  } as unknown as ControlDeps;
+  } as unknown as ControlDeps & { events: EventLog };
   return startHttpServer({
     host: '127.0.0.1',
     port: 0,

@@ -1,13 +1,14 @@
 /**
  * Webhook delivery for each test of the calling file: the test's Redis with an outbox under its
- * prefix, an EventLog that records into it, a receiver on loopback, and `start` for notifiers on
+ * prefix, an EventRecorder that records into it, a receiver on loopback, and `start` for notifiers on
  * that outbox with the tests' short intervals. After each test the notifiers stop, then the
  * receiver and whatever was handed to `closeAfter` close.
  */
 import { afterEach, beforeEach } from 'vitest';
 import { type Notifier, type NotifierOptions, startNotifier } from '../../src/notify/start-notifier.js';
-import { createKeys, EventLog, type Keys } from '../../src/rollout/index.js';
+import { createKeys, type Keys } from '../../src/rollout/index.js';
 import { captureLogger } from './capture-logger.js';
+import { EventRecorder } from './event-recorder.js';
 import { type TestRedis, useTestRedis } from './redis.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
@@ -17,7 +18,7 @@ export interface TestNotifier {
   /** Keys under the test's prefix. */
   readonly keys: Keys;
   /** Records events into the test's outbox. */
-  readonly events: EventLog;
+  readonly events: EventRecorder;
   /** A webhook receiver started for the test. */
   readonly receiver: WebhookReceiver;
   /**
@@ -32,13 +33,13 @@ export interface TestNotifier {
 export function useNotifier(): TestNotifier {
   const redis = useTestRedis();
   let keys: Keys | undefined;
-  let events: EventLog | undefined;
+  let events: EventRecorder | undefined;
   let receiver: WebhookReceiver | undefined;
   const notifiers: Notifier[] = [];
   const closers: (() => Promise<unknown>)[] = [];
   beforeEach(async () => {
     keys = createKeys(redis.prefix);
-    events = new EventLog(redis.redis, keys);
+    events = new EventRecorder(redis.redis, keys);
     receiver = await startWebhookReceiver();
   });
   afterEach(async () => {

@@ -97,7 +97,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       concurrency: config.workerConcurrency,
       timeScale: config.timeScale,
       stalledIntervalMs: config.stalledIntervalMs,
-      deps: { api: api.client, store, clock, logger, events: counted },
+      deps: { api: api.client, store, rollouts, clock, logger, events: counted },
     });
     shutdown.add(() => worker.close());
     shutdown.add(await registerProcess(redis, keys, role));
@@ -122,7 +122,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         keys,
         store,
         rollouts,
-        events: state.events,
         queue,
         clock,
         logger,

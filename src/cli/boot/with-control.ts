@@ -6,7 +6,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { ControlDeps } from '../../rollout/index.js';
+import type { ControlDeps, EventLog } from '../../rollout/index.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { type StateAccess, withState } from './open-state.js';
 
@@ -31,7 +31,7 @@ export function addStateOptions(command: Command): Command {
 /** Opens the state, runs `work` with the control dependencies, closes it. */
 export async function withControl<T>(
   flags: { config?: string },
-  work: (deps: ControlDeps & { state: StateAccess }) => Promise<T>,
+  work: (deps: ControlDeps & { events: EventLog; state: StateAccess }) => Promise<T>,
 ): Promise<T> {
   const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
   return withState(config, (state) => work({ ...state, clock: state.clock, state }));

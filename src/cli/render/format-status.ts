@@ -7,7 +7,7 @@
  */
 
 import type { RolloutStatus } from '../../rollout/index.js';
-import { countsByMetricState, METRIC_STATES, type MetricState } from '../../rollout/index.js';
+import { countsByMetricState, METRIC_STATES, STATE_LABELS } from '../../rollout/index.js';
 import { explainRollout, oneLine } from './explain-rollout.js';
 
 export { countsByMetricState };
@@ -59,23 +59,8 @@ export function formatRolloutTable(
   return [...alignRows([header, ...rows]), ...notes].join('\n');
 }
 
-/** The states of the narrow table, in this order, with their short names; `queued` last. */
-export const STATE_LABELS: readonly (readonly [MetricState, string])[] = [
-  ['succeeded', 'ok'],
-  ['verifying', 'verifying'],
-  ['failed', 'failed'],
-  ['timed_out', 'timed_out'],
-  ['unhealthy', 'unhealthy'],
-  ['error', 'error'],
-  ['manual', 'worklist'],
-  ['quarantined', 'quarantined'],
-  ['not_alive', 'not_alive'],
-  ['rejected', 'rejected'],
-  ['waiting_retry', 'retrying'],
-  ['skipped', 'skipped'],
-  ['aborted', 'aborted'],
-  ['queued', 'queued'],
-];
+/** The states of the narrow table, in this order, with their short names: the state table's `label` column. */
+export { STATE_LABELS };
 
 /** `12 ok 1 failed 3 retrying`: the non-zero states (in-flight ones are in their own column). */
 export function stateSummary(counts: Readonly<Record<string, number>>): string[] {

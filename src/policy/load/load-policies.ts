@@ -7,7 +7,7 @@
  * Whatever a file holds, reading it ends in a policy or a ConfigError that names the file, never
  * in an exception, and costs time in proportion to its size: a file above MAX_POLICY_BYTES is
  * refused before it is parsed, anchors and aliases are refused (see ALIASES_REFUSED), and the
- * YAML reader bounds nesting and the problems it lists (lib/yaml-source.ts).
+ * YAML reader bounds nesting and the problems it lists (lib/source/yaml-source.ts).
  */
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

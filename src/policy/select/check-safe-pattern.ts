@@ -14,7 +14,7 @@
  *   separated by text the first cannot match, as in `not\s+enough\s+disk`, are fine.
  * The third rule compares the characters (ASCII and a few others, case-insensitively) that each
  * atom matches; it reads groups as sequences, which errs on the side of refusing. The classifier
- * also matches only the first 2,000 characters of a message (rollout/classify-failure.ts), so
+ * also matches only the first 2,000 characters of a message (worker/classify-failure.ts), so
  * that an accepted pattern (at most one repetition that overlaps the search itself) stays in
  * milliseconds. Neither input is an attacker's (the pattern is the operator's, the message the
  * service's): the check is there for the accidental catastrophic pattern.

@@ -17,15 +17,10 @@ import { nextWindowChange } from '../../policy/calendar/next-window-change.js';
 import { windowFits } from '../../policy/calendar/window-fits.js';
 import type { Policy } from '../../policy/schema.js';
 import { enqueueUpgrades, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
-import {
-  type CollectorRecord,
-  type Move,
-  type StateCounts,
-  transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import { admits } from '../life/rollout-phase.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
+import type { CollectorStore } from '../collector/index.js';
+import { type CollectorRecord, type Move, type StateCounts, transition } from '../collector/index.js';
+import type { RolloutRecord } from '../life/index.js';
+import { admits } from '../life/index.js';
 
 export interface AdmitDeps {
   store: CollectorStore;

@@ -14,14 +14,8 @@
  * wave has nothing after it.
  */
 import type { PlannedWave } from '../../policy/wave-limits.js';
-import {
-  COLLECTOR_STATES,
-  STARTED_ACTIVE_STATES,
-  type StateCounts,
-  sumStates,
-} from '../collector/collector-state.js';
-import type { RolloutEventType } from '../life/event-log.js';
-import type { WaveProgress } from '../life/rollout-store.js';
+import { COLLECTOR_STATES, STARTED_ACTIVE_STATES, type StateCounts, sumStates } from '../collector/index.js';
+import type { RolloutEventType, WaveProgress } from '../life/index.js';
 
 export interface WaveNews {
   type: Extract<

@@ -8,24 +8,33 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
+import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
 import type { Keys } from '../keys.js';
-import {
-  parseCounts,
-  parseRollout,
-  parseWaveCounts,
-  policyOf,
-  type RolloutRecord,
-  replies,
-} from '../life/rollout-store.js';
-import {
-  type CollectorRecord,
-  holdsSlot,
-  indexOf,
-  isAllowed,
-  type Move,
-  type StateCounts,
-} from './collector-state.js';
+import { policyOf } from '../rollout-id.js';
+import type { CollectorRecord } from './collector-record.js';
+import { holdsSlot, indexOf, type StateCounts } from './collector-state.js';
+import { isAllowed, type Move } from './transition.js';
+
+/** Counts per state as stored (a hash state → n), zeros left out. */
+export function parseCounts(raw: Record<string, string>): StateCounts {
+  const out: Record<string, number> = {};
+  for (const [state, n] of Object.entries(raw)) if (Number(n) !== 0) out[state] = Number(n);
+  return out as StateCounts;
+}
+
+/** `<wave>:<state>` → n, as counts per state for each wave (0-based; missing waves empty). */
+export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
+  const out: Record<string, number>[] = [];
+  for (const [key, n] of Object.entries(raw)) {
+    const colon = key.indexOf(':');
+    const wave = Number(key.slice(0, colon));
+    if (!Number.isInteger(wave) || wave < 0 || wave > 10_000 || Number(n) === 0) continue;
+    for (let w = out.length; w <= wave; w++) out.push({});
+    (out[wave] as Record<string, number>)[key.slice(colon + 1)] = Number(n);
+  }
+  return out as StateCounts[];
+}
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
@@ -42,14 +51,6 @@ export interface ApplyOptions {
   durationMs?: number;
   /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
   canaries?: ReadonlySet<number>;
-}
-
-/** What a worker step needs, read in one round trip. */
-export interface StepView {
-  record: CollectorRecord | undefined;
-  rollout:
-    | Pick<RolloutRecord, 'id' | 'phase' | 'build' | 'maxInFlight' | 'settings' | 'firstPollMs' | 'watchMs'>
-    | undefined;
 }
 
 export class CollectorStore {
@@ -101,40 +102,6 @@ export class CollectorStore {
   /** Counts per state of each wave (0-based) in which Collectors were admitted. */
   async waveCounts(rolloutId: string): Promise<StateCounts[]> {
     return parseWaveCounts(await this.redis.hgetall(this.keys.waveCounts(rolloutId)));
-  }
-
-  /** The record and the rollout fields a worker step needs, in one round trip. */
-  async loadStep(rolloutId: string, collectorId: number): Promise<StepView> {
-    const values = replies(
-      await this.redis
-        .pipeline()
-        .hget(this.keys.results(rolloutId), String(collectorId))
-        .hmget(
-          this.keys.rollout(rolloutId),
-          'id',
-          'phase',
-          'build',
-          'maxInFlight',
-          'settings',
-          'firstPollMs',
-          'startedAt',
-          'watchMs',
-        )
-        .exec(),
-    );
-    const raw = values[0] as string | null;
-    const [id, phase, build, maxInFlight, settings, firstPollMs, startedAt, watchMs] = values[1] as (
-      | string
-      | null
-    )[];
-    const rollout = parseRollout(
-      Object.fromEntries(
-        Object.entries({ id, phase, build, maxInFlight, settings, firstPollMs, startedAt, watchMs }).filter(
-          (e): e is [string, string] => e[1] !== null,
-        ),
-      ),
-    );
-    return { record: raw ? (JSON.parse(raw) as CollectorRecord) : undefined, rollout };
   }
 
   /**

@@ -12,14 +12,13 @@ import type { Cohorts } from '../../policy/cohorts.js';
 import {
   COLLECTOR_STATES,
   type CollectorRecord,
+  type CollectorStore,
   gateClass,
   type Move,
   type StateCounts,
   transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import type { EmitRolloutEvent } from '../life/event-log.js';
-import type { CohortQuarantine, RolloutRecord, RolloutStore } from '../life/rollout-store.js';
+} from '../collector/index.js';
+import type { CohortQuarantine, RolloutDraft, RolloutStore } from '../life/index.js';
 import { type CohortStats, judgeCohorts } from './judge-cohorts.js';
 
 const BAD_STATES = COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad');
@@ -30,7 +29,6 @@ export interface CohortGateDeps {
   rollouts: RolloutStore;
   /** A Collector reached an outcome (the metrics count it). */
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
-  emit: EmitRolloutEvent;
 }
 
 /** Failures and outcomes of each cohort, from its counts per state. */
@@ -43,49 +41,56 @@ export function cohortStats(counts: ReadonlyMap<string, StateCounts>): Map<strin
   return out;
 }
 
-/** Judges the cohorts; quarantines those found bad. Returns the Collectors held now. */
+/**
+ * Judges the cohorts; quarantines those found bad. The quarantine and its events are written
+ * first, in one step (so the admitter holds the cohort's Collectors from then on, whatever
+ * happens next; each event counts the Collectors that wait then, which are the ones held);
+ * then the waiting Collectors move to `quarantined`. Returns the Collectors held now.
+ */
 export async function judgeCohortGate(
   deps: CohortGateDeps,
-  rollout: RolloutRecord,
+  draft: RolloutDraft,
   cohorts: Cohorts,
   now: number,
 ): Promise<number> {
+  const rollout = draft.view;
   const done = new Set([
     ...(rollout.quarantined ?? []).map((q) => q.cohort),
     ...(rollout.cohortsReleased ?? []),
   ]);
-  const stats = cohortStats(await deps.store.cohortCounts(rollout.id));
+  const perCohort = await deps.store.cohortCounts(rollout.id);
+  const stats = cohortStats(perCohort);
   for (const key of done) stats.delete(key);
   const { quarantined } = judgeCohorts(stats, cohorts);
   if (quarantined.length === 0) return 0;
-  const added: CohortQuarantine[] = quarantined.map((q) => ({
-    cohort: q.key,
-    reason: q.reason,
-    at: now,
-    held: 0,
-  }));
-  const all = [...(rollout.quarantined ?? []), ...added];
-  await deps.rollouts.setFields(rollout.id, { quarantined: JSON.stringify(all) });
-  rollout.quarantined = all;
+  const added: CohortQuarantine[] = quarantined.map((q) => {
+    const c = perCohort.get(q.key) ?? {};
+    return { cohort: q.key, reason: q.reason, at: now, held: (c.queued ?? 0) + (c.waiting_retry ?? 0) };
+  });
+  const written = await deps.rollouts.write(
+    rollout,
+    {
+      patch: { quarantined: [...(rollout.quarantined ?? []), ...added] },
+      news: added.map((q) => ({
+        type: 'cohort.quarantined' as const,
+        source: 'gate' as const,
+        cohort: q.cohort,
+        held: q.held,
+        reason: q.reason,
+      })),
+    },
+    now,
+  );
+  if (!written) return 0;
+  draft.took(written.rollout);
   const held = await holdCohorts(deps, rollout, new Set(added.map((q) => q.cohort)), now);
-  for (const q of added) {
-    q.held = held.get(q.cohort) ?? 0;
-    await deps.emit(
-      rollout,
-      'cohort.quarantined',
-      'gate',
-      `${rollout.id}: cohort ${q.cohort} quarantined, ${q.held} of its Collectors held while the others go on: ${q.reason}. \`fleet-upgrade retry ${rollout.id} --only quarantined\` releases it`,
-      { cohort: q.cohort, held: q.held, reason: q.reason },
-    );
-  }
-  await deps.rollouts.setFields(rollout.id, { quarantined: JSON.stringify(all) });
   return [...held.values()].reduce((a, b) => a + b, 0);
 }
 
 /** Moves the waiting Collectors of `cohorts` to `quarantined`; returns how many per cohort. */
 export async function holdCohorts(
   deps: Pick<CohortGateDeps, 'store' | 'onOutcome'>,
-  rollout: RolloutRecord,
+  rollout: Pick<RolloutDraft['view'], 'id' | 'settings'>,
   cohorts: ReadonlySet<string>,
   now: number,
 ): Promise<Map<string, number>> {

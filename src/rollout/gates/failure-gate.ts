@@ -1,5 +1,6 @@
 /**
- * The policy's failure gate (src/policy/failure-gate.ts), judged on the counts per state since
+ * The policy's failure gate (src/policy/failure-gate.ts): judged here (`judgeGate`), and what a
+ * trip does to the rollout (`tripFailureGate`, a step of the scheduler's tick). It is judged on the counts per state since
  * the last resume, over the whole rollout and per wave. Which states are bad, good or only part
  * of the sample is collector-state.ts's `gateClass`: failed, timed_out, error and unhealthy are bad;
  * succeeded is good; not_alive and rejected only add to the number of outcomes (they are not the
@@ -8,9 +9,20 @@
  * type counts Collectors in that state: a new attempt an operator asked for leaves the state, so
  * a Collector counts once, never as a new one.
  */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
 import type { FailureGate, OutcomeCriterion } from '../../policy/failure-gate.js';
 import { GATED_OUTCOMES } from '../../policy/failure-gate.js';
-import { COLLECTOR_STATES, gateClass, type StateCounts } from '../collector/collector-state.js';
+import {
+  COLLECTOR_STATES,
+  type CollectorStore,
+  gateClass,
+  type StateCounts,
+  WAVE_ROLLBACK_STATES,
+} from '../collector/index.js';
+import type { RolloutDraft, RolloutStore } from '../life/index.js';
+import { abortRollout, type RollbackRequest } from '../operator/index.js';
 
 export interface GateVerdict {
   /** Why the gate trips (criterion, scope and counts), or undefined when it holds. */
@@ -82,4 +94,79 @@ export function judgeGate(
     if (why) return { trip: `in wave ${i + 1}, ${why}`, onTrip: gate.onTrip, wave: i };
   }
   return { onTrip: gate.onTrip };
+}
+
+export interface FailureGateDeps {
+  rollouts: RolloutStore;
+  store: CollectorStore;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Judges the gate and carries a trip out: the rollout is halted (onTrip: pause), aborted, or
+ * halted with the tripped wave rolled back (onTrip: rollback-wave: the request is filed before the
+ * halt, so a crash in between trips the gate again and files the same request, carried out once:
+ * operator/rollback.ts). The halt and its `rollout.halted` event are one atomic write.
+ */
+export async function tripFailureGate(
+  deps: FailureGateDeps,
+  draft: RolloutDraft,
+  gate: FailureGate | undefined,
+  counts: StateCounts,
+  now: number,
+): Promise<void> {
+  if (!gate) return;
+  const rollout = draft.view;
+  const waves = await deps.store.waveCounts(rollout.id);
+  const verdict = judgeGate(gate, counts, {
+    waves,
+    ...(rollout.gateBaseline ? { baseline: rollout.gateBaseline } : {}),
+    ...(rollout.waveBaseline ? { waveBaseline: rollout.waveBaseline } : {}),
+  });
+  if (!verdict.trip) return;
+  deps.logger.warn(
+    { rollout: rollout.id, reason: verdict.trip, onTrip: verdict.onTrip },
+    'the failure gate tripped',
+  );
+  const wave = verdict.wave ?? rollout.wave.index;
+  if (verdict.onTrip === 'rollback-wave') {
+    const request: RollbackRequest = {
+      // The same until an operator resumes (which moves the baseline): a re-trip after a crash files it again.
+      id: `gate-wave-${wave + 1}-${createHash('sha256')
+        .update(JSON.stringify(rollout.gateBaseline ?? {}))
+        .digest('hex')
+        .slice(0, 12)}`,
+      states: [...WAVE_ROLLBACK_STATES],
+      wave,
+      by: 'the failure gate',
+      source: 'gate',
+      at: now,
+      reason: `the failure gate tripped: ${verdict.trip}`,
+    };
+    await deps.rollouts.requestRollback(rollout.id, JSON.stringify(request));
+  }
+  if (verdict.onTrip === 'abort') {
+    const aborted = await abortRollout(deps, draft.view, {
+      actor: 'the failure gate',
+      reason: `the failure gate: ${verdict.trip}`,
+      source: 'gate',
+      counts,
+    });
+    if (aborted) draft.took(aborted.rollout);
+    return;
+  }
+  await draft.move(deps.rollouts, 'halt', now, {
+    reason: verdict.trip,
+    news: [
+      {
+        type: 'rollout.halted',
+        source: 'gate',
+        criterion: verdict.trip,
+        counts,
+        onTrip: verdict.onTrip,
+        ...(verdict.onTrip === 'rollback-wave' ? { rollbackWave: wave + 1 } : {}),
+      },
+    ],
+  });
 }

@@ -10,18 +10,19 @@
  *   through. `resume` runs the analysis again; `promote` (then `resume`) skips it.
  */
 import { advanceAnalysis, type MeasureQuery, startAnalysis } from '../../analysis/index.js';
+import type { Logger } from '../../lib/logger.js';
 import type { AnalysisGate } from '../../policy/analysis.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
-import type { AdvanceDeps } from '../tick/advance-rollout.js';
+import type { RolloutDraft, RolloutPatch, RolloutStore } from '../life/index.js';
 
 export type WaveAnalysisResult = 'running' | 'passed' | 'stopped';
 
 export async function analyseWave(
-  deps: Pick<AdvanceDeps, 'rollouts' | 'emit' | 'logger'> & { measure?: MeasureQuery },
-  rollout: RolloutRecord,
+  deps: { rollouts: RolloutStore; logger: Logger; measure?: MeasureQuery },
+  draft: RolloutDraft,
   gate: AnalysisGate,
   now: number,
 ): Promise<WaveAnalysisResult> {
+  const rollout = draft.view;
   const wave = rollout.wave.index;
   const mine = rollout.analysisRun && rollout.analysisWave === wave ? rollout.analysisRun : undefined;
   const run = mine ?? startAnalysis(now);
@@ -32,15 +33,9 @@ export async function analyseWave(
   });
   const { verdict } = step;
   const text = `${verdict.status}: ${verdict.reason}`;
+  const measured: RolloutPatch = { analysisRun: step.run, analysisWave: wave, analysisVerdict: text };
   if (step.measured.length > 0 || !mine || text !== rollout.analysisVerdict) {
-    await deps.rollouts.setFields(rollout.id, {
-      analysisRun: JSON.stringify(step.run),
-      analysisWave: wave,
-      analysisVerdict: text,
-    });
-    rollout.analysisRun = step.run;
-    rollout.analysisWave = wave;
-    rollout.analysisVerdict = text;
+    draft.set(measured);
     for (const m of step.measured)
       deps.logger.info(
         { rollout: rollout.id, wave: wave + 1, query: m.query.name, outcome: m.measurement.outcome },
@@ -48,31 +43,39 @@ export async function analyseWave(
       );
   }
   const where = `wave ${wave + 1}'s analysis`;
-  const detail = { wave: wave + 1, verdict: verdict.status, queries: verdict.queries };
+  const facts = { wave: wave + 1, verdict: verdict.status, queries: verdict.queries };
   if (verdict.status === 'running') return 'running';
   if (verdict.status === 'passed') {
-    if (step.measured.length > 0)
-      await deps.emit(
+    if (step.measured.length > 0) {
+      const written = await deps.rollouts.write(
         rollout,
-        'analysis.passed',
-        'scheduler',
-        `${rollout.id}: ${where} passed: ${verdict.reason}`,
-        detail,
+        {
+          patch: measured,
+          news: [
+            {
+              type: 'analysis.passed',
+              source: 'scheduler',
+              ...facts,
+              reason: `${where} passed: ${verdict.reason}`,
+            },
+          ],
+        },
+        now,
       );
+      if (written) draft.took(written.rollout);
+    }
     return 'passed';
   }
-  const event = verdict.status === 'failed' ? 'halt' : 'pause';
-  const reason = `${where} ${verdict.status === 'failed' ? 'failed' : 'was inconclusive'}: ${verdict.reason}`;
-  const moved = await deps.rollouts.move(rollout, event, now, reason);
-  if (!moved) return 'stopped';
-  rollout.phase = moved;
-  deps.logger.warn({ rollout: rollout.id, wave: wave + 1, verdict: verdict.status }, reason);
-  await deps.emit(
-    rollout,
-    verdict.status === 'failed' ? 'analysis.failed' : 'analysis.inconclusive',
-    'gate',
-    `${rollout.id} ${moved}: ${reason}. \`fleet-upgrade resume ${rollout.id}\` analyses again; \`promote\` then \`resume\` skips the analysis; \`abort\` ends the rollout`,
-    detail,
-  );
+  const failed = verdict.status === 'failed';
+  const reason = `${where} ${failed ? 'failed' : 'was inconclusive'}: ${verdict.reason}`;
+  const phase = failed ? 'halted' : 'paused';
+  const moved = await draft.move(deps.rollouts, failed ? 'halt' : 'pause', now, {
+    reason,
+    patch: measured,
+    news: [
+      { type: failed ? 'analysis.failed' : 'analysis.inconclusive', source: 'gate', ...facts, reason, phase },
+    ],
+  });
+  if (moved) deps.logger.warn({ rollout: rollout.id, wave: wave + 1, verdict: verdict.status }, reason);
   return 'stopped';
 }

@@ -5,10 +5,12 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { SETTLED_STATES, SLOT_STATES, type StateCounts, sumStates } from '../collector/collector-state.js';
+import { replies } from '../../lib/redis/pipeline-replies.js';
+import { parseCounts, SETTLED_STATES, SLOT_STATES, type StateCounts, sumStates } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import { describePhase } from './rollout-phase.js';
-import { parseCounts, type RolloutRecord, type RolloutStore, replies } from './rollout-store.js';
+import type { RolloutRecord } from './rollout-record.js';
+import type { RolloutStore } from './rollout-store.js';
 
 export interface RolloutStatus extends RolloutRecord {
   counts: StateCounts;

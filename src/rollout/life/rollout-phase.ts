@@ -1,6 +1,6 @@
 /**
  * A rollout's own life: its phases and the events that move it. Every change of phase goes
- * through `nextPhase`, so that operator actions (src/rollout/control.ts), the failure gate, the
+ * through `nextPhase`, so that operator actions (src/rollout/operator/control.ts), the failure gate, the
  * policy files and the scheduler are all events of one machine, recorded in the rollout's
  * history (event-log.ts).
  *
@@ -17,7 +17,7 @@
 export const ROLLOUT_PHASES = ['running', 'converged', 'paused', 'halted', 'aborted', 'superseded'] as const;
 export type RolloutPhase = (typeof ROLLOUT_PHASES)[number];
 
-export type RolloutEvent =
+export type PhaseEvent =
   | 'converge'
   | 'reopen'
   | 'halt'
@@ -28,7 +28,7 @@ export type RolloutEvent =
   | 'supersede'
   | 'restart';
 
-const TABLE: readonly (readonly [RolloutPhase, RolloutEvent, RolloutPhase])[] = [
+const TABLE: readonly (readonly [RolloutPhase, PhaseEvent, RolloutPhase])[] = [
   ['running', 'converge', 'converged'],
   ['converged', 'reopen', 'running'],
   ['running', 'halt', 'halted'],
@@ -50,7 +50,7 @@ const TABLE: readonly (readonly [RolloutPhase, RolloutEvent, RolloutPhase])[] = 
 ];
 
 /** The phase `event` leads to from `phase`, or undefined when it does not apply there. */
-export function nextPhase(phase: RolloutPhase, event: RolloutEvent): RolloutPhase | undefined {
+export function nextPhase(phase: RolloutPhase, event: PhaseEvent): RolloutPhase | undefined {
   return TABLE.find(([from, e]) => from === phase && e === event)?.[2];
 }
 

@@ -1,144 +1,34 @@
 /**
- * Rollouts in Redis. A rollout is a policy × target build; its id is `<policy>@<build>`. Its
- * phases are rollout-phase.ts's. A policy's current rollout is kept in one hash (policy → id), so
- * that a scheduler tick reads every current rollout, its counts and its policy's slots in two
- * round trips, whatever the number of Collectors (`readTick`).
+ * Rollouts in Redis. A rollout is a policy × target build; its id is `<policy>@<build>`
+ * (rollout-id.ts). A policy's current rollout is kept in one hash (policy → id), so that a
+ * scheduler tick reads every current rollout, its counts and its policy's slots in two round
+ * trips, whatever the number of Collectors (`readTick`).
+ *
+ * One write path: `write` is the only way a rollout changes after it started. One atomic step
+ * (lua/write-rollout.lua) compares its phase or its waves' progress with what the caller read,
+ * applies a typed patch (rollout-record.ts) and the phase's move (rollout-phase.ts), and records
+ * the events that tell of it (rollout-events.ts) in the history and the webhooks' outbox. It
+ * answers the record as Redis now holds it, so no caller keeps a copy by hand.
  */
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { AnalysisRun } from '../../analysis/index.js';
+import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
-import type { FailureCauses } from '../../policy/failure-causes.js';
-import type { VerifySettings } from '../../policy/verify.js';
-import type { LifeSettings, StateCounts } from '../collector/collector-state.js';
+import { type CollectorRecord, parseCounts, type StateCounts } from '../collector/index.js';
 import type { Keys } from '../keys.js';
-import { nextPhase, type RolloutEvent, type RolloutPhase } from './rollout-phase.js';
-
-export { ROLLOUT_PHASES, type RolloutPhase } from './rollout-phase.js';
-
-/** What the workers need of a rollout's policy; stored with the rollout, so workers need no policy files. */
-export interface RolloutSettings extends LifeSettings {
-  pollInitialMs: number;
-  pollMaxMs: number;
-  pollJitter: number;
-  taskTimeoutMs: number;
-  /** A not_alive Collector seen alive is upgraded only until this long after the rollout began (none: always). */
-  notAliveUntilMs?: number;
-  /** Verification of successes (policy `verify`); absent: a task's success is the outcome. */
-  verify?: VerifySettings;
-  /** What a failed task leads to by its message's class (policy `failureCauses`); absent: `failed`. */
-  causes?: FailureCauses;
-}
-
-export interface RolloutRecord {
-  id: string;
-  policy: string;
-  /** The policy's target as written: `latest` or a build. */
-  target: string;
-  build: string;
-  phase: RolloutPhase;
-  startedAt: number;
-  updatedAt: number;
-  convergedAt?: number;
-  maxInFlight: number;
-  settings: RolloutSettings;
-  /** Status reads of the whole rollout. */
-  statusReads: number;
-  /** Create requests of the whole rollout. */
-  createRequests: number;
-  /** Full scans of the upgradable Collectors. */
-  scans: number;
-  lastScanAt?: number;
-  /** Why the rollout halted. */
-  haltReason?: string;
-  /** Why the rollout is paused (rollout-phase.ts PAUSE_REASONS). */
-  pauseReason?: string;
-  /** Counts per state when an operator resumed a halted rollout: the gate judges what came after. */
-  gateBaseline?: Record<string, number>;
-  /** Clock ms after a task's request of its first status read, learned by the scheduler. */
-  firstPollMs?: number;
-  /** Who paused it and when (an operator), for `status`. */
-  pausedBy?: string;
-  pausedAt?: number;
-  /** Why and by whom it was aborted. */
-  abortReason?: string;
-  /** An operator resumed the aborted rollout: its policy may start a newer build. */
-  releasedAt?: number;
-  /** The policy as it was when the rollout last took it (a changed policy releases an abort). */
-  policyHash?: string;
-  /** The wave in progress (0-based), and what the next one waits for. */
-  wave: WaveProgress;
-  /** Canaries found so far (Collectors a first wave's `select` picks). */
-  canaries: number;
-  /** Per-wave counts when an operator resumed: the gate judges each wave on what came after. */
-  waveBaseline?: Record<string, number>[];
-  /** Clock ms an upgrade is expected to take (the learned 95th percentile), for the window fit. */
-  expectedMs?: number;
-  /** Why nothing starts now, in words, as the scheduler last saw it ('' when nothing holds it). */
-  holding?: string;
-  /**
-   * Clock ms between two passes over the listings that watch the tasks under way (listing-pass.ts),
-   * while the scheduler watches them; then a task's job sleeps until the scheduler wakes it.
-   */
-  watchMs?: number;
-  /** Rollbacks of this rollout's Collectors (rollback.ts): what was taken back, and what could not be. */
-  rollbacks?: RollbackEntry[];
-  /** This rollout takes Collectors of that rollout back to their previous builds. */
-  rollbackOf?: string;
-  /** Cohorts whose failure rate was significantly above the gate: their waiting Collectors are held. */
-  quarantined?: CohortQuarantine[];
-  /** Cohorts an operator released (`retry --only quarantined`): never quarantined again in this rollout. */
-  cohortsReleased?: string[];
-  /** The analysis gate of the wave that waits for it (src/analysis): its measurements so far. */
-  analysisRun?: AnalysisRun;
-  /** The wave (0-based) `analysisRun` belongs to. */
-  analysisWave?: number;
-  /** Its verdict as last judged, for `status`: `running: 2 of 5 measured`, `failed: ...`. */
-  analysisVerdict?: string;
-}
-
-export interface RollbackEntry {
-  /** The request it carried out (a request carried out twice after a crash adds nothing). */
-  request: string;
-  /** The one-off rollout's policy that takes them back (`rollback-...`), or none when the build is gone. */
-  policy?: string;
-  /** The build they go back to. */
-  build: string;
-  collectors: number;
-  /** Their ids when the build is no longer offered (at most ROLLBACK_IDS_SHOWN). */
-  ids?: number[];
-  /** `started`, or `unavailable`: the service no longer offers the build (reported, not guessed). */
-  state: 'started' | 'unavailable';
-  at: number;
-  by: string;
-  reason: string;
-}
-
-export interface CohortQuarantine {
-  cohort: string;
-  /** Why, in words: failures of outcomes, the bound, the gate. */
-  reason: string;
-  at: number;
-  /** Collectors held when it was quarantined. */
-  held: number;
-}
-
-/** Where a rollout's waves stand: written by the scheduler and by `promote`, compare-and-set on `seq`. */
-export interface WaveProgress {
-  /** The wave in progress, 0-based. */
-  index: number;
-  /**
-   * After the wave's last outcome: baking until `bakeUntil`, its analysis gate running (the run is
-   * the rollout's `analysisRun`), or awaiting an operator's promote.
-   */
-  waitingFor?: 'bake' | 'analysis' | 'approval';
-  bakeUntil?: number;
-  /** `promote --full`: every remaining wave at once. */
-  full?: boolean;
-  /** Waves of the rollout's plan when the scheduler last looked (for `status` and `promote`). */
-  of?: number;
-  /** Times the progress was written (the compare-and-set token). */
-  seq: number;
-}
+import { policyOf, rolloutId } from '../rollout-id.js';
+import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
+import { describeEvent, type RecordedEvent, type RolloutNews } from './rollout-events.js';
+import { nextPhase, type PhaseEvent, type RolloutPhase } from './rollout-phase.js';
+import {
+  decodeRollout,
+  encodePatch,
+  type RolloutCounter,
+  type RolloutPatch,
+  type RolloutRecord,
+  type RolloutSettings,
+  type WaveProgress,
+} from './rollout-record.js';
 
 export interface CurrentRollout {
   rollout: RolloutRecord;
@@ -147,93 +37,54 @@ export interface CurrentRollout {
   slotsHeld: number;
 }
 
-export function rolloutId(policy: string, build: string): string {
-  return `${policy}@${build}`;
+/** What a worker step needs, read in one round trip. */
+export interface StepView {
+  record: CollectorRecord | undefined;
+  rollout:
+    | Pick<RolloutRecord, 'id' | 'phase' | 'build' | 'maxInFlight' | 'settings' | 'firstPollMs' | 'watchMs'>
+    | undefined;
 }
 
-/** The policy of a rollout id (policy names hold no `@`). */
-export function policyOf(rolloutId: string): string {
-  const at = rolloutId.indexOf('@');
-  return at < 0 ? rolloutId : rolloutId.slice(0, at);
+/** One change of a rollout, written atomically with the events that tell of it. */
+export interface RolloutWrite {
+  /** A move of its phase from the phase the caller read (a compare-and-set on it). */
+  move?: { event: PhaseEvent; reason?: string };
+  /** Without a move: written only while the phase is still this one. */
+  phase?: RolloutPhase;
+  /** Written only while the waves' progress is still the one read (its `seq`). */
+  waveSeq?: number;
+  /** Written only while this field is absent (e.g. `releasedAt`: an abort's policy is released once). */
+  unless?: 'releasedAt';
+  /** The waves' new progress (with `waveSeq`). */
+  wave?: Omit<WaveProgress, 'seq'>;
+  patch?: RolloutPatch;
+  add?: Partial<Record<RolloutCounter, number>>;
+  /** What happened, recorded in the history and the outbox in the same step. */
+  news?: readonly RolloutNews[];
 }
 
-/** A stored analysis run, or undefined when there is none or it cannot be read (a new run starts). */
-function readAnalysisRun(json: string | undefined): AnalysisRun | undefined {
-  if (!json) return undefined;
-  try {
-    const parsed = AnalysisRun.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+/** What a write did: the rollout as Redis now holds it, and the events it recorded. */
+export interface Written {
+  rollout: RolloutRecord;
+  events: RecordedEvent[];
 }
 
-export function parseRollout(raw: Record<string, string>): RolloutRecord | undefined {
-  if (!raw.id || raw.startedAt === undefined) return undefined;
-  const num = (k: string) => (raw[k] === undefined || raw[k] === '' ? undefined : Number(raw[k]));
-  return {
-    id: raw.id,
-    policy: raw.policy ?? '',
-    target: raw.target ?? '',
-    build: raw.build ?? '',
-    phase: (raw.phase as RolloutPhase) ?? 'running',
-    startedAt: num('startedAt') ?? 0,
-    updatedAt: num('updatedAt') ?? 0,
-    convergedAt: num('convergedAt'),
-    maxInFlight: num('maxInFlight') ?? 0,
-    settings: JSON.parse(raw.settings ?? '{}') as RolloutSettings,
-    statusReads: num('statusReads') ?? 0,
-    createRequests: num('createRequests') ?? 0,
-    scans: num('scans') ?? 0,
-    lastScanAt: num('lastScanAt'),
-    haltReason: raw.haltReason || undefined,
-    pauseReason: raw.pauseReason || undefined,
-    gateBaseline: raw.gateBaseline ? (JSON.parse(raw.gateBaseline) as Record<string, number>) : undefined,
-    firstPollMs: num('firstPollMs'),
-    pausedBy: raw.pausedBy || undefined,
-    pausedAt: num('pausedAt'),
-    abortReason: raw.abortReason || undefined,
-    releasedAt: num('releasedAt'),
-    policyHash: raw.policyHash || undefined,
-    wave: raw.wave ? (JSON.parse(raw.wave) as WaveProgress) : { index: 0, seq: 0 },
-    canaries: num('canaries') ?? 0,
-    waveBaseline: raw.waveBaseline ? (JSON.parse(raw.waveBaseline) as Record<string, number>[]) : undefined,
-    expectedMs: num('expectedMs'),
-    holding: raw.holding || undefined,
-    watchMs: num('watchMs'),
-    rollbacks: raw.rollbacks ? (JSON.parse(raw.rollbacks) as RollbackEntry[]) : undefined,
-    rollbackOf: raw.rollbackOf || undefined,
-    quarantined: raw.quarantined ? (JSON.parse(raw.quarantined) as CohortQuarantine[]) : undefined,
-    cohortsReleased: raw.cohortsReleased ? (JSON.parse(raw.cohortsReleased) as string[]) : undefined,
-    analysisRun: readAnalysisRun(raw.analysisRun),
-    analysisWave: num('analysisWave'),
-    analysisVerdict: raw.analysisVerdict || undefined,
-  };
-}
+/**
+ * The rollout a write is about: its id, the phase it was read in (for a move), and its policy and
+ * build (what its events name; by default those of its id).
+ */
+export type RolloutRef = Pick<RolloutRecord, 'id' | 'phase'> &
+  Partial<Pick<RolloutRecord, 'policy' | 'build'>>;
 
-export function parseCounts(raw: Record<string, string>): StateCounts {
-  const out: Record<string, number> = {};
-  for (const [state, n] of Object.entries(raw)) if (Number(n) !== 0) out[state] = Number(n);
-  return out as StateCounts;
+/** A move's options: why (a halt's, a pause's or an abort's reason), what it writes with it, what it tells. */
+export interface MoveOptions {
+  reason?: string;
+  patch?: RolloutPatch;
+  news?: readonly RolloutNews[];
 }
-
-/** `<wave>:<state>` → n, as counts per state for each wave (0-based; missing waves empty). */
-export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
-  const out: Record<string, number>[] = [];
-  for (const [key, n] of Object.entries(raw)) {
-    const colon = key.indexOf(':');
-    const wave = Number(key.slice(0, colon));
-    if (!Number.isInteger(wave) || wave < 0 || wave > 10_000 || Number(n) === 0) continue;
-    for (let w = out.length; w <= wave; w++) out.push({});
-    (out[wave] as Record<string, number>)[key.slice(colon + 1)] = Number(n);
-  }
-  return out as StateCounts[];
-}
-
-type PipelineReply = [Error | null, unknown][] | null;
 
 type Scripted = Redis & {
-  fuCasFields(key: string, ...args: (string | number)[]): Promise<number>;
+  fuWriteRollout(...args: (string | number)[]): Promise<string[] | 0>;
   fuHdelIf(key: string, field: string, value: string): Promise<number>;
 };
 
@@ -245,14 +96,14 @@ export class RolloutStore {
     private readonly keys: Keys,
   ) {
     defineScripts(redis, [
-      { command: 'fuCasFields', module: 'rollout/life', name: 'cas-fields', keys: 1 },
+      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 3 },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
     ]);
     this.redis = redis as Scripted;
   }
 
   async get(id: string): Promise<RolloutRecord | undefined> {
-    return parseRollout(await this.redis.hgetall(this.keys.rollout(id)));
+    return decodeRollout(await this.redis.hgetall(this.keys.rollout(id)));
   }
 
   /** Every rollout, newest first (one round trip for the ids, one for the records). */
@@ -262,7 +113,7 @@ export class RolloutStore {
     const pipe = this.redis.pipeline();
     for (const id of ids) pipe.hgetall(this.keys.rollout(id));
     return replies(await pipe.exec())
-      .map((raw) => parseRollout(raw as Record<string, string>))
+      .map((raw) => decodeRollout(raw as Record<string, string>))
       .filter((r): r is RolloutRecord => r !== undefined);
   }
 
@@ -287,9 +138,9 @@ export class RolloutStore {
   async readTick(): Promise<{
     current: Map<string, CurrentRollout>;
     followed: CurrentRollout[];
-    /** The one-off policies (one-off-policies.ts), as stored. */
+    /** The one-off policies (operator/one-off-policies.ts), as stored. */
     oneOffs: Record<string, string>;
-    /** Rollback requests not yet taken (rollback.ts), as stored. */
+    /** Rollback requests not yet taken (operator/rollback.ts), as stored. */
     rollbackRequests: Record<string, string>;
   }> {
     const [policies, followedIds, oneOffs, rollbackRequests] = replies(
@@ -323,11 +174,29 @@ export class RolloutStore {
     }
     const values = replies(await pipe.exec());
     return ids.map((_, i) => {
-      const rollout = parseRollout(values[3 * i] as Record<string, string>);
+      const rollout = decodeRollout(values[3 * i] as Record<string, string>);
       if (!rollout) return undefined;
       const counts = parseCounts(values[3 * i + 1] as Record<string, string>);
       return { rollout, counts, slotsHeld: Number(values[3 * i + 2]) };
     });
+  }
+
+  /** The record and the rollout fields a worker step needs, in one round trip. */
+  async loadStep(id: string, collectorId: number): Promise<StepView> {
+    const fields = ['id', 'phase', 'build', 'maxInFlight', 'settings', 'firstPollMs', 'startedAt', 'watchMs'];
+    const values = replies(
+      await this.redis
+        .pipeline()
+        .hget(this.keys.results(id), String(collectorId))
+        .hmget(this.keys.rollout(id), ...fields)
+        .exec(),
+    );
+    const raw = values[0] as string | null;
+    const got = values[1] as (string | null)[];
+    const rollout = decodeRollout(
+      Object.fromEntries(fields.flatMap((f, i) => (got[i] === null ? [] : [[f, got[i] as string]]))),
+    );
+    return { record: raw ? (JSON.parse(raw) as CollectorRecord) : undefined, rollout };
   }
 
   /** Follows a rollout that is no longer current until its tasks of unknown id are resolved. */
@@ -337,8 +206,9 @@ export class RolloutStore {
   }
 
   /**
-   * Makes the rollout of `policy` to `build` the policy's current one, writing it whole in one
-   * MULTI when it does not exist yet. Returns it, and the id of the rollout it replaced.
+   * Makes the rollout of `policy` to `build` the policy's current one, writing it whole when it
+   * does not exist yet, with `patch` and (`tell`: the scheduler's start) the `rollout.started`
+   * event, all in one MULTI. Returns it, and the id of the rollout it replaced.
    */
   async start(
     policy: string,
@@ -347,13 +217,18 @@ export class RolloutStore {
     maxInFlight: number,
     settings: RolloutSettings,
     now: number,
+    options: { patch?: RolloutPatch; tell?: boolean } = {},
   ): Promise<{ rollout: RolloutRecord; replaced?: string }> {
     const id = rolloutId(policy, build);
-    const exists = (await this.redis.hexists(this.keys.rollout(id), 'startedAt')) === 1;
+    const key = this.keys.rollout(id);
+    const [exists, previous] = replies(
+      await this.redis.pipeline().hexists(key, 'startedAt').hget(this.keys.policies, policy).exec(),
+    ) as [number, string | null];
+    const replaced = previous && previous !== id ? previous : undefined;
     const multi = this.redis.multi();
-    if (!exists) {
+    if (exists !== 1)
       multi
-        .hset(this.keys.rollout(id), {
+        .hset(key, {
           id,
           policy,
           target,
@@ -368,74 +243,143 @@ export class RolloutStore {
           scans: 0,
         })
         .zadd(this.keys.rollouts, 'NX', now, id);
-    }
-    multi
-      .hget(this.keys.policies, policy)
-      .hset(this.keys.policies, policy, id)
-      .hgetall(this.keys.rollout(id));
+    multi.hset(this.keys.policies, policy, id);
+    const news: RolloutNews = {
+      type: 'rollout.started',
+      source: 'scheduler',
+      policy,
+      build,
+      ...(replaced ? { replaced } : {}),
+    };
+    const events = options.tell ? [recordedEvent({ id, policy, build }, news, now)] : [];
+    (multi as unknown as Scripted).fuWriteRollout(
+      ...this.writeArgs({ id }, '', '', { patch: options.patch ?? {} }, events),
+    );
     const values = replies(await multi.exec());
-    const previous = values[values.length - 3] as string | null;
-    const rollout = parseRollout(values[values.length - 1] as Record<string, string>) as RolloutRecord;
-    return { rollout, replaced: previous && previous !== id ? previous : undefined };
-  }
-
-  /** Takes the policy's edited limits and settings into its rollout. */
-  async update(id: string, fields: { maxInFlight: number; target: string; settings: RolloutSettings }) {
-    await this.redis.hset(this.keys.rollout(id), {
-      maxInFlight: fields.maxInFlight,
-      target: fields.target,
-      settings: JSON.stringify(fields.settings),
-    });
+    const fields = values[values.length - 1];
+    const rollout = Array.isArray(fields) ? decodeRollout(pairs(fields)) : undefined;
+    if (!rollout) throw new Error(`rollout ${id} could not be started`);
+    return { rollout, ...(replaced ? { replaced } : {}) };
   }
 
   /**
-   * Moves the rollout by `event` when its phase allows it: a compare-and-set on the phase the
-   * caller read, so that an operator's command and a scheduler tick never undo each other.
-   * Returns the new phase, or undefined (nothing written) when the event does not apply to the
-   * phase read, or the stored phase changed meanwhile. `fields` are written with the move.
+   * Writes one change of a rollout and records its events, atomically. Returns the rollout as
+   * Redis now holds it, or undefined when nothing was written: the move does not apply to the
+   * phase read, the stored phase (or wave progress) changed meanwhile, or the rollout is gone.
+   */
+  async write(rollout: RolloutRef, change: RolloutWrite, now: number): Promise<Written | undefined> {
+    let compare = '';
+    let expected: string | number = '';
+    let patch: RolloutPatch = { ...change.patch };
+    const set: Record<string, string | number> = {};
+    if (change.move) {
+      const phase = nextPhase(rollout.phase, change.move.event);
+      if (!phase) return undefined;
+      compare = 'phase';
+      expected = rollout.phase;
+      set.phase = phase;
+      // updatedAt is the time of the last move: retention counts from a finished rollout's.
+      patch = { updatedAt: now, ...phaseFields(phase, change.move.reason ?? '', now), ...patch };
+    }
+    if (!change.move && change.phase) {
+      compare = 'phase';
+      expected = change.phase;
+    }
+    if (change.waveSeq !== undefined) {
+      if (compare) throw new Error('a write compares the phase or the waves, not both');
+      compare = 'waveSeq';
+      expected = change.waveSeq;
+      if (change.wave) set.wave = JSON.stringify({ ...change.wave, seq: change.waveSeq + 1 });
+    }
+    const events = (change.news ?? []).map((news) => recordedEvent(rollout, news, now));
+    const fields = await this.redis.fuWriteRollout(
+      ...this.writeArgs(rollout, compare, expected, { ...change, patch }, events, set),
+    );
+    const stored = Array.isArray(fields) ? decodeRollout(pairs(fields)) : undefined;
+    return stored ? { rollout: stored, events } : undefined;
+  }
+
+  /**
+   * A move of the rollout's phase (with what the change writes and tells; see `write`): the new
+   * phase, or undefined when nothing was written.
    */
   async move(
-    rollout: Pick<RolloutRecord, 'id' | 'phase'>,
-    event: RolloutEvent,
+    rollout: RolloutRef,
+    event: PhaseEvent,
     now: number,
-    reason = '',
-    fields: Record<string, string | number> = {},
+    options: MoveOptions | string = {},
   ): Promise<RolloutPhase | undefined> {
-    const phase = nextPhase(rollout.phase, event);
-    if (!phase) return undefined;
-    const set: Record<string, string | number> = { phase, updatedAt: now, ...fields };
-    if (phase === 'converged') set.convergedAt = now;
-    if (phase === 'halted') set.haltReason = reason;
-    if (phase === 'paused') set.pauseReason = reason;
-    if (phase === 'aborted') set.abortReason = reason;
-    if (phase === 'running') {
-      set.haltReason = '';
-      set.pauseReason = '';
-      set.pausedBy = '';
-      set.pausedAt = '';
-    }
-    const written = await this.redis.fuCasFields(
+    return (await this.write(rollout, moveChange(event, options), now))?.rollout.phase;
+  }
+
+  /**
+   * A halted or paused rollout goes on: its failure gate counts only outcomes from now on, over
+   * the rollout and per wave (the baselines are written with the move).
+   */
+  async resume(
+    rollout: RolloutRef | string,
+    counts: StateCounts,
+    now: number,
+    waveCounts: readonly StateCounts[] = [],
+    options: MoveOptions = {},
+  ): Promise<Written | undefined> {
+    const ref = typeof rollout === 'string' ? await this.get(rollout) : rollout;
+    if (!ref) return undefined;
+    const patch: RolloutPatch = {
+      gateBaseline: counts as Record<string, number>,
+      waveBaseline: waveCounts as Record<string, number>[],
+      ...options.patch,
+    };
+    return this.write(ref, moveChange('resume', { ...options, patch }), now);
+  }
+
+  /**
+   * Writes the waves' progress (with the events it tells) when nobody wrote it since `expectedSeq`
+   * was read: the scheduler's step and an operator's `promote` never undo each other.
+   */
+  setWave(
+    rollout: RolloutRef | string,
+    expectedSeq: number,
+    next: Omit<WaveProgress, 'seq'>,
+    now: number,
+    news: readonly RolloutNews[] = [],
+  ): Promise<Written | undefined> {
+    const ref = typeof rollout === 'string' ? { id: rollout, phase: 'running' as const } : rollout;
+    return this.write(ref, { waveSeq: expectedSeq, wave: next, news }, now);
+  }
+
+  private writeArgs(
+    rollout: Pick<RolloutRef, 'id'>,
+    compare: string,
+    expected: string | number,
+    change: RolloutWrite,
+    events: readonly RecordedEvent[],
+    extraSet: Record<string, string | number> = {},
+  ): (string | number)[] {
+    const { set, clear } = encodePatch(change.patch ?? {});
+    const toSet = Object.entries({ ...set, ...extraSet });
+    const adds = Object.entries(change.add ?? {}).filter(([, n]) => n);
+    return [
       this.keys.rollout(rollout.id),
-      'phase',
-      rollout.phase,
-      ...Object.entries(set).flat(),
-    );
-    return written === 1 ? phase : undefined;
+      this.keys.history(rollout.id),
+      this.keys.outbox,
+      compare,
+      expected,
+      change.unless ?? '',
+      HISTORY_LIMIT,
+      OUTBOX_LIMIT,
+      toSet.length,
+      ...toSet.flat(),
+      clear.length,
+      ...clear,
+      adds.length,
+      ...(adds.flat() as (string | number)[]),
+      events.length,
+      ...events.flatMap((e) => [e.id, JSON.stringify(e)]),
+    ];
   }
 
-  /** Writes the waves' progress when nobody wrote it since `expectedSeq` was read. */
-  async setWave(id: string, expectedSeq: number, next: Omit<WaveProgress, 'seq'>): Promise<boolean> {
-    const key = this.keys.rollout(id);
-    const raw = await this.redis.hget(key, 'wave');
-    const current = raw ?? '';
-    const seq = raw ? (JSON.parse(raw) as WaveProgress).seq : 0;
-    if (seq !== expectedSeq) return false;
-    const value = JSON.stringify({ ...next, seq: expectedSeq + 1 });
-    return (await this.redis.fuCasFields(key, 'wave', current, 'wave', value)) === 1;
-  }
-
-  /** Writes plain fields of a rollout (timestamps, the policy's hash, baselines). */
-  /** Files a rollback request for a rollout (rollback.ts); a newer one replaces one not yet taken. */
+  /** Files a rollback request for a rollout (operator/rollback.ts); a newer one replaces one not yet taken. */
   async requestRollback(id: string, request: string): Promise<void> {
     await this.redis.hset(this.keys.rollbackRequests, id, request);
   }
@@ -445,51 +389,63 @@ export class RolloutStore {
     await this.redis.fuHdelIf(this.keys.rollbackRequests, id, request);
   }
 
-  async setFields(id: string, fields: Record<string, string | number>): Promise<void> {
-    await this.redis.hset(this.keys.rollout(id), fields);
-  }
-
-  /**
-   * A halted or paused rollout goes on: its failure gate counts only outcomes from now on, over
-   * the rollout and per wave. Returns whether it was resumed.
-   */
-  async resume(
-    id: string,
-    counts: StateCounts,
-    now: number,
-    waveCounts: StateCounts[] = [],
-  ): Promise<boolean> {
-    const rollout = await this.get(id);
-    if (!rollout || !nextPhase(rollout.phase, 'resume')) return false;
-    return (
-      (await this.move(rollout, 'resume', now, '', {
-        gateBaseline: JSON.stringify(counts),
-        waveBaseline: JSON.stringify(waveCounts),
-      })) !== undefined
-    );
-  }
-
-  async noteScan(id: string, now: number): Promise<void> {
-    await this.redis
-      .multi()
-      .hincrby(this.keys.rollout(id), 'scans', 1)
-      .hset(this.keys.rollout(id), 'lastScanAt', now)
-      .exec();
-  }
-
-  async setFirstPoll(id: string, ms: number): Promise<void> {
-    await this.redis.hset(this.keys.rollout(id), 'firstPollMs', Math.round(ms));
-  }
-
   async durations(id: string): Promise<number[]> {
     return (await this.redis.lrange(this.keys.durations(id), 0, -1)).map(Number);
   }
 }
 
-/** The values of a pipeline's replies; the first error is thrown. */
-export function replies(result: PipelineReply): unknown[] {
-  return (result ?? []).map(([err, value]) => {
-    if (err) throw err;
-    return value;
-  });
+/** A move as a write: its event and reason, what it writes and what it tells. */
+export function moveChange(event: PhaseEvent, options: MoveOptions | string = {}): RolloutWrite {
+  const o = typeof options === 'string' ? { reason: options } : options;
+  return {
+    move: { event, ...(o.reason === undefined ? {} : { reason: o.reason }) },
+    ...(o.patch ? { patch: o.patch } : {}),
+    ...(o.news ? { news: o.news } : {}),
+  };
+}
+
+/** The fields a move into `phase` writes with it. */
+function phaseFields(phase: RolloutPhase, reason: string, now: number): RolloutPatch {
+  switch (phase) {
+    case 'converged':
+      return { convergedAt: now };
+    case 'halted':
+      return { haltReason: reason };
+    case 'paused':
+      return { pauseReason: reason };
+    case 'aborted':
+      return { abortReason: reason };
+    case 'running':
+      return { haltReason: null, pauseReason: null, pausedBy: null, pausedAt: null };
+    case 'superseded':
+      return {};
+  }
+}
+
+/** An event as recorded: its sentence and detail made from its facts, with an id and a time. */
+function recordedEvent(
+  rollout: Pick<RolloutRef, 'id' | 'policy' | 'build'>,
+  news: RolloutNews,
+  now: number,
+): RecordedEvent {
+  const { message, detail } = describeEvent(rollout.id, news);
+  return {
+    id: randomUUID(),
+    type: news.type,
+    rollout: rollout.id,
+    policy: rollout.policy ?? policyOf(rollout.id),
+    build: rollout.build ?? rollout.id.slice(rollout.id.indexOf('@') + 1),
+    at: now,
+    source: news.source,
+    ...(news.actor === undefined ? {} : { actor: news.actor }),
+    message,
+    ...(detail ? { detail } : {}),
+  };
+}
+
+/** HGETALL's flat reply as an object. */
+function pairs(flat: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
+  return out;
 }

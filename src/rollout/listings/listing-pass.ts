@@ -14,8 +14,8 @@
  */
 import type { BuildTarget } from '../../api/index.js';
 import { type UpgradeQueue, wakeUpgrades } from '../../queue/upgrade-job.js';
-import { type CollectorEvent, type CollectorRecord, transition } from '../collector/collector-state.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
+import { type CollectorEvent, type CollectorRecord, transition } from '../collector/index.js';
+import type { RolloutRecord } from '../life/index.js';
 import {
   applyVerification,
   dueForVerification,

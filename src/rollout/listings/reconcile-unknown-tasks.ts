@@ -17,8 +17,8 @@
  */
 import type { BuildTarget } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
-import { type CollectorRecord, type Move, transition } from '../collector/collector-state.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
+import { type CollectorRecord, type Move, transition } from '../collector/index.js';
+import type { RolloutRecord } from '../life/index.js';
 import { observeVersions, type ScanDeps, timedPages } from './scan-upgradable.js';
 
 export interface ReconcileDeps extends ScanDeps {

@@ -16,17 +16,17 @@ import type { Clock } from '../../lib/clock.js';
 import type { Policy } from '../../policy/schema.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection } from '../../policy/select/select-collectors.js';
-import { cohortKey } from '../collector/cohort-key.js';
+import type { CollectorStore } from '../collector/index.js';
 import {
   type CollectorRecord,
   type CollectorState,
+  cohortKey,
   type Move,
   newRecord,
   transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import { admits } from '../life/rollout-phase.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
+} from '../collector/index.js';
+import type { RolloutRecord } from '../life/index.js';
+import { admits } from '../life/index.js';
 
 export interface ScanResult {
   /** Selected Collectors the listing offered, with the clock time their page was requested. */

@@ -18,14 +18,9 @@
 import type { BuildTarget, Collector } from '../../api/index.js';
 import { formatDuration } from '../../lib/duration.js';
 import type { Logger } from '../../lib/logger.js';
-import {
-  type CollectorEvent,
-  type CollectorRecord,
-  type Move,
-  transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import type { RolloutRecord } from '../life/rollout-store.js';
+import type { CollectorStore } from '../collector/index.js';
+import { type CollectorEvent, type CollectorRecord, type Move, transition } from '../collector/index.js';
+import type { RolloutRecord } from '../life/index.js';
 import { type ScanDeps, timedPages } from './scan-upgradable.js';
 
 /** A heartbeat this much older than the freshest on its listing page: the Collector stopped (8 missed). */

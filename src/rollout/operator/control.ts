@@ -6,33 +6,33 @@
  * history with who did it. They need only Redis: they work while the daemon is down, and the
  * daemon acts on them at its next tick.
  */
+import type { Redis } from 'ioredis';
 import type { Clock } from '../../lib/clock.js';
 import { FleetError } from '../../lib/errors.js';
-import { promoted } from '../admit/wave-progress.js';
+import { promoted } from '../admit/index.js';
 import {
   type CollectorRecord,
   type CollectorState,
+  type CollectorStore,
   type Move,
+  RETRYABLE_STATES,
   SLOT_STATES,
+  type StateCounts,
   transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
+} from '../collector/index.js';
 import type { Keys } from '../keys.js';
-import type { EventLog, RecordedEvent, RolloutEventType } from '../life/event-log.js';
-import { isPolicyPause } from '../life/rollout-phase.js';
-import type { RolloutRecord, RolloutStore } from '../life/rollout-store.js';
+import {
+  isPolicyPause,
+  moveChange,
+  type RecordedEvent,
+  type RolloutNews,
+  type RolloutRecord,
+  type RolloutStore,
+  type RolloutWrite,
+  type Written,
+} from '../life/index.js';
 
-/** Outcomes an operator may ask a new attempt for (`retry --only`). */
-export const RETRYABLE_STATES = [
-  'failed',
-  'timed_out',
-  'not_alive',
-  'error',
-  'rejected',
-  'unhealthy',
-  'manual',
-  'quarantined',
-] as const;
+export { RETRYABLE_STATES };
 export type RetryableState = (typeof RETRYABLE_STATES)[number];
 
 /** Why an action was refused: `not_found` (exit 64), `conflict` (the rollout's phase; exit 3), `invalid` (64). */
@@ -51,7 +51,6 @@ export class ControlError extends FleetError {
 export interface ControlDeps {
   rollouts: RolloutStore;
   store: CollectorStore;
-  events: EventLog;
   clock: Clock;
   keys: Keys;
 }
@@ -69,27 +68,30 @@ async function load(deps: ControlDeps, id: string): Promise<RolloutRecord> {
   return rollout;
 }
 
-async function record(
+/**
+ * Writes an operator's action on a rollout with its event, in one step (the store's `write`);
+ * `refused` says why when the rollout changed so that the action no longer applies.
+ */
+async function act(
   deps: ControlDeps,
   rollout: RolloutRecord,
-  type: RolloutEventType,
-  actor: string,
-  message: string,
-  detail?: Record<string, unknown>,
+  change: RolloutWrite,
+  refused: () => ControlError,
 ): Promise<ControlResult> {
-  const event = await deps.events.record({
-    type,
-    rollout: rollout.id,
-    policy: rollout.policy,
-    build: rollout.build,
-    at: deps.clock.now(),
-    source: 'operator',
-    actor,
-    message,
-    ...(detail ? { detail } : {}),
-  });
-  return { rollout: rollout.id, message, event };
+  const written = await deps.rollouts.write(rollout, change, deps.clock.now());
+  if (!written) {
+    const now = await deps.rollouts.get(rollout.id);
+    throw now
+      ? refused()
+      : new ControlError('not_found', `no rollout '${rollout.id}' (it was forgotten meanwhile)`);
+  }
+  return result(written);
 }
+
+const result = (written: Written): ControlResult => {
+  const event = written.events[0];
+  return { rollout: written.rollout.id, message: event?.message ?? '', ...(event ? { event } : {}) };
+};
 
 const conflict = (rollout: RolloutRecord, what: string) =>
   new ControlError('conflict', `rollout ${rollout.id} is ${rollout.phase}: ${what}`);
@@ -98,38 +100,40 @@ const conflict = (rollout: RolloutRecord, what: string) =>
 export async function pause(deps: ControlDeps, id: string, actor: string): Promise<ControlResult> {
   const rollout = await load(deps, id);
   const now = deps.clock.now();
-  const moved = await deps.rollouts.move(rollout, 'pause', now, `by ${actor}`, {
-    pausedBy: actor,
-    pausedAt: now,
-  });
-  if (!moved) throw conflict(rollout, 'only a running or converged rollout can be paused');
-  return record(
+  return act(
     deps,
     rollout,
-    'rollout.paused',
-    actor,
-    `${rollout.id} paused by ${actor}: nothing new starts; tasks under way finish`,
+    {
+      move: { event: 'pause', reason: `by ${actor}` },
+      patch: { pausedBy: actor, pausedAt: now },
+      news: [{ type: 'rollout.paused', source: 'operator', actor, reason: `by ${actor}` }],
+    },
+    () => conflict(rollout, 'only a running or converged rollout can be paused'),
   );
 }
 
 /**
  * Lets a halted or paused rollout go on (the gate then judges only later outcomes), or releases
- * the policy of an aborted one (a newer build may start a rollout; this one stays aborted).
- * Says what it released.
+ * the policy of an aborted one (a newer build may start a rollout; this one stays aborted), once.
+ * Says what it released. Each is one compare-and-set with its event: of several at once, one
+ * answers and the others are refused.
  */
 export async function resume(deps: ControlDeps, id: string, actor: string): Promise<ControlResult> {
   const rollout = await load(deps, id);
   const now = deps.clock.now();
   if (rollout.phase === 'aborted') {
     if (rollout.releasedAt !== undefined) throw conflict(rollout, 'its policy was released already');
-    await deps.rollouts.setFields(id, { releasedAt: now });
-    return record(
+    return act(
       deps,
       rollout,
-      'rollout.resumed',
-      actor,
-      `${id} stays aborted; its policy is released: a newer build starts a new rollout`,
-      { released: 'abort' },
+      {
+        // Not a move (it stays aborted): released once, while it is still aborted.
+        phase: 'aborted',
+        unless: 'releasedAt',
+        patch: { releasedAt: now },
+        news: [{ type: 'rollout.resumed', source: 'operator', actor, released: 'abort' }],
+      },
+      () => conflict(rollout, 'its policy was released already'),
     );
   }
   if (rollout.phase === 'paused' && isPolicyPause(rollout.pauseReason))
@@ -139,19 +143,19 @@ export async function resume(deps: ControlDeps, id: string, actor: string): Prom
     );
   if (rollout.phase !== 'halted' && rollout.phase !== 'paused')
     throw conflict(rollout, 'only a halted or paused rollout can be resumed');
-  const released =
+  const what =
     rollout.phase === 'halted'
       ? `the failure gate's halt (${rollout.haltReason ?? 'no reason recorded'})`
       : `the pause ${rollout.pauseReason ?? ''}`.trim();
   const counts = await deps.store.counts(id);
   const waves = await deps.store.waveCounts(id);
-  // A wave whose analysis stopped the rollout is analysed afresh (`promote` skips it instead).
-  if (rollout.wave.waitingFor === 'analysis') await deps.rollouts.setFields(id, { analysisRun: '' });
-  if (!(await deps.rollouts.resume(id, counts, now, waves)))
-    throw conflict(await load(deps, id), 'it changed meanwhile; look again');
-  return record(deps, rollout, 'rollout.resumed', actor, `${id} resumed by ${actor}: released ${released}`, {
-    released: rollout.phase,
+  const written = await deps.rollouts.resume(rollout, counts, deps.clock.now(), waves, {
+    // A wave whose analysis stopped the rollout is analysed afresh (`promote` skips it instead).
+    ...(rollout.wave.waitingFor === 'analysis' ? { patch: { analysisRun: null } } : {}),
+    news: [{ type: 'rollout.resumed', source: 'operator', actor, released: rollout.phase, what }],
   });
+  if (!written) throw conflict((await deps.rollouts.get(id)) ?? rollout, 'it changed meanwhile; look again');
+  return result(written);
 }
 
 /**
@@ -166,23 +170,43 @@ export async function abort(
   source: 'operator' | 'gate' | 'scheduler' = 'operator',
 ): Promise<ControlResult> {
   const rollout = await load(deps, id);
-  const now = deps.clock.now();
-  if (!(await deps.rollouts.move(rollout, 'abort', now, reason)))
+  const written = await abortRollout(deps, rollout, { actor, reason, source });
+  if (!written) {
+    if (!(await deps.rollouts.get(id)))
+      throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
     throw conflict(rollout, 'only a running, converged, paused or halted rollout can be aborted');
-  const aborted = await abortWaiting(deps, rollout, reason, now);
-  const message = `${id} aborted (${reason}): ${aborted} Collectors that had not started end aborted; tasks under way finish`;
-  const event = await deps.events.record({
+  }
+  return result(written);
+}
+
+/**
+ * Aborts `rollout` (as read) with its `rollout.aborted` event in one step, then ends `aborted`
+ * its waiting Collectors. The event counts those that wait now (queued, waiting_retry): the
+ * abort ends exactly them, and the scheduler finishes any a crash left. Undefined when the
+ * rollout's phase does not allow it (or it changed meanwhile).
+ */
+export async function abortRollout(
+  deps: Pick<ControlDeps, 'rollouts' | 'store' | 'clock'>,
+  rollout: RolloutRecord,
+  how: { actor: string; reason: string; source: 'operator' | 'gate' | 'scheduler'; counts?: StateCounts },
+): Promise<Written | undefined> {
+  const now = deps.clock.now();
+  const counts = how.counts ?? (await deps.store.counts(rollout.id));
+  const waiting = (counts.queued ?? 0) + (counts.waiting_retry ?? 0);
+  const news: RolloutNews = {
     type: 'rollout.aborted',
-    rollout: id,
-    policy: rollout.policy,
-    build: rollout.build,
-    at: now,
-    source,
-    ...(source === 'operator' ? { actor } : {}),
-    message,
-    detail: { aborted, reason },
-  });
-  return { rollout: id, message, event };
+    source: how.source,
+    ...(how.source === 'operator' ? { actor: how.actor } : {}),
+    aborted: waiting,
+    reason: how.reason,
+  };
+  const written = await deps.rollouts.write(
+    rollout,
+    moveChange('abort', { reason: how.reason, news: [news] }),
+    now,
+  );
+  if (written) await abortWaiting(deps, rollout, how.reason, now);
+  return written;
 }
 
 /**
@@ -233,16 +257,27 @@ export async function promote(
   const of = progress.of ?? progress.index + 1;
   const next = promoted(progress, of, full);
   if (!next) throw conflict(rollout, `nothing waits: wave ${progress.index + 1} of ${of} is under way`);
-  if (!(await deps.rollouts.setWave(id, progress.seq, { ...next, of })))
-    throw conflict(rollout, 'its waves moved meanwhile; look again');
-  const what = full
-    ? 'every remaining wave opens now'
-    : `wave ${next.index + 1} of ${of} opens now${progress.waitingFor === 'bake' ? ' (the bake was cut short)' : progress.waitingFor === 'analysis' ? ' (its analysis skipped)' : ''}${stoppedByAnalysis ? `, once the rollout is resumed (\`fleet-upgrade resume ${id}\`)` : ''}`;
-  return record(deps, rollout, 'rollout.promoted', actor, `${id} promoted by ${actor}: ${what}`, {
-    full,
-    wave: next.index + 1,
-    ended: progress.waitingFor ?? null,
-  });
+  return act(
+    deps,
+    rollout,
+    {
+      waveSeq: progress.seq,
+      wave: { ...next, of },
+      news: [
+        {
+          type: 'rollout.promoted',
+          source: 'operator',
+          actor,
+          full,
+          wave: next.index + 1,
+          of,
+          ended: progress.waitingFor ?? null,
+          afterResume: stoppedByAnalysis,
+        },
+      ],
+    },
+    () => conflict(rollout, 'its waves moved meanwhile; look again'),
+  );
 }
 
 /**
@@ -256,7 +291,7 @@ export async function retry(
   only: readonly CollectorState[],
 ): Promise<ControlResult> {
   const rollout = await load(deps, id);
-  const bad = only.filter((s) => !(RETRYABLE_STATES as readonly string[]).includes(s));
+  const bad = only.filter((s) => !RETRYABLE_STATES.includes(s));
   if (only.length === 0 || bad.length)
     throw new ControlError(
       'invalid',
@@ -280,46 +315,45 @@ export async function retry(
     }
     retried += (await deps.store.apply(id, moves)).filter((o) => o === 'written').length;
   }
-  const released = await releaseCohorts(deps, rollout, chosen);
+  const released = releasedCohorts(chosen);
   const byState = Object.fromEntries(only.map((s) => [s, chosen.filter((r) => r.state === s).length]));
-  const waits =
-    rollout.phase === 'halted' || rollout.phase === 'paused'
-      ? `; they start once the rollout is resumed`
-      : '';
-  return record(
+  return act(
     deps,
     rollout,
-    'rollout.retried',
-    actor,
-    `${id}: ${retried} Collectors get one new attempt (${only.join(', ')})${released.length ? `; cohort${released.length > 1 ? 's' : ''} ${released.join(', ')} released from quarantine` : ''}${waits}`,
     {
-      retried,
-      byState,
-      ...(released.length ? { released } : {}),
+      ...(released.length
+        ? {
+            patch: {
+              cohortsReleased: [...new Set([...(rollout.cohortsReleased ?? []), ...released])],
+              quarantined: (rollout.quarantined ?? []).filter((q) => !released.includes(q.cohort)),
+            },
+          }
+        : {}),
+      news: [
+        {
+          type: 'rollout.retried',
+          source: 'operator',
+          actor,
+          retried,
+          only,
+          byState,
+          released,
+          waits: rollout.phase === 'halted' || rollout.phase === 'paused',
+        },
+      ],
     },
+    () => conflict(rollout, 'it changed meanwhile; look again'),
   );
 }
 
 /**
  * Retrying quarantined Collectors releases their cohorts: they are not quarantined again in this
- * rollout (the failure gate still judges their outcomes). Returns the cohorts released.
+ * rollout (the failure gate still judges their outcomes). The cohorts released.
  */
-async function releaseCohorts(
-  deps: ControlDeps,
-  rollout: RolloutRecord,
-  chosen: readonly CollectorRecord[],
-): Promise<string[]> {
-  const cohorts = [
+function releasedCohorts(chosen: readonly CollectorRecord[]): string[] {
+  return [
     ...new Set(chosen.filter((r) => r.state === 'quarantined' && r.cohort).map((r) => r.cohort as string)),
   ];
-  if (cohorts.length === 0) return [];
-  const released = [...new Set([...(rollout.cohortsReleased ?? []), ...cohorts])];
-  const quarantined = (rollout.quarantined ?? []).filter((q) => !cohorts.includes(q.cohort));
-  await deps.rollouts.setFields(rollout.id, {
-    cohortsReleased: JSON.stringify(released),
-    quarantined: JSON.stringify(quarantined),
-  });
-  return cohorts;
 }
 
 /** Phases in which a rollout may be forgotten: nothing of it runs any more. */
@@ -333,11 +367,7 @@ export function forgettable(rollout: RolloutRecord): boolean {
 }
 
 /** Removes a finished, aborted or orphaned rollout's data (records, counts, history); its metric series go with it. */
-export async function forget(
-  deps: ControlDeps,
-  id: string,
-  redis: import('ioredis').Redis,
-): Promise<ControlResult> {
+export async function forget(deps: ControlDeps, id: string, redis: Redis): Promise<ControlResult> {
   const rollout = await load(deps, id);
   if (!forgettable(rollout))
     throw conflict(

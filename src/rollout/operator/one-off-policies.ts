@@ -80,17 +80,19 @@ export class OneOffPolicies {
   }
 
   /**
-   * Writes the policy `input` makes of its name (`<kind>-<time>-<random>`), validated like a
-   * policy file; returns the name.
+   * Writes the policy `input` makes of its name (`<kind>-<time>-<tag>`, the tag random unless
+   * given: the same tag and time give the same name, written once), validated like a policy
+   * file; returns the name.
    */
   async addPolicy(
     kind: 'upgrade' | 'rollback',
     input: (name: string) => PolicyInput,
     createdBy: string,
     now: number,
+    tag = randomBytes(3).toString('hex'),
   ): Promise<string> {
     const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 14);
-    const name = `${kind}-${stamp}-${randomBytes(3).toString('hex')}`;
+    const name = `${kind}-${stamp}-${tag}`;
     const policy = input(name);
     Policy.parse(policy); // refuses what a policy file would refuse
     const record: OneOffRecord = { policy, createdBy, createdAt: now };

@@ -12,29 +12,32 @@
  * upgrading, after a downgrade) with one task each. A previous build the service no longer offers
  * is reported on the source rollout and in an event, never guessed.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { BuildTarget } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Policy, PolicyInput } from '../../policy/schema.js';
 import {
   type CollectorRecord,
   type CollectorState,
+  type CollectorStore,
+  DEFAULT_ROLLBACK_STATES,
   isCollectorState,
   type Move,
+  ROLLBACK_STATES,
   transition,
-} from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import type { EmitRolloutEvent, EventSource } from '../life/event-log.js';
-import type { RollbackEntry, RolloutRecord, RolloutSettings, RolloutStore } from '../life/rollout-store.js';
+} from '../collector/index.js';
+import type {
+  EventSource,
+  RollbackEntry,
+  RolloutNews,
+  RolloutRecord,
+  RolloutSettings,
+  RolloutStore,
+} from '../life/index.js';
 import { type ControlDeps, ControlError, type ControlResult } from './control.js';
 import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from './one-off-policies.js';
 
-/** States whose Collectors may be taken back: their task ran, so their build may have changed. */
-export const ROLLBACK_STATES = ['succeeded', 'verifying', 'unhealthy', 'failed', 'timed_out'] as const;
-/** Without `--only` or `--all`: what went wrong. */
-export const DEFAULT_ROLLBACK_STATES: readonly CollectorState[] = ['unhealthy', 'failed', 'timed_out'];
-/** `onTrip: rollback-wave`: the tripped wave's Collectors that were upgraded or are unhealthy. */
-export const WAVE_ROLLBACK_STATES: readonly CollectorState[] = ['succeeded', 'verifying', 'unhealthy'];
+export { DEFAULT_ROLLBACK_STATES, ROLLBACK_STATES };
 /** Ids listed per build that is no longer offered (the rest are counted). */
 export const ROLLBACK_IDS_SHOWN = 100;
 /** Rollback entries kept on a rollout. */
@@ -57,9 +60,7 @@ export function parseRollbackStates(text: string): CollectorState[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const bad = states.filter(
-    (s) => !isCollectorState(s) || !(ROLLBACK_STATES as readonly string[]).includes(s),
-  );
+  const bad = states.filter((s) => !isCollectorState(s) || !ROLLBACK_STATES.includes(s));
   if (states.length === 0 || bad.length)
     throw new ControlError(
       'invalid',
@@ -101,19 +102,14 @@ export async function requestRollback(
     reason: `rollback by ${actor}`,
   };
   await deps.rollouts.requestRollback(id, JSON.stringify(request));
-  const message = `${id}: rollback of ${chosen} Collectors (${states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`;
-  const event = await deps.events.record({
-    type: 'rollback.requested',
-    rollout: id,
-    policy: rollout.policy,
-    build: rollout.build,
-    at: now,
-    source: 'operator',
-    actor,
-    message,
-    detail: { states, collectors: chosen },
-  });
-  return { rollout: id, message, event };
+  const written = await deps.rollouts.write(
+    rollout,
+    { news: [{ type: 'rollback.requested', source: 'operator', actor, states, collectors: chosen }] },
+    now,
+  );
+  if (!written) throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
+  const event = written.events[0];
+  return { rollout: id, message: event?.message ?? '', ...(event ? { event } : {}) };
 }
 
 /** A rollback request as stored, or undefined when it cannot be read. */
@@ -133,7 +129,6 @@ export interface RollbackDeps {
   rollouts: RolloutStore;
   oneOffs: OneOffPolicies;
   logger: Logger;
-  emit: EmitRolloutEvent;
 }
 
 /**
@@ -163,46 +158,46 @@ export async function carryOutRollback(
   }
   const offered = new Set(options.targets.map((t) => t.version));
   const entries: RollbackEntry[] = [];
+  const news: RolloutNews[] = [];
   const base = { request: request.id, at: options.now, by: request.by, reason: request.reason };
   for (const [build, ids] of byBuild) {
     if (!offered.has(build)) {
-      entries.push({
-        ...base,
+      const shown = ids.slice(0, ROLLBACK_IDS_SHOWN);
+      entries.push({ ...base, build, collectors: ids.length, ids: shown, state: 'unavailable' });
+      news.push({
+        type: 'rollback.unavailable',
+        source: request.source,
         build,
         collectors: ids.length,
-        ids: ids.slice(0, ROLLBACK_IDS_SHOWN),
-        state: 'unavailable',
+        ids: shown,
       });
-      await deps.emit(
-        source,
-        'rollback.unavailable',
-        request.source,
-        `${source.id}: ${ids.length} Collectors were on ${build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${source.id}\`)`,
-        { build, collectors: ids.length, ids: ids.slice(0, ROLLBACK_IDS_SHOWN) },
-      );
       continue;
     }
     for (let i = 0; i < ids.length; i += ONE_OFF_MAX_COLLECTORS) {
       const part = ids.slice(i, i + ONE_OFF_MAX_COLLECTORS);
+      // The same name when a crash makes the scheduler carry the request out again: written once.
+      const tag = createHash('sha256').update(`${request.id}|${build}|${i}`).digest('hex').slice(0, 6);
       const policy = await deps.oneOffs.addPolicy(
         'rollback',
         (name) => rollbackPolicy(name, source, build, part, options.policy),
         request.by,
-        options.now,
+        request.at,
+        tag,
       );
       entries.push({ ...base, policy, build, collectors: part.length, state: 'started' });
-      await deps.emit(
-        source,
-        'rollback.started',
-        request.source,
-        `${source.id}: ${part.length} Collectors go back to ${build} in rollout ${policy}@${build} (${request.reason})`,
-        { build, collectors: part.length, policy, states: request.states },
-      );
+      news.push({
+        type: 'rollback.started',
+        source: request.source,
+        build,
+        collectors: part.length,
+        policy,
+        states: request.states,
+        reason: request.reason,
+      });
     }
   }
   const kept = [...(source.rollbacks ?? []), ...entries].slice(-ENTRIES_KEPT);
-  await deps.rollouts.setFields(source.id, { rollbacks: JSON.stringify(kept) });
-  source.rollbacks = kept;
+  await deps.rollouts.write(source, { patch: { rollbacks: kept }, news }, options.now);
   deps.logger.info(
     { rollout: source.id, request: request.id, chosen: chosen.length, entries: entries.length },
     'rollback carried out',

@@ -7,9 +7,9 @@
  * scheduler follows the rollout until the listings resolve them. Reads only the waiting indexes.
  */
 import type { Logger } from '../../lib/logger.js';
-import { type CollectorRecord, type Move, transition } from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import type { RolloutStore } from '../life/rollout-store.js';
+import type { CollectorStore } from '../collector/index.js';
+import { type CollectorRecord, type Move, transition } from '../collector/index.js';
+import type { RolloutStore } from '../life/index.js';
 
 const BATCH = 500;
 
@@ -21,12 +21,15 @@ export async function supersedeRollout(
     onOutcome?(rolloutId: string, record: CollectorRecord): void;
   },
   rolloutId: string,
+  by: string,
   now: number,
 ): Promise<void> {
   const { store, rollouts } = deps;
   const old = await rollouts.get(rolloutId);
   if (!old) return;
-  await rollouts.move(old, 'supersede', now);
+  const news = [{ type: 'rollout.superseded' as const, source: 'scheduler' as const, by }];
+  // An aborted rollout stays aborted; its record still tells that a newer build took over.
+  if (!(await rollouts.move(old, 'supersede', now, { news }))) await rollouts.write(old, { news }, now);
   for (const index of ['queued', 'retries', 'verifying'] as const) {
     const ids = await store.indexed(rolloutId, index);
     for (let i = 0; i < ids.length; i += BATCH) {

@@ -7,8 +7,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
 import { ensureJobs, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
-import { needsJob } from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
+import type { CollectorStore } from '../collector/index.js';
+import { needsJob } from '../collector/index.js';
 
 export async function repairJobs(
   deps: { store: CollectorStore; queue: UpgradeQueue; redis: Redis; logger: Logger },

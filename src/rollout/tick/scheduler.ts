@@ -5,110 +5,52 @@
  *   (`paused (policy removed)`); a policy enabled again un-pauses it;
  * - the target resolves to a build; a new build starts a new rollout and supersedes the old one
  *   (not after an abort, until the policy changes or the aborted rollout is resumed);
- * - the rollout moves on (advance-rollout.ts): scans, the failure gate, the waves, admission,
+ * - the rollout moves on (advance-rollout.ts): scans, the gates, the waves, admission,
  *   convergence.
- * Scans are the only API calls (besides reading the build list at most once a minute); the rest
+ * Scans are the only API calls (besides reading the build list once per scan interval); the rest
  * is a few Redis round trips per tick, whatever the size of the fleet. What happens is recorded
- * in the rollout's history and the outbox of notifications (event-log.ts).
+ * with each change, in the rollout's history and the outbox of notifications (life/).
  */
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import type { BuildTarget, CollectorUpgradeClient } from '../../api/index.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
-import { LATEST, type Policy } from '../../policy/schema.js';
-import { verifySettings } from '../../policy/verify.js';
-import type { UpgradeQueue } from '../../queue/upgrade-job.js';
-import type { CollectorRecord } from '../collector/collector-state.js';
-import type { CollectorStore } from '../collector/collector-store.js';
-import type { Keys } from '../keys.js';
-import type { EventLog, EventSource, RolloutEventType } from '../life/event-log.js';
-import { admits, isPolicyPause, PAUSE_REASONS } from '../life/rollout-phase.js';
-import type { CurrentRollout, RolloutRecord, RolloutSettings, RolloutStore } from '../life/rollout-store.js';
-import { reconcileUnknownTasks } from '../listings/reconcile-unknown-tasks.js';
-import { abortWaiting } from '../operator/control.js';
-import { expireRollouts } from '../operator/expire-rollouts.js';
+import type { BuildTarget } from '../../api/index.js';
+import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
+import type { Policy } from '../../policy/schema.js';
+import { COLLECTOR_STATES, sumStates } from '../collector/index.js';
 import {
+  admits,
+  type CurrentRollout,
+  isPolicyPause,
+  PAUSE_REASONS,
+  RolloutDraft,
+  type RolloutRecord,
+} from '../life/index.js';
+import { reconcileUnknownTasks } from '../listings/index.js';
+import {
+  abortWaiting,
+  carryOutRollback,
+  expireRollouts,
   isOneOffPolicy,
   OneOffPolicies,
   parseOneOffs,
+  parseRollbackRequest,
   rollbackSource,
-} from '../operator/one-off-policies.js';
-import { carryOutRollback, parseRollbackRequest } from '../operator/rollback.js';
-import { supersedeRollout } from '../operator/supersede-rollout.js';
-import { advanceRollout, listingDue, type RolloutMemory } from './advance-rollout.js';
+  supersedeRollout,
+} from '../operator/index.js';
+import { advanceRollout } from './advance-rollout.js';
+import { policyHash, resolveTarget, settingsOf } from './policy-settings.js';
 import { repairJobs } from './repair-jobs.js';
+import { newTickMemory, type TickContext, type TickDeps } from './tick-context.js';
+import { listingDue } from './watch-step.js';
+
+export { MAX_BACKOFF_MS, policyHash, resolveTarget, settingsOf } from './policy-settings.js';
 
 /** Finished rollouts are removed this long after they finished, unless the daemon says otherwise. */
 export const DEFAULT_RETENTION_MS = 30 * 86_400_000;
 
-export interface SchedulerDeps {
-  api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
-  /** The connection of the stores (the job repair pipelines its lookups on it). */
-  redis: Redis;
-  keys: Keys;
-  store: CollectorStore;
-  rollouts: RolloutStore;
-  events: EventLog;
-  queue: UpgradeQueue;
-  clock: Clock;
-  logger: Logger;
-  /** Clock ms between two scans of the listing of a running rollout (default 5 minutes). */
-  scanIntervalMs?: number;
-  /** Real ms between two repairs of the jobs (default 15 000). */
-  repairIntervalMs?: number;
-  /** Clock ms after which a finished rollout is removed (expire-rollouts.ts); default 30 days. */
-  retentionMs?: number;
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
-  /** A task ended as the listings showed, after `durationMs` (estimated). */
-  onTaskEnded?(state: string, durationMs: number): void;
-}
-
-/** Longest back-off of a Collector's retries (clock time). */
-export const MAX_BACKOFF_MS = 30 * 60_000;
-
-export function settingsOf(policy: Policy): RolloutSettings {
-  const verify = verifySettings(policy.verify);
-  return {
-    pollInitialMs: policy.poll.initial,
-    pollMaxMs: policy.poll.max,
-    pollJitter: policy.poll.jitter,
-    taskTimeoutMs: policy.taskTimeout,
-    notAliveAttempts: policy.retry.notAlive.attempts,
-    notAliveBackoffMs: policy.retry.notAlive.backoff,
-    ...(policy.retry.notAlive.until === undefined ? {} : { notAliveUntilMs: policy.retry.notAlive.until }),
-    errorAttempts: policy.retry.errors.attempts,
-    errorBackoffMs: policy.retry.errors.backoff,
-    transientAttempts: policy.retry.transient.attempts,
-    transientBackoffMs: policy.retry.transient.backoff,
-    maxBackoffMs: MAX_BACKOFF_MS,
-    ...(verify ? { verify } : {}),
-    causes: policy.failureCauses,
-  };
-}
-
-/** A short fingerprint of a policy as loaded: a changed policy file releases an aborted rollout's policy. */
-export function policyHash(policy: Policy): string {
-  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
-}
-
-/** The build a policy's target names today, or undefined when the service does not offer it. */
-export function resolveTarget(target: string, builds: readonly BuildTarget[]): string | undefined {
-  if (target === LATEST) return builds.find((b) => b.latest)?.version ?? builds[builds.length - 1]?.version;
-  return builds.some((b) => b.version === target) ? target : undefined;
-}
+/** What the scheduler is given (the tick's dependencies). */
+export type SchedulerDeps = TickDeps;
 
 export class Scheduler {
-  private readonly memory: RolloutMemory = {
-    lastScan: new Map(),
-    idleScanned: new Set(),
-    learnedAt: new Map(),
-    failuresReported: new Map(),
-    lastVerify: new Map(),
-    lastWatch: new Map(),
-    pagesPerPass: new Map(),
-    medianMs: new Map(),
-  };
+  private readonly memory = newTickMemory();
   private lastRepair = 0;
   private lastExpiry = Number.NEGATIVE_INFINITY;
   private targets?: { at: number; builds: BuildTarget[] };
@@ -123,8 +65,14 @@ export class Scheduler {
     return this.deps.scanIntervalMs ?? 300_000;
   }
 
-  private get reconcileEvery(): number {
-    return Math.min(this.scanEvery, 30_000);
+  /** The tick's context: the scheduler's dependencies, its memory and its pace. */
+  private get ctx(): TickContext {
+    return {
+      ...this.deps,
+      memory: this.memory,
+      scanEveryMs: this.scanEvery,
+      reconcileEveryMs: Math.min(this.scanEvery, 30_000),
+    };
   }
 
   /**
@@ -136,26 +84,6 @@ export class Scheduler {
     if (!this.targets || now - this.targets.at >= this.scanEvery)
       this.targets = { at: now, builds: await this.deps.api.listTargets() };
     return this.targets.builds;
-  }
-
-  /** Records what happened to a rollout (history and notification outbox). */
-  private async emit(
-    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'build'>,
-    type: RolloutEventType,
-    source: EventSource,
-    message: string,
-    detail?: Record<string, unknown>,
-  ): Promise<void> {
-    await this.deps.events.record({
-      type,
-      rollout: rollout.id,
-      policy: rollout.policy,
-      build: rollout.build,
-      at: this.deps.clock.now(),
-      source,
-      message,
-      ...(detail ? { detail } : {}),
-    });
   }
 
   /**
@@ -193,12 +121,7 @@ export class Scheduler {
     if (now - this.lastExpiry >= 10 * 60_000) {
       this.lastExpiry = now;
       await this.guarded('*', () =>
-        expireRollouts(
-          { ...this.deps, clock: this.deps.clock },
-          this.deps.redis,
-          this.deps.retentionMs ?? DEFAULT_RETENTION_MS,
-          now,
-        ),
+        expireRollouts(this.deps, this.deps.redis, this.deps.retentionMs ?? DEFAULT_RETENTION_MS, now),
       );
     }
     if (Date.now() - this.lastRepair >= (this.deps.repairIntervalMs ?? 15_000)) {
@@ -207,18 +130,17 @@ export class Scheduler {
     }
   }
 
-  /** Carries out a rollback request (rollback.ts): one-off rollouts that start at the next tick. */
+  /** Carries out a rollback request (operator/rollback.ts): one-off rollouts that start at the next tick. */
   private async rollback(sourceId: string, json: string, policies: readonly Policy[], now: number) {
     const request = parseRollbackRequest(json);
     const source = await this.deps.rollouts.get(sourceId);
     if (request && source) {
       const policy = policies.find((p) => p.name === source.policy);
-      await carryOutRollback(
-        { ...this.deps, oneOffs: this.oneOffs, emit: this.emit.bind(this) },
-        source,
-        request,
-        { ...(policy ? { policy } : {}), targets: await this.builds(), now },
-      );
+      await carryOutRollback({ ...this.deps, oneOffs: this.oneOffs }, source, request, {
+        ...(policy ? { policy } : {}),
+        targets: await this.builds(),
+        now,
+      });
     } else
       this.deps.logger.error(
         { rollout: sourceId },
@@ -237,9 +159,10 @@ export class Scheduler {
 
   /** Resolves tasks of unknown id of a rollout that no longer moves on, now and then. */
   private async reconcileNow(rollout: RolloutRecord, now: number, pageSize: number) {
-    if (now - (this.memory.lastScan.get(rollout.id) ?? 0) < this.reconcileEvery) return;
+    const ctx = this.ctx;
+    if (now - (this.memory.lastScan.get(rollout.id) ?? 0) < ctx.reconcileEveryMs) return;
     this.memory.lastScan.set(rollout.id, now);
-    await reconcileUnknownTasks(this.deps, rollout, { pageSize, targets: await this.builds() });
+    await reconcileUnknownTasks(ctx, rollout, { pageSize, targets: await this.builds() });
   }
 
   /**
@@ -248,14 +171,10 @@ export class Scheduler {
    */
   private async followPaused(cur: CurrentRollout, reason: string, now: number, pageSize: number) {
     const { rollout, counts } = cur;
-    if (admits(rollout.phase) && (await this.deps.rollouts.move(rollout, 'pause', now, reason))) {
-      this.deps.logger.warn({ rollout: rollout.id, reason }, 'rollout paused');
-      await this.emit(
-        rollout,
-        'rollout.paused',
-        'policy',
-        `${rollout.id} paused: ${reason}; nothing new starts until the policy is back`,
-      );
+    if (admits(rollout.phase)) {
+      const news = [{ type: 'rollout.paused' as const, source: 'policy' as const, reason }];
+      if (await this.deps.rollouts.move(rollout, 'pause', now, { reason, news }))
+        this.deps.logger.warn({ rollout: rollout.id, reason }, 'rollout paused');
     }
     if ((counts.reconciling ?? 0) > 0) await this.reconcileNow(rollout, now, pageSize);
     await this.verifyNow(cur, now, pageSize);
@@ -266,14 +185,7 @@ export class Scheduler {
    * (paused, aborted): they only read listings.
    */
   private async verifyNow(cur: CurrentRollout, now: number, pageSize: number) {
-    await listingDue(
-      { ...this.deps, memory: this.memory },
-      cur.rollout,
-      cur.counts,
-      await this.builds(),
-      pageSize,
-      now,
-    );
+    await listingDue(this.ctx, cur.rollout, cur.counts, await this.builds(), pageSize, now);
   }
 
   /** A superseded rollout is followed until its tasks of unknown id are resolved (they keep their slots). */
@@ -282,7 +194,16 @@ export class Scheduler {
     else await this.reconcileNow(f.rollout, now, 1000);
   }
 
-  async tickPolicy(policy: Policy, cur: CurrentRollout | undefined, earlier: readonly Policy[] = []) {
+  /**
+   * One policy's round: its rollout of the build its target names (started, and the one it
+   * replaces superseded, when the build is new), its edited settings taken, un-paused when its
+   * policy is back, then moved on (advance-rollout.ts). Answers the rollout as it stands.
+   */
+  async tickPolicy(
+    policy: Policy,
+    cur: CurrentRollout | undefined,
+    earlier: readonly Policy[] = [],
+  ): Promise<RolloutRecord | undefined> {
     const { rollouts, clock, logger } = this.deps;
     const targets = await this.builds();
     const build = resolveTarget(policy.target, targets);
@@ -309,6 +230,7 @@ export class Scheduler {
       }
     }
     if (!view || view.rollout.build !== build) {
+      const source = rollbackSource(policy);
       const { rollout, replaced } = await rollouts.start(
         policy.name,
         policy.target,
@@ -316,71 +238,45 @@ export class Scheduler {
         policy.maxInFlight,
         settings,
         now,
+        { patch: { policyHash: hash, ...(source ? { rollbackOf: source } : {}) }, tell: true },
       );
-      await rollouts.setFields(rollout.id, { policyHash: hash });
-      if (replaced) {
-        await supersedeRollout(this.deps, replaced, now);
-        const old = await rollouts.get(replaced);
-        if (old)
-          await this.emit(old, 'rollout.superseded', 'scheduler', `${replaced} superseded by ${rollout.id}`, {
-            by: rollout.id,
-          });
-      }
+      if (replaced) await supersedeRollout(this.deps, replaced, rollout.id, now);
       if (rollout.phase === 'superseded') await rollouts.move(rollout, 'restart', now);
       [view] = await rollouts.readMany([rollout.id]);
       if (!view) return undefined;
       logger.info({ rollout: rollout.id, policy: policy.name, build, replaced }, 'rollout started');
       if (policy.target !== build && isOneOffPolicy(policy)) await this.oneOffs.pin(policy.name, build);
-      const source = rollbackSource(policy);
-      if (source) await rollouts.setFields(rollout.id, { rollbackOf: source });
-      await this.emit(
-        rollout,
-        'rollout.started',
-        'scheduler',
-        `${rollout.id} started: ${policy.name} to ${build}`,
-        {
-          ...(replaced ? { replaced } : {}),
-        },
-      );
-    } else if (
-      view.rollout.maxInFlight !== policy.maxInFlight ||
-      view.rollout.target !== policy.target ||
-      view.rollout.policyHash !== hash ||
-      JSON.stringify(view.rollout.settings) !== JSON.stringify(settings)
+    }
+    const draft = new RolloutDraft(view.rollout);
+    const r = draft.view;
+    // The limit as the policy says it for the Collectors found so far (a share grows with them).
+    const limit = resolveMaxInFlight(maxInFlightOf(policy), sumStates(view.counts, COLLECTOR_STATES));
+    if (
+      r.maxInFlight !== limit ||
+      r.target !== policy.target ||
+      r.policyHash !== hash ||
+      JSON.stringify(r.settings) !== JSON.stringify(settings)
     ) {
-      await rollouts.update(view.rollout.id, {
-        maxInFlight: policy.maxInFlight,
-        target: policy.target,
-        settings,
-      });
-      await rollouts.setFields(view.rollout.id, { policyHash: hash });
-      view.rollout = {
-        ...view.rollout,
-        maxInFlight: policy.maxInFlight,
-        target: policy.target,
-        settings,
-        policyHash: hash,
-      };
+      // Written at once: the jobs this tick admits read the settings.
+      draft.set({ maxInFlight: limit, target: policy.target, settings, policyHash: hash });
+      await draft.flush(rollouts, now, logger);
     }
-    const { rollout } = view;
-    if (rollout.phase === 'paused' && isPolicyPause(rollout.pauseReason)) {
-      const moved = await rollouts.move(rollout, 'unpause', now);
-      if (moved) {
-        rollout.phase = moved;
-        logger.info({ rollout: rollout.id }, 'rollout running again: its policy is enabled');
-        await this.emit(rollout, 'rollout.resumed', 'policy', `${rollout.id} runs again: its policy is back`);
-      }
+    if (r.phase === 'paused' && isPolicyPause(r.pauseReason)) {
+      const news = [
+        { type: 'rollout.resumed' as const, source: 'policy' as const, released: 'policy' as const },
+      ];
+      if (await draft.move(rollouts, 'unpause', now, { news }))
+        logger.info({ rollout: r.id }, 'rollout running again: its policy is enabled');
     }
-    await advanceRollout(
-      {
-        ...this.deps,
-        emit: this.emit.bind(this),
-        memory: this.memory,
-        scanEveryMs: this.scanEvery,
-        reconcileEveryMs: this.reconcileEvery,
-      },
-      { policy, view, targets, earlier, now },
-    );
-    return rollout;
+    await advanceRollout(this.ctx, {
+      policy,
+      draft,
+      counts: view.counts,
+      slotsHeld: view.slotsHeld,
+      targets,
+      earlier,
+      now,
+    });
+    return draft.view;
   }
 }

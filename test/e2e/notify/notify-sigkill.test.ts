@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { webhookGroup } from '../../../src/notify/start-notifier.js';
-import { EventLog, type RecordedEvent, type RolloutEventType } from '../../../src/rollout/index.js';
+import type { RecordedEvent, RolloutEventType } from '../../../src/rollout/index.js';
+import { EventRecorder } from '../../support/event-recorder.js';
 import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 import { waitUntil } from '../../support/wait-until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
@@ -72,7 +73,7 @@ describe('a daemon killed with SIGKILL', () => {
       return groups.some((g) => g.includes(webhookGroup('ops')));
     };
     await waitUntil(groupExists, 30_000, `the daemon's webhook group; output: ${first.output()}`, 50);
-    const log = new EventLog(h.redis, h.keys);
+    const log = new EventRecorder(h.redis, h.keys);
     const record = (type: RolloutEventType, actor?: string): Promise<RecordedEvent> =>
       log.record({
         type,

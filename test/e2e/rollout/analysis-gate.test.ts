@@ -15,8 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { QueryVerdict } from '../../../src/analysis/index.js';
 import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
-import type { RecordedEvent } from '../../../src/rollout/life/event-log.js';
-import type { RolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import type { RecordedEvent, RolloutStatus } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   ensurePrometheusTools,

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRandom } from '../../../src/lib/random.js';
-import type { FleetStatus, RolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import type { FleetStatus, RolloutStatus } from '../../../src/rollout/life/index.js';
 import { generateFleet } from '../../../src/simulator/generate-fleet.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { type Harness, startHarness } from '../../support/rollout-harness.js';

@@ -10,7 +10,7 @@
  * time-outs were recorded as failures.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CollectorRecord } from '../../../src/rollout/collector/collector-state.js';
+import type { CollectorRecord } from '../../../src/rollout/collector/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   agreesWithSimulator,

@@ -8,7 +8,7 @@
  * failures lands on the worklist and not in the gate.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FleetStatus, RolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import type { FleetStatus, RolloutStatus } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   agreesWithSimulator,

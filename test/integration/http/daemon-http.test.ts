@@ -1,5 +1,5 @@
 /**
- * The rollout API as the daemon serves it (src/cli/start-daemon.ts): `run` in this process and
+ * The rollout API as the daemon serves it (src/cli/boot/start-daemon.ts): `run` in this process and
  * as the built CLI (real Redis, the simulator over HTTP) answers the read and control endpoints,
  * a pause over HTTP holds the rollout and a resume lets it converge, a wrong token changes
  * nothing, `--auth-reads` closes the reads, `GET //` is answered and the process lives on; a

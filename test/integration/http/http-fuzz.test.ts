@@ -6,7 +6,7 @@ import { type RunningHttpServer, startHttpServer } from '../../../src/http/start
 import { createManualClock } from '../../../src/lib/clock.js';
 import type { ServerLimits } from '../../../src/lib/server-limits.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import { readFleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { fuzzServer, rawRequest, sendRaw, watchProcess } from '../../support/raw-http-fuzz.js';
 import { useTestRedis } from '../../support/redis.js';

@@ -19,11 +19,10 @@ import { RateLimiter } from '../../../src/http/rate-limiter.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
 import { createManualClock, type ManualClock } from '../../../src/lib/clock.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import type { CollectorState } from '../../../src/rollout/collector/collector-state.js';
-import type { RecordedEvent } from '../../../src/rollout/life/event-log.js';
-import { readFleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
-import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
-import type { ControlDeps } from '../../../src/rollout/operator/control.js';
+import type { CollectorState } from '../../../src/rollout/collector/index.js';
+import type { ControlDeps, EventLog } from '../../../src/rollout/index.js';
+import type { RecordedEvent, RolloutSettings } from '../../../src/rollout/life/index.js';
+import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import { type CapturedLogger, captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
@@ -53,7 +52,7 @@ const SETTINGS: RolloutSettings = {
 
 interface World extends FleetState {
   clock: ManualClock;
-  deps: ControlDeps;
+  deps: ControlDeps & { events: EventLog };
   server: RunningHttpServer;
   log: CapturedLogger;
 }
@@ -68,7 +67,7 @@ async function open(
 ): Promise<World> {
   const state = createState(ctx.redis, ctx.prefix);
   const clock = createManualClock(T0);
-  const deps: ControlDeps = {
+  const deps: ControlDeps & { events: EventLog } = {
     rollouts: state.rollouts,
     store: state.store,
     events: state.events,
@@ -307,12 +306,12 @@ describe('control endpoints', () => {
     const idle = await post(w, 'promote', {}, TOKEN);
     expect(idle.status).toBe(409);
     expect(idle.json.error.message).toBe(`rollout ${ID} is running: nothing waits: wave 1 of 1 is under way`);
-    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 4 });
+    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 4 }, T0);
     const res = await post(w, 'promote', {}, TOKEN);
     expect(res.status).toBe(200);
     expect(res.json.message).toBe(`${ID} promoted by http:127.0.0.1: wave 2 of 4 opens now`);
     expect(res.json.event.detail).toEqual({ full: false, wave: 2, ended: 'approval' });
-    await w.rollouts.setWave(ID, 1, { index: 1, waitingFor: 'approval', of: 4 });
+    await w.rollouts.setWave(ID, 1, { index: 1, waitingFor: 'approval', of: 4 }, T0);
     const full = await post(w, 'promote', { full: true }, TOKEN);
     expect(full.json.message).toBe(`${ID} promoted by http:127.0.0.1: every remaining wave opens now`);
     expect((await post(w, 'promote', { full: 'yes' }, TOKEN)).json.error.code).toBe('invalid');

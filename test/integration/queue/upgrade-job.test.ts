@@ -21,12 +21,12 @@ import {
 } from '../../../src/queue/upgrade-job.js';
 import {
   type CollectorRecord,
+  CollectorStore,
   newRecord,
   transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
+} from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { RolloutStore } from '../../../src/rollout/life/index.js';
 import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
 import { startUpgradeWorker } from '../../../src/worker/start-upgrade-worker.js';
 import type { ProcessorDeps } from '../../../src/worker/upgrade-processor.js';
@@ -241,6 +241,7 @@ describe('startUpgradeWorker', () => {
       deps: {
         api,
         store,
+        rollouts,
         clock,
         logger: captureLogger('debug').logger,
         random: () => 0.5,

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createState, type FleetState } from '../../../src/cli/boot/create-state.js';
 import type { Logger } from '../../../src/lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
+import type { ApplyOptions, ApplyOutcome, CollectorStore } from '../../../src/rollout/collector/index.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
@@ -22,13 +23,9 @@ import {
   SLOT_STATES,
   type StateCounts,
   transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import type {
-  ApplyOptions,
-  ApplyOutcome,
-  CollectorStore,
-} from '../../../src/rollout/collector/collector-store.js';
-import { policyOf, type RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
+} from '../../../src/rollout/collector/index.js';
+import type { RolloutSettings } from '../../../src/rollout/life/index.js';
+import { policyOf } from '../../../src/rollout/rollout-id.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 
@@ -1029,14 +1026,15 @@ describe('CollectorStore: all() and loadStep', () => {
     expect(await records(open().store, 'nobody@1.0-1')).toEqual([]);
   });
 
-  it('loadStep returns the record and the rollout’s fields in one round trip', async () => {
+  it('the rollout store’s loadStep returns the record and the rollout’s fields in one round trip', async () => {
     const s = open();
     await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 12, SETTINGS, T0);
-    await s.rollouts.setFirstPoll(ROLLOUT, 45_000.4);
+    const { rollout } = (await s.rollouts.readMany([ROLLOUT]))[0] ?? {};
+    if (rollout) await s.rollouts.write(rollout, { patch: { firstPollMs: Math.round(45_000.4) } }, T0);
     const record = await put(s.store, ROLLOUT, 7, 'pending');
     const pipeline = vi.spyOn(s.redis, 'pipeline');
     const direct = ['hget', 'hmget', 'hgetall'].map((m) => vi.spyOn(s.redis, m as 'hget'));
-    const view = await s.store.loadStep(ROLLOUT, 7);
+    const view = await s.rollouts.loadStep(ROLLOUT, 7);
     expect(pipeline).toHaveBeenCalledTimes(1);
     for (const spy of direct) expect(spy).not.toHaveBeenCalled();
     vi.restoreAllMocks();
@@ -1050,11 +1048,11 @@ describe('CollectorStore: all() and loadStep', () => {
       firstPollMs: 45_000,
     });
     await s.rollouts.move({ id: ROLLOUT, phase: 'running' }, 'halt', T0 + 1, 'gate');
-    const halted = (await s.store.loadStep(ROLLOUT, 7)).rollout;
+    const halted = (await s.rollouts.loadStep(ROLLOUT, 7)).rollout;
     expect(halted).toEqual({ ...view.rollout, phase: 'halted' });
-    expect(await s.store.loadStep(ROLLOUT, 8)).toEqual({ record: undefined, rollout: halted });
+    expect(await s.rollouts.loadStep(ROLLOUT, 8)).toEqual({ record: undefined, rollout: halted });
     // Records written before the rollout (or of a rollout that is gone) come without one.
     await s.store.discover(OTHER, [collector(1)]);
-    expect(await s.store.loadStep(OTHER, 1)).toEqual({ record: collector(1), rollout: undefined });
+    expect(await s.rollouts.loadStep(OTHER, 1)).toEqual({ record: collector(1), rollout: undefined });
   });
 });

@@ -8,14 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { createUpgradeQueue, enqueueUpgrades } from '../../../src/queue/upgrade-job.js';
-import {
-  type CollectorEvent,
-  newRecord,
-  transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import { readFleetStatus, rolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
-import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
-import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
+import { type CollectorEvent, newRecord, transition } from '../../../src/rollout/collector/index.js';
+import type { RolloutSettings } from '../../../src/rollout/life/index.js';
+import { PAUSE_REASONS, readFleetStatus, rolloutStatus } from '../../../src/rollout/life/index.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

@@ -11,17 +11,16 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import {
   type CollectorEvent,
   newRecord,
-  transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
-import {
-  parseRollout,
   parseWaveCounts,
-  policyOf,
+  transition,
+} from '../../../src/rollout/collector/index.js';
+import {
+  decodeRollout,
+  PAUSE_REASONS,
   type RolloutRecord,
   type RolloutSettings,
-  rolloutId,
-} from '../../../src/rollout/life/rollout-store.js';
+} from '../../../src/rollout/life/index.js';
+import { policyOf, rolloutId } from '../../../src/rollout/rollout-id.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();
@@ -40,6 +39,17 @@ const SETTINGS: RolloutSettings = {
   maxBackoffMs: 3_600_000,
   notAliveUntilMs: 86_400_000,
 };
+
+/** Whether a write wrote. */
+async function wrote(written: Promise<unknown>) {
+  return (await written) !== undefined;
+}
+
+/** The phase a write left, or undefined when it wrote nothing. */
+async function phaseOf(written: Promise<string | { rollout: RolloutRecord } | undefined>) {
+  const w = await written;
+  return typeof w === 'object' ? w.rollout.phase : w;
+}
 
 function open() {
   return createState(ctx.redis, ctx.prefix);
@@ -117,7 +127,11 @@ describe('RolloutStore.start', () => {
     const { rollout } = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
     const edited: RolloutSettings = { ...SETTINGS, pollInitialMs: 30_000, notAliveAttempts: 2 };
     delete edited.notAliveUntilMs;
-    await rollouts.update(rollout.id, { maxInFlight: 10, target: '19.470-4', settings: edited });
+    await rollouts.write(
+      rollout,
+      { patch: { maxInFlight: 10, target: '19.470-4', settings: edited } },
+      T0 + 1,
+    );
     expect(await rollouts.get(rollout.id)).toStrictEqual({
       ...rollout,
       maxInFlight: 10,
@@ -197,19 +211,23 @@ describe('RolloutStore.move: the phase table', () => {
   it('moves along the table, stamping updatedAt; converge stamps convergedAt', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    expect(await rollouts.move(rollout, 'converge', T0 + 10)).toBe('converged');
+    expect(await phaseOf(rollouts.move(rollout, 'converge', T0 + 10))).toBe('converged');
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'converged',
       updatedAt: T0 + 10,
       convergedAt: T0 + 10,
     });
-    expect(await rollouts.move({ id: rollout.id, phase: 'converged' }, 'reopen', T0 + 20)).toBe('running');
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'converged' }, 'reopen', T0 + 20))).toBe(
+      'running',
+    );
     expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'running', updatedAt: T0 + 20 });
-    expect(await rollouts.move({ id: rollout.id, phase: 'running' }, 'supersede', T0 + 30)).toBe(
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'running' }, 'supersede', T0 + 30))).toBe(
       'superseded',
     );
     expect((await rollouts.get(rollout.id))?.phase).toBe('superseded');
-    expect(await rollouts.move({ id: rollout.id, phase: 'superseded' }, 'restart', T0 + 40)).toBe('running');
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'superseded' }, 'restart', T0 + 40))).toBe(
+      'running',
+    );
     expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'running', updatedAt: T0 + 40 });
   });
 
@@ -218,12 +236,14 @@ describe('RolloutStore.move: the phase table', () => {
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
     const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
     for (const event of ['resume', 'unpause', 'reopen', 'restart'] as const) {
-      expect(await rollouts.move(rollout, event, T0 + 10, 'why')).toBeUndefined();
+      expect(await phaseOf(rollouts.move(rollout, event, T0 + 10, 'why'))).toBeUndefined();
     }
     expect(
-      await rollouts.move({ id: rollout.id, phase: 'superseded' }, 'halt', T0 + 10, 'x'),
+      await phaseOf(rollouts.move({ id: rollout.id, phase: 'superseded' }, 'halt', T0 + 10, 'x')),
     ).toBeUndefined();
-    expect(await rollouts.move({ id: rollout.id, phase: 'halted' }, 'pause', T0 + 10, 'x')).toBeUndefined();
+    expect(
+      await phaseOf(rollouts.move({ id: rollout.id, phase: 'halted' }, 'pause', T0 + 10, 'x')),
+    ).toBeUndefined();
     expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
   });
 
@@ -232,13 +252,20 @@ describe('RolloutStore.move: the phase table', () => {
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
     // An operator pauses it while a tick that read `running` still holds its copy.
     expect(
-      await rollouts.move(rollout, 'pause', T0 + 1, 'by ops', { pausedBy: 'ops', pausedAt: T0 + 1 }),
+      await phaseOf(
+        rollouts.move(rollout, 'pause', T0 + 1, {
+          reason: 'by ops',
+          patch: { pausedBy: 'ops', pausedAt: T0 + 1 },
+        }),
+      ),
     ).toBe('paused');
     const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
     // The tick's converge and halt apply to `running` but no longer to what is stored.
-    expect(await rollouts.move(rollout, 'converge', T0 + 2)).toBeUndefined();
-    expect(await rollouts.move(rollout, 'halt', T0 + 2, 'gate', { haltedBy: 'x' })).toBeUndefined();
-    expect(await rollouts.move(rollout, 'abort', T0 + 2, 'gate')).toBeUndefined();
+    expect(await phaseOf(rollouts.move(rollout, 'converge', T0 + 2))).toBeUndefined();
+    expect(
+      await phaseOf(rollouts.move(rollout, 'halt', T0 + 2, { reason: 'gate', patch: { holding: 'x' } })),
+    ).toBeUndefined();
+    expect(await phaseOf(rollouts.move(rollout, 'abort', T0 + 2, 'gate'))).toBeUndefined();
     expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'paused',
@@ -248,7 +275,7 @@ describe('RolloutStore.move: the phase table', () => {
       updatedAt: T0 + 1,
     });
     // Read again, the move applies.
-    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'abort', T0 + 3, 'by ops')).toBe(
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'paused' }, 'abort', T0 + 3, 'by ops'))).toBe(
       'aborted',
     );
     expect(await rollouts.get(rollout.id)).toMatchObject({ phase: 'aborted', abortReason: 'by ops' });
@@ -260,9 +287,9 @@ describe('RolloutStore.move: the phase table', () => {
     for (let round = 0; round < 10; round++) {
       const read = { id: rollout.id, phase: 'running' as const };
       const results = await Promise.all([
-        rollouts.move(read, 'pause', T0 + round, 'by ops'),
-        rollouts.move(read, 'halt', T0 + round, 'the gate'),
-        rollouts.move(read, 'abort', T0 + round, 'by ops'),
+        phaseOf(rollouts.move(read, 'pause', T0 + round, 'by ops')),
+        phaseOf(rollouts.move(read, 'halt', T0 + round, 'the gate')),
+        phaseOf(rollouts.move(read, 'abort', T0 + round, 'by ops')),
       ]);
       const written = results.filter((r) => r !== undefined);
       expect(written).toHaveLength(1);
@@ -270,7 +297,9 @@ describe('RolloutStore.move: the phase table', () => {
       expect(stored?.phase).toBe(written[0]);
       if (stored?.phase === 'aborted') break;
       expect(
-        await rollouts.move({ id: rollout.id, phase: stored?.phase ?? 'running' }, 'resume', T0 + round),
+        await phaseOf(
+          rollouts.move({ id: rollout.id, phase: stored?.phase ?? 'running' }, 'resume', T0 + round),
+        ),
       ).toBe('running');
     }
   });
@@ -279,20 +308,29 @@ describe('RolloutStore.move: the phase table', () => {
     const { rollouts, keys } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
     expect(
-      await rollouts.move(rollout, 'pause', T0 + 5, 'by ops', { pausedBy: 'ops@host', pausedAt: T0 + 5 }),
+      await phaseOf(
+        rollouts.move(rollout, 'pause', T0 + 5, {
+          reason: 'by ops',
+          patch: { pausedBy: 'ops@host', pausedAt: T0 + 5 },
+        }),
+      ),
     ).toBe('paused');
     expect(await rollouts.get(rollout.id)).toMatchObject({ pausedBy: 'ops@host', pausedAt: T0 + 5 });
     // Going on clears who paused it.
-    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'resume', T0 + 6)).toBe('running');
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'paused' }, 'resume', T0 + 6))).toBe(
+      'running',
+    );
     expect((await rollouts.get(rollout.id))?.pausedBy).toBeUndefined();
-    expect(await rollouts.move({ id: 'nobody@1.0-1', phase: 'running' }, 'pause', T0)).toBeUndefined();
+    expect(
+      await phaseOf(rollouts.move({ id: 'nobody@1.0-1', phase: 'running' }, 'pause', T0)),
+    ).toBeUndefined();
     expect(await ctx.redis.exists(keys.rollout('nobody@1.0-1'))).toBe(0);
   });
 
   it('aborted is for good: nothing moves an aborted rollout', async () => {
     const { rollouts, keys } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    expect(await rollouts.move(rollout, 'abort', T0 + 1, 'the failure gate: too many failed')).toBe(
+    expect(await phaseOf(rollouts.move(rollout, 'abort', T0 + 1, 'the failure gate: too many failed'))).toBe(
       'aborted',
     );
     expect(await rollouts.get(rollout.id)).toMatchObject({
@@ -313,28 +351,34 @@ describe('RolloutStore.move: the phase table', () => {
       'supersede',
       'restart',
     ] as const)
-      expect(await rollouts.move(aborted, event, T0 + 2), event).toBeUndefined();
-    expect(await rollouts.resume(rollout.id, {}, T0 + 2)).toBe(false);
+      expect(await phaseOf(rollouts.move(aborted, event, T0 + 2)), event).toBeUndefined();
+    expect(await wrote(rollouts.resume(rollout.id, {}, T0 + 2))).toBe(false);
     expect(await ctx.redis.hgetall(keys.rollout(rollout.id))).toEqual(before);
   });
 
   it('paused carries a pauseReason, halted a haltReason, and running clears both', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    expect(await rollouts.move(rollout, 'pause', T0 + 1, PAUSE_REASONS.policyDisabled)).toBe('paused');
+    expect(await phaseOf(rollouts.move(rollout, 'pause', T0 + 1, PAUSE_REASONS.policyDisabled))).toBe(
+      'paused',
+    );
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'paused',
       pauseReason: 'policy disabled',
       haltReason: undefined,
     });
-    expect(await rollouts.move({ id: rollout.id, phase: 'paused' }, 'unpause', T0 + 2)).toBe('running');
+    expect(await phaseOf(rollouts.move({ id: rollout.id, phase: 'paused' }, 'unpause', T0 + 2))).toBe(
+      'running',
+    );
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'running',
       pauseReason: undefined,
       haltReason: undefined,
     });
     expect(
-      await rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, '3 of 4 outcomes failed'),
+      await phaseOf(
+        rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, '3 of 4 outcomes failed'),
+      ),
     ).toBe('halted');
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'halted',
@@ -342,7 +386,7 @@ describe('RolloutStore.move: the phase table', () => {
       updatedAt: T0 + 3,
       convergedAt: undefined,
     });
-    expect(await rollouts.resume(rollout.id, {}, T0 + 4)).toBe(true);
+    expect(await wrote(rollouts.resume(rollout.id, {}, T0 + 4))).toBe(true);
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'running',
       pauseReason: undefined,
@@ -355,13 +399,15 @@ describe('RolloutStore.resume', () => {
   it('resumes only a halted rollout, recording the counts as the gate’s baseline', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    expect(await rollouts.resume(rollout.id, { failed: 9 }, T0 + 1)).toBe(false);
+    expect(await wrote(rollouts.resume(rollout.id, { failed: 9 }, T0 + 1))).toBe(false);
     expect(await rollouts.get(rollout.id)).toStrictEqual(rollout);
-    expect(await rollouts.resume('nobody@1.0-1', {}, T0 + 1)).toBe(false);
+    expect(await wrote(rollouts.resume('nobody@1.0-1', {}, T0 + 1))).toBe(false);
     expect(await rollouts.get('nobody@1.0-1')).toBeUndefined();
 
-    await rollouts.move(rollout, 'halt', T0 + 2, '3 of 4 outcomes failed');
-    expect(await rollouts.resume(rollout.id, { failed: 3, succeeded: 1, queued: 40 }, T0 + 3)).toBe(true);
+    await phaseOf(rollouts.move(rollout, 'halt', T0 + 2, '3 of 4 outcomes failed'));
+    expect(await wrote(rollouts.resume(rollout.id, { failed: 3, succeeded: 1, queued: 40 }, T0 + 3))).toBe(
+      true,
+    );
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'running',
       updatedAt: T0 + 3,
@@ -369,18 +415,23 @@ describe('RolloutStore.resume', () => {
       gateBaseline: { failed: 3, succeeded: 1, queued: 40 },
     });
     // Running again: a second resume does nothing, the baseline stays.
-    expect(await rollouts.resume(rollout.id, { failed: 5 }, T0 + 4)).toBe(false);
+    expect(await wrote(rollouts.resume(rollout.id, { failed: 5 }, T0 + 4))).toBe(false);
     expect((await rollouts.get(rollout.id))?.gateBaseline).toEqual({ failed: 3, succeeded: 1, queued: 40 });
   });
 
   it('resumes a paused rollout too, recording both baselines: over the rollout and per wave', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    await rollouts.move(rollout, 'pause', T0 + 1, 'by ops', { pausedBy: 'ops', pausedAt: T0 + 1 });
-    const waves = [{ succeeded: 2, failed: 1 }, {}, { timed_out: 4 }];
-    expect(await rollouts.resume(rollout.id, { succeeded: 2, failed: 1, timed_out: 4 }, T0 + 2, waves)).toBe(
-      true,
+    await phaseOf(
+      rollouts.move(rollout, 'pause', T0 + 1, {
+        reason: 'by ops',
+        patch: { pausedBy: 'ops', pausedAt: T0 + 1 },
+      }),
     );
+    const waves = [{ succeeded: 2, failed: 1 }, {}, { timed_out: 4 }];
+    expect(
+      await wrote(rollouts.resume(rollout.id, { succeeded: 2, failed: 1, timed_out: 4 }, T0 + 2, waves)),
+    ).toBe(true);
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'running',
       updatedAt: T0 + 2,
@@ -390,21 +441,23 @@ describe('RolloutStore.resume', () => {
       waveBaseline: waves,
     });
     // Without per-wave counts the per-wave baseline is empty, not left as it was.
-    await rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, 'gate');
-    expect(await rollouts.resume(rollout.id, { failed: 9 }, T0 + 4)).toBe(true);
+    await phaseOf(rollouts.move({ id: rollout.id, phase: 'running' }, 'halt', T0 + 3, 'gate'));
+    expect(await wrote(rollouts.resume(rollout.id, { failed: 9 }, T0 + 4))).toBe(true);
     expect(await rollouts.get(rollout.id)).toMatchObject({ gateBaseline: { failed: 9 }, waveBaseline: [] });
   });
 });
 
-describe('RolloutStore.setWave and setFields', () => {
+describe('RolloutStore.setWave and write', () => {
   it('writes the waves’ progress only when its seq is the one read, and counts the seq up', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
     expect(rollout.wave).toEqual({ index: 0, seq: 0 });
-    expect(await rollouts.setWave(rollout.id, 1, { index: 1 })).toBe(false);
+    expect(await wrote(rollouts.setWave(rollout.id, 1, { index: 1 }, T0))).toBe(false);
     expect((await rollouts.get(rollout.id))?.wave).toEqual({ index: 0, seq: 0 });
     expect(
-      await rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'bake', bakeUntil: T0 + 60_000, of: 3 }),
+      await wrote(
+        rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'bake', bakeUntil: T0 + 60_000, of: 3 }, T0),
+      ),
     ).toBe(true);
     expect((await rollouts.get(rollout.id))?.wave).toEqual({
       index: 0,
@@ -414,33 +467,34 @@ describe('RolloutStore.setWave and setFields', () => {
       seq: 1,
     });
     // A writer that read seq 0 lost: nothing written.
-    expect(await rollouts.setWave(rollout.id, 0, { index: 2, full: true })).toBe(false);
-    expect(await rollouts.setWave(rollout.id, 1, { index: 1, of: 3 })).toBe(true);
+    expect(await wrote(rollouts.setWave(rollout.id, 0, { index: 2, full: true }, T0))).toBe(false);
+    expect(await wrote(rollouts.setWave(rollout.id, 1, { index: 1, of: 3 }, T0))).toBe(true);
     expect((await rollouts.get(rollout.id))?.wave).toEqual({ index: 1, of: 3, seq: 2 });
   });
 
   it('of concurrent writers that read the same seq, exactly one writes', async () => {
     const { rollouts } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    await rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'approval' });
+    await wrote(rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'approval' }, T0));
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        rollouts.setWave(rollout.id, 1, { index: 1 + (i % 2), full: i % 2 === 1 }),
+        wrote(rollouts.setWave(rollout.id, 1, { index: 1 + (i % 2), full: i % 2 === 1 }, T0)),
       ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect((await rollouts.get(rollout.id))?.wave.seq).toBe(2);
   });
 
-  it('setFields writes plain fields; they read back as the record’s', async () => {
-    const { rollouts } = open();
+  it('a patch writes typed fields that read back as the record’s, and null clears one', async () => {
+    const { rollouts, keys } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
-    await rollouts.setFields(rollout.id, { releasedAt: T0 + 9, policyHash: 'abc123', canaries: 4 });
-    expect(await rollouts.get(rollout.id)).toMatchObject({
-      releasedAt: T0 + 9,
-      policyHash: 'abc123',
-      canaries: 4,
-    });
+    await rollouts.write(rollout, { patch: { releasedAt: T0 + 9, policyHash: 'abc123' } }, T0 + 9);
+    expect(await rollouts.get(rollout.id)).toMatchObject({ releasedAt: T0 + 9, policyHash: 'abc123' });
+    await rollouts.write(rollout, { patch: { releasedAt: null } }, T0 + 10);
+    expect((await rollouts.get(rollout.id))?.releasedAt).toBeUndefined();
+    expect(await ctx.redis.hexists(keys.rollout(rollout.id), 'releasedAt')).toBe(0);
+    // A write that is not a move leaves updatedAt (the last move's time) alone.
+    expect((await rollouts.get(rollout.id))?.updatedAt).toBe(T0);
   });
 });
 
@@ -533,13 +587,13 @@ describe('RolloutStore: settings, counters, scans, first poll', () => {
     const { rollouts, store } = open();
     const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
     expect((await rollouts.get(rollout.id))?.settings).toStrictEqual(SETTINGS);
-    await rollouts.setFirstPoll(rollout.id, 42_123.6);
+    await rollouts.write(rollout, { patch: { firstPollMs: Math.round(42_123.6) } }, T0);
     await Promise.all([
       ...Array.from({ length: 7 }, () => store.apply(rollout.id, [], { counters: { statusReads: 1 } })),
       ...Array.from({ length: 3 }, () => store.apply(rollout.id, [], { counters: { createRequests: 1 } })),
     ]);
-    await rollouts.noteScan(rollout.id, T0 + 5);
-    await rollouts.noteScan(rollout.id, T0 + 9);
+    await rollouts.write(rollout, { add: { scans: 1 }, patch: { lastScanAt: T0 + 5 } }, T0 + 5);
+    await rollouts.write(rollout, { add: { scans: 1 }, patch: { lastScanAt: T0 + 9 } }, T0 + 9);
     expect(await rollouts.get(rollout.id)).toMatchObject({
       firstPollMs: 42_124,
       statusReads: 7,
@@ -554,7 +608,7 @@ describe('RolloutStore: settings, counters, scans, first poll', () => {
     expect(await rollouts.get('nobody@1.0-1')).toBeUndefined();
     expect(await rollouts.list()).toEqual([]);
     expect(await rollouts.durations('nobody@1.0-1')).toEqual([]);
-    expect(parseRollout({})).toBeUndefined();
-    expect(parseRollout({ id: 'x@1', queueSeq: '4' })).toBeUndefined();
+    expect(decodeRollout({})).toBeUndefined();
+    expect(decodeRollout({ id: 'x@1', queueSeq: '4' })).toBeUndefined();
   });
 });

@@ -138,7 +138,7 @@ describe('startSchedulerLoop', () => {
     expect(follower.ticks).toHaveLength(0);
   });
 
-  // Regression test (fixed) (src/rollout/scheduler-loop.ts, kick(): `schedule(KICK_DELAY_MS)` clears the pending timer
+  // Regression test (fixed) (src/rollout/tick/scheduler-loop.ts, kick(): `schedule(KICK_DELAY_MS)` clears the pending timer
   // and starts a new one): kicks that keep coming less than KICK_DELAY_MS apart (slots freed at a
   // steady pace: a large or time-scaled rollout) push the round back every time, and the interval
   // round too, so the leader does not run at all while the stream lasts. Suggested: keep a timer

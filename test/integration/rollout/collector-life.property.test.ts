@@ -5,7 +5,7 @@
  * real pieces (the admitter, the worker's steps, scans, reconciliation, verification passes, the
  * cohort gate, supersede, operator actions (pause, resume, abort, retry), the Redis store and
  * its Lua) against a model of an honest service,
- * hold the invariants of src/rollout/collector-state.ts after every event:
+ * hold the invariants of src/rollout/collector/collector-state.ts after every event:
  * - a slot is held exactly by the Collectors in slot states, and never more than maxInFlight;
  * - the counts per state, per cohort and the indexes (queued, retries, reconciling, verifying)
  *   equal the records; a Collector of a quarantined cohort never gets a slot;
@@ -33,15 +33,14 @@ import {
   COLLECTOR_STATES,
   type CollectorRecord,
   type CollectorState,
+  CollectorStore,
   indexOf,
   isFinal,
   SLOT_STATES,
-} from '../../../src/rollout/collector/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
+} from '../../../src/rollout/collector/index.js';
 import { judgeCohortGate } from '../../../src/rollout/gates/cohort-gate.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { EventLog } from '../../../src/rollout/life/event-log.js';
-import { RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { EventLog, RolloutDraft, RolloutStore } from '../../../src/rollout/life/index.js';
 import { reconcileUnknownTasks } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import { scanUpgradable } from '../../../src/rollout/listings/scan-upgradable.js';
 import { verifyCollectors } from '../../../src/rollout/listings/verify-collectors.js';
@@ -409,7 +408,7 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
         try {
           await processUpgrade(
             { rolloutId, collectorId: a.id, admission: r?.admissions ?? 0 },
-            { api: api(a), store, clock, logger: log.logger, random: () => 0.5 },
+            { api: api(a), store, rollouts, clock, logger: log.logger, random: () => 0.5 },
           );
         } catch (err) {
           if (err instanceof Violation) throw err;
@@ -450,12 +449,7 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
         break;
       case 'cohorts':
         if (policy.cohorts)
-          await judgeCohortGate(
-            { store, rollouts, emit: async () => undefined },
-            current,
-            policy.cohorts,
-            clock.now(),
-          );
+          await judgeCohortGate({ store, rollouts }, new RolloutDraft(current), policy.cohorts, clock.now());
         break;
       case 'taskEnds':
         endTask(a);
@@ -469,6 +463,7 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
           {
             api: api({ create: 'created', status: 'honest' }),
             store,
+            rollouts,
             clock,
             logger: log.logger,
             random: () => 0.5,
@@ -512,7 +507,12 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
         break;
       }
       case 'supersede':
-        await supersedeRollout({ store, rollouts, logger: log.logger }, rolloutId, clock.now());
+        await supersedeRollout(
+          { store, rollouts, logger: log.logger },
+          rolloutId,
+          'a newer rollout',
+          clock.now(),
+        );
         break;
     }
     previous = await checkInvariants(

@@ -1,5 +1,5 @@
 /**
- * Operator actions (src/rollout/control.ts) on a real Redis, without a daemon or a simulator: a
+ * Operator actions (src/rollout/operator/control.ts) on a real Redis, without a daemon or a simulator: a
  * rollout started with RolloutStore.start and Collectors put into their states by the real store
  * (test/support/seed-collector.ts). pause and resume (what a resume releases; a policy's pause is
  * not an operator's to lift), abort (waiting Collectors end aborted with their counts, those with
@@ -19,10 +19,9 @@ import {
   SLOT_STATES,
   type StateCounts,
   transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import type { RecordedEvent } from '../../../src/rollout/life/event-log.js';
-import { PAUSE_REASONS } from '../../../src/rollout/life/rollout-phase.js';
-import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
+} from '../../../src/rollout/collector/index.js';
+import type { RecordedEvent, RolloutSettings } from '../../../src/rollout/life/index.js';
+import { PAUSE_REASONS } from '../../../src/rollout/life/index.js';
 import {
   abort,
   type ControlDeps,
@@ -73,7 +72,7 @@ function open(): World {
   return {
     ...state,
     clock,
-    deps: { rollouts: state.rollouts, store: state.store, events: state.events, clock, keys: state.keys },
+    deps: { rollouts: state.rollouts, store: state.store, clock, keys: state.keys },
   };
 }
 
@@ -436,11 +435,11 @@ describe('promote', () => {
     await rollout(w, { queued: 3 });
     const idle = await refusal(promote(w.deps, ID, OPS, false));
     expect(idle.message).toBe(`rollout ${ID} is running: nothing waits: wave 1 of 1 is under way`);
-    await w.rollouts.setWave(ID, 0, { index: 1, of: 4 });
+    await w.rollouts.setWave(ID, 0, { index: 1, of: 4 }, T0);
     expect((await refusal(promote(w.deps, ID, OPS, false))).message).toBe(
       `rollout ${ID} is running: nothing waits: wave 2 of 4 is under way`,
     );
-    await w.rollouts.setWave(ID, 1, { index: 1, of: 4, waitingFor: 'approval' });
+    await w.rollouts.setWave(ID, 1, { index: 1, of: 4, waitingFor: 'approval' }, T0);
     await pause(w.deps, ID, OPS);
     const paused = await refusal(promote(w.deps, ID, OPS, true));
     expect(paused.message).toBe(
@@ -452,7 +451,7 @@ describe('promote', () => {
   it('ends a bake at once: the next wave opens', async () => {
     const w = open();
     await rollout(w, { succeeded: 2, queued: 8 });
-    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'bake', bakeUntil: T0 + HOUR, of: 3 });
+    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'bake', bakeUntil: T0 + HOUR, of: 3 }, T0);
     const result = await promote(w.deps, ID, OPS, false);
     expect(result.message).toBe(`${ID} promoted by ${OPS}: wave 2 of 3 opens now (the bake was cut short)`);
     expect(result.event).toMatchObject({
@@ -468,7 +467,7 @@ describe('promote', () => {
   it('ends an approval wait', async () => {
     const w = open();
     await rollout(w, { succeeded: 2 });
-    await w.rollouts.setWave(ID, 0, { index: 1, waitingFor: 'approval', of: 3 });
+    await w.rollouts.setWave(ID, 0, { index: 1, waitingFor: 'approval', of: 3 }, T0);
     const result = await promote(w.deps, ID, OPS, false);
     expect(result.message).toBe(`${ID} promoted by ${OPS}: wave 3 of 3 opens now`);
     expect(result.event?.detail).toEqual({ full: false, wave: 3, ended: 'approval' });
@@ -478,7 +477,7 @@ describe('promote', () => {
   it('--full opens every remaining wave, waiting or not', async () => {
     const w = open();
     await rollout(w, { succeeded: 1, queued: 9 });
-    await w.rollouts.setWave(ID, 0, { index: 0, of: 4 });
+    await w.rollouts.setWave(ID, 0, { index: 0, of: 4 }, T0);
     const result = await promote(w.deps, ID, OPS, true);
     expect(result.message).toBe(`${ID} promoted by ${OPS}: every remaining wave opens now`);
     expect(result.event?.detail).toEqual({ full: true, wave: 4, ended: null });
@@ -488,10 +487,10 @@ describe('promote', () => {
   it('is refused, writing nothing, when the waves moved since it read them', async () => {
     const w = open();
     await rollout(w, { succeeded: 1 });
-    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 2 });
+    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 2 }, T0);
     const stale = await w.rollouts.get(ID);
     // A scheduler tick writes the waves between the command's read and its write.
-    await w.rollouts.setWave(ID, 1, { index: 0, waitingFor: 'approval', of: 3 });
+    await w.rollouts.setWave(ID, 1, { index: 0, waitingFor: 'approval', of: 3 }, T0);
     const get = vi.spyOn(w.rollouts, 'get').mockResolvedValueOnce(stale);
     const err = await refusal(promote(w.deps, ID, OPS, false));
     get.mockRestore();
@@ -726,7 +725,7 @@ describe('history and the outbox', () => {
   it('records each action once, in order, with its actor and source operator; the outbox gets each with its id', async () => {
     const w = open();
     await rollout(w, { failed: 1, queued: 2 });
-    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 2 });
+    await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 2 }, T0);
     const results: ControlResult[] = [];
     const step = async (minutes: number, action: () => Promise<ControlResult>) => {
       w.clock.set(T0 + minutes * MINUTE);

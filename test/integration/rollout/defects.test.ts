@@ -4,7 +4,7 @@
  * as the built CLI) on the real Redis, against the simulator over HTTP at an accelerated clock.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import type { FleetStatus } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { converged, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 

@@ -1,12 +1,12 @@
 /**
- * Retention (src/rollout/expire-rollouts.ts) on a real Redis: finished rollouts are removed with
+ * Retention (src/rollout/operator/expire-rollouts.ts) on a real Redis: finished rollouts are removed with
  * every key of theirs `retention` after they finished; running ones, recent ones and ones whose
  * Collectors still hold a slot are kept.
  */
 import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
-import type { RolloutSettings } from '../../../src/rollout/life/rollout-store.js';
+import type { RolloutSettings } from '../../../src/rollout/life/index.js';
 import { expireRollouts } from '../../../src/rollout/operator/expire-rollouts.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';

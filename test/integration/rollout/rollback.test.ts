@@ -1,5 +1,5 @@
 /**
- * Rollback requests and how the scheduler carries them out (src/rollout/rollback.ts), on a real
+ * Rollback requests and how the scheduler carries them out (src/rollout/operator/rollback.ts), on a real
  * Redis without a daemon: the request names the outcomes; carrying it out makes one one-off
  * rollout per previous build with the source's settings and its policy's gate; a build the
  * service no longer offers is reported (on the rollout and in an event), never guessed; a request
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
-import type { CollectorState } from '../../../src/rollout/collector/collector-state.js';
+import type { CollectorState } from '../../../src/rollout/collector/index.js';
 import { ControlError } from '../../../src/rollout/operator/control.js';
 import { OneOffPolicies, rollbackSource } from '../../../src/rollout/operator/one-off-policies.js';
 import {
@@ -58,21 +58,16 @@ async function world() {
       );
   };
   const oneOffs = new OneOffPolicies(ctx.redis, state.keys);
-  const emitted: { type: string; message: string; detail?: Record<string, unknown> }[] = [];
+  /** What carrying the request out recorded (in the history, with the entries). */
+  const emitted = async () =>
+    (await state.events.history(ID)).filter(
+      (e) => e.type === 'rollback.started' || e.type === 'rollback.unavailable',
+    );
   const rollbackDeps = {
     store: state.store,
     rollouts: state.rollouts,
     oneOffs,
     logger: captureLogger('warn').logger,
-    emit: async (
-      _r: unknown,
-      type: string,
-      _s: unknown,
-      message: string,
-      detail?: Record<string, unknown>,
-    ) => {
-      emitted.push({ type, message, ...(detail ? { detail } : {}) });
-    },
   };
   /** The request filed for the rollout, as the scheduler reads it. */
   const filed = async () => {
@@ -144,12 +139,12 @@ describe('rollback', () => {
       ['19.450-12', 1, 'started'],
     ]);
     expect(entries.find((e) => e.state === 'unavailable')?.ids).toEqual([4, 5]);
-    expect(w.emitted.map((e) => e.type).sort()).toEqual([
+    expect((await w.emitted()).map((e) => e.type).sort()).toEqual([
       'rollback.started',
       'rollback.started',
       'rollback.unavailable',
     ]);
-    expect(w.emitted.find((e) => e.type === 'rollback.unavailable')?.message).toMatch(
+    expect((await w.emitted()).find((e) => e.type === 'rollback.unavailable')?.message).toMatch(
       /2 Collectors were on 19\.300-1, which the service no longer offers: not rolled back/,
     );
     // The one-off policies: the Collectors of each build, down to it, with the source's settings.

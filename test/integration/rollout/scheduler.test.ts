@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { BuildTarget } from '../../../src/api/index.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { jobIdOf } from '../../../src/queue/upgrade-job.js';
-import { readFleetStatus } from '../../../src/rollout/life/read-fleet-status.js';
+import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import {
   reconcileUnknownTasks,
   UNANSWERED_CREATE,

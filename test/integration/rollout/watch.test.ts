@@ -1,5 +1,5 @@
 /**
- * Watching tasks through the listings (src/rollout/listing-pass.ts), through the real path: the
+ * Watching tasks through the listings (src/rollout/listings/listing-pass.ts), through the real path: the
  * orchestrator on the real Redis against the simulator over HTTP. In a small fleet a pass of one
  * listing page costs less than reading each task's status, so the scheduler watches: a task whose
  * Collector shows up on the build has succeeded and needs no status read; one that shows up on its

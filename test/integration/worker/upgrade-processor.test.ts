@@ -2,7 +2,7 @@
  * One Collector's steps (processUpgrade) against the real simulator over HTTP and a real Redis,
  * driven step by step: each test calls processUpgrade as BullMQ would, and moves the manual clock
  * shared by the simulator and the processor by the delay the step asked for (or by less, to look
- * at an intermediate state). Re-admissions go through the real admitter (src/rollout/admit.ts):
+ * at an intermediate state). Re-admissions go through the real admitter (src/rollout/admit/admit.ts):
  * a job never takes a slot itself.
  */
 import { request } from 'undici';
@@ -14,12 +14,12 @@ import { admit } from '../../../src/rollout/admit/admit.js';
 import {
   type CollectorRecord,
   type CollectorState,
+  CollectorStore,
   NOT_FOUND_LIMIT,
   newRecord,
-} from '../../../src/rollout/collector/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
+} from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   AMBIGUITY_WINDOW_MS,
@@ -151,6 +151,7 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const deps: ProcessorDeps = {
     api: options.api ? options.api(client) : client,
     store,
+    rollouts,
     clock: t.clock,
     logger: log.logger,
     events: hooks,
@@ -387,7 +388,7 @@ describe('processUpgrade: a Collector that upgrades', () => {
 
   it('reads first at the delay the scheduler learned and wrote onto the rollout', async () => {
     const h = await harness();
-    await h.rollouts.setFirstPoll(h.rolloutId, 151_000);
+    await h.rollouts.write({ id: h.rolloutId, phase: 'running' }, { patch: { firstPollMs: 151_000 } }, 0);
     await h.seed(C.web1);
     expect(await h.step(C.web1)).toEqual({ kind: 'delay', ms: 151_000 });
   });

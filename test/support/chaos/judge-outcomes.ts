@@ -29,7 +29,7 @@
  * Such records agree only as far as that: no task succeeded, and the Collector is not on the
  * build; anything else is a mismatch.
  */
-import { type CollectorRecord, isSettled } from '../../../src/rollout/collector/collector-state.js';
+import { type CollectorRecord, isSettled } from '../../../src/rollout/collector/index.js';
 import { UNANSWERED_CREATE } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 

@@ -302,7 +302,7 @@ describe('loadDaemonConfig: errors name the variable', () => {
     expect(load({}, { file: { retention: '90d' } }).config.retentionMs).toBe(90 * 86_400_000);
   });
 
-  // Regression test (fixed) (src/cli/daemon-config.ts, parseListen called with the config file's name as `field`): a
+  // Regression test (fixed) (src/cli/boot/daemon-config.ts, parseListen called with the config file's name as `field`): a
   // bad `listen` in the config file gives "config/fleet-upgrade.yaml: expected HOST:PORT ...",
   // which names neither the field (`listen`) nor its line, unlike every other field of the file.
   it('names the field `listen` for a bad value in the config file', () => {
@@ -311,7 +311,7 @@ describe('loadDaemonConfig: errors name the variable', () => {
     expect(err.message).toMatch(/\blisten\b/);
   });
 
-  // Regression test (fixed) (src/cli/daemon-config.ts, envNumber check for FLEET_UPGRADE_CONCURRENCY): the file
+  // Regression test (fixed) (src/cli/boot/daemon-config.ts, envNumber check for FLEET_UPGRADE_CONCURRENCY): the file
   // (`workerConcurrency`, max 1000) and the flag (`--concurrency`, 1..1000) refuse more than 1000,
   // the environment takes any integer.
   it('refuses FLEET_UPGRADE_CONCURRENCY above 1000, as the file and the flag do', () => {

@@ -21,9 +21,9 @@ import {
   wrapText,
 } from '../../../src/cli/render/format-status.js';
 import { METRIC_STATES } from '../../../src/metrics/create-metrics.js';
-import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
-import { type RolloutStatus, rolloutStatus } from '../../../src/rollout/life/read-fleet-status.js';
-import type { RolloutRecord } from '../../../src/rollout/life/rollout-store.js';
+import type { StateCounts } from '../../../src/rollout/collector/index.js';
+import type { RolloutRecord } from '../../../src/rollout/life/index.js';
+import { type RolloutStatus, rolloutStatus } from '../../../src/rollout/life/index.js';
 
 function status(
   partial: Partial<RolloutRecord> & Pick<RolloutRecord, 'id'> & { counts: StateCounts },

@@ -13,13 +13,13 @@ import {
 import {
   type CollectorEvent,
   type CollectorRecord,
+  CollectorStore,
   type LifeSettings,
   newRecord,
   transition,
-} from '../../../src/rollout/collector/collector-state.js';
-import { CollectorStore } from '../../../src/rollout/collector/collector-store.js';
+} from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/rollout-store.js';
+import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

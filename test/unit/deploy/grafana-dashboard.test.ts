@@ -17,7 +17,7 @@ import {
   gateClass,
   isSettled,
   METRIC_STATES,
-} from '../../../src/rollout/collector/collector-state.js';
+} from '../../../src/rollout/collector/index.js';
 import {
   dashboardPanels,
   dashboardQueries,

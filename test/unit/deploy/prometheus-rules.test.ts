@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { gateClass, isSettled, METRIC_STATES } from '../../../src/rollout/collector/collector-state.js';
+import { gateClass, isSettled, METRIC_STATES } from '../../../src/rollout/collector/index.js';
 import {
   dashboardQueries,
   readCommittedDashboard,

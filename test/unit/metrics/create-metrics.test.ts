@@ -12,9 +12,9 @@ import {
   METRIC_STATES,
   metricState,
 } from '../../../src/metrics/create-metrics.js';
-import * as collectorState from '../../../src/rollout/collector/collector-state.js';
-import { COLLECTOR_STATES } from '../../../src/rollout/collector/collector-state.js';
-import { ROLLOUT_PHASES } from '../../../src/rollout/life/rollout-phase.js';
+import * as collectorState from '../../../src/rollout/collector/index.js';
+import { COLLECTOR_STATES } from '../../../src/rollout/collector/index.js';
+import { ROLLOUT_PHASES } from '../../../src/rollout/life/index.js';
 
 afterEach(() => {
   vi.useRealTimers();

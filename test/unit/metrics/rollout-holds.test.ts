@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_COHORT_SERIES, OTHER_COHORT, rolloutHolds } from '../../../src/metrics/rollout-holds.js';
-import { ROLLOUT_PHASES } from '../../../src/rollout/life/rollout-phase.js';
+import { ROLLOUT_PHASES } from '../../../src/rollout/life/index.js';
 
 const cohort = (i: number) => `osName=os-${i},osArch=amd64`;
 

@@ -1,5 +1,5 @@
 /**
- * The static check of policy regular expressions (src/policy/check-safe-pattern.ts): the shapes
+ * The static check of policy regular expressions (src/policy/select/check-safe-pattern.ts): the shapes
  * known to blow up are refused, the patterns operators write are accepted, and what is accepted
  * matches a long adversarial message quickly (within the classifier's 2,000-character cap).
  */

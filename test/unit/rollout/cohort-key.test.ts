@@ -1,8 +1,8 @@
-/** Cohort keys (src/rollout/cohort-key.ts): readable, stable whatever the order of `by`, and reversible. */
+/** Cohort keys (src/rollout/collector/cohort-key.ts): readable, stable whatever the order of `by`, and reversible. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { COHORT_DIMENSIONS, type CohortDimension } from '../../../src/policy/cohorts.js';
-import { cohortKey, parseCohortKey } from '../../../src/rollout/collector/cohort-key.js';
+import { cohortKey, parseCohortKey } from '../../../src/rollout/collector/index.js';
 
 const windows = { osName: 'Windows Server 2019', osArch: 'amd64', from: '19.470-4' };
 

@@ -1,5 +1,5 @@
 /**
- * A Collector's life (src/rollout/collector-state.ts), table-driven: every predicate against the
+ * A Collector's life (src/rollout/collector/collector-state.ts), table-driven: every predicate against the
  * states' table as documented, `transition` against TRANSITIONS for every state × event (nothing
  * outside the table, ever), and the rules of each move: retries of not-alive and erroring
  * creates with their back-offs and limits, status errors that hand a task over to the listings,
@@ -8,6 +8,10 @@
  * Collector).
  */
 import { describe, expect, it } from 'vitest';
+import { STATE_LABELS as LABELS_OF_STATUS } from '../../../src/cli/render/format-status.js';
+import { RetryBody, RollbackBody } from '../../../src/http/schema.js';
+import { METRIC_STATES as METRICS_OF_THE_METRICS } from '../../../src/metrics/create-metrics.js';
+import { GATED_OUTCOMES } from '../../../src/policy/failure-gate.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -40,7 +44,8 @@ import {
   STATUS_ERROR_LIMIT,
   TRANSITIONS,
   transition,
-} from '../../../src/rollout/collector/collector-state.js';
+} from '../../../src/rollout/collector/index.js';
+import * as door from '../../../src/rollout/index.js';
 
 const NOW = Date.UTC(2025, 0, 6, 9, 0, 0);
 
@@ -328,6 +333,93 @@ describe('states and their predicates', () => {
       expect(folded[m]).toBe(
         COLLECTOR_STATES.filter((s) => TABLE[s].metric === m).reduce((n, s) => n + (all[s] ?? 0), 0),
       );
+  });
+});
+
+describe('every list of states is a column of the one table', () => {
+  // The lists as the product shows them (restated, not read from the table): each must come out of
+  // the table's columns, and each module that shows one must show that one.
+  it('METRIC_STATES: the metric column, in the table’s order; the metrics use it', () => {
+    expect([...METRIC_STATES]).toEqual([
+      'queued',
+      'waiting_retry',
+      'pending',
+      'progressing',
+      'verifying',
+      'succeeded',
+      'failed',
+      'timed_out',
+      'unhealthy',
+      'not_alive',
+      'rejected',
+      'error',
+      'manual',
+      'quarantined',
+      'skipped',
+      'aborted',
+    ]);
+    expect([...new Set(COLLECTOR_STATES.map((s) => TABLE[s].metric))]).toEqual([...METRIC_STATES]);
+    expect(METRICS_OF_THE_METRICS).toBe(METRIC_STATES);
+  });
+
+  it('RETRYABLE_STATES: the states with an operator_retry row; control and the HTTP API use it', () => {
+    const derived = TRANSITIONS.filter(([, e]) => e === 'operator_retry').map(([from]) => from);
+    expect([...door.RETRYABLE_STATES]).toEqual(derived);
+    expect([...door.RETRYABLE_STATES]).toEqual([
+      'failed',
+      'timed_out',
+      'not_alive',
+      'error',
+      'rejected',
+      'unhealthy',
+      'manual',
+      'quarantined',
+    ]);
+    for (const s of COLLECTOR_STATES)
+      expect(RetryBody.safeParse({ only: [s] }).success, s).toBe(door.RETRYABLE_STATES.includes(s));
+  });
+
+  it('status labels: the label column, by rank; `status` shows them', () => {
+    expect(door.STATE_LABELS).toEqual([
+      ['succeeded', 'ok'],
+      ['verifying', 'verifying'],
+      ['failed', 'failed'],
+      ['timed_out', 'timed_out'],
+      ['unhealthy', 'unhealthy'],
+      ['error', 'error'],
+      ['manual', 'worklist'],
+      ['quarantined', 'quarantined'],
+      ['not_alive', 'not_alive'],
+      ['rejected', 'rejected'],
+      ['waiting_retry', 'retrying'],
+      ['skipped', 'skipped'],
+      ['aborted', 'aborted'],
+      ['queued', 'queued'],
+    ]);
+    // The in-flight states have no label: `status` shows them in a column of their own.
+    const labelled = door.STATE_LABELS.map(([m]) => m);
+    expect(METRIC_STATES.filter((m) => !labelled.includes(m))).toEqual(['pending', 'progressing']);
+    expect(LABELS_OF_STATUS).toBe(door.STATE_LABELS);
+  });
+
+  it('the gate, the listing, rollback: each list is a column', () => {
+    expect([...door.GATED_STATES]).toEqual(
+      COLLECTOR_STATES.filter((s) => gateClass(s) === 'bad' || gateClass(s) === 'sample'),
+    );
+    // The policy file's `failureGate.<outcome>` keys are the states the gate counts, no other.
+    expect([...GATED_OUTCOMES].sort()).toEqual([...door.GATED_STATES].sort());
+    expect([...door.OFF_LISTING_STATES]).toEqual([
+      'pending',
+      'progressing',
+      'verifying',
+      'succeeded',
+      'unhealthy',
+    ]);
+    expect([...door.ROLLBACK_STATES]).toEqual(['succeeded', 'verifying', 'unhealthy', 'failed', 'timed_out']);
+    expect([...door.DEFAULT_ROLLBACK_STATES]).toEqual(['unhealthy', 'failed', 'timed_out']);
+    expect([...door.WAVE_ROLLBACK_STATES]).toEqual(['succeeded', 'verifying', 'unhealthy']);
+    for (const s of COLLECTOR_STATES)
+      expect(RollbackBody.safeParse({ only: [s] }).success, s).toBe(door.ROLLBACK_STATES.includes(s));
   });
 });
 

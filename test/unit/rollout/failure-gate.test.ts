@@ -1,5 +1,5 @@
 /**
- * The failure gate as judged (src/rollout/failure-gate.ts) on gates parsed by the policy's schema
+ * The failure gate as judged (src/rollout/gates/failure-gate.ts) on gates parsed by the policy's schema
  * (src/policy/failure-gate.ts, so the defaults are the real ones): the legacy ratio of bad
  * outcomes with minOutcomes; criteria per outcome type with a ratio, a max and a minSample; the
  * rollout judged before each wave, the first criterion that trips named with its scope and
@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FailureGate } from '../../../src/policy/failure-gate.js';
-import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
+import type { StateCounts } from '../../../src/rollout/collector/index.js';
 import { judgeGate } from '../../../src/rollout/gates/failure-gate.js';
 
 const gate = (input: Record<string, unknown>) => FailureGate.parse(input);

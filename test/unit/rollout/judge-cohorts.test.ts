@@ -1,5 +1,5 @@
 /**
- * The cohort gate (src/rollout/judge-cohorts.ts): the Wilson lower bound against published values
+ * The cohort gate (src/rollout/gates/judge-cohorts.ts): the Wilson lower bound against published values
  * and against a reference computed here another way (the root of the score test's quadratic, by
  * bisection), its monotonicity (fast-check), judgeCohorts on counts, and the gate's behaviour on
  * simulated cohorts over many seeds: good cohorts (2 % failures) are almost never quarantined,

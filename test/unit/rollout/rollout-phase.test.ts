@@ -1,5 +1,5 @@
 /**
- * A rollout's own life (src/rollout/rollout-phase.ts): the phase every event leads to from every
+ * A rollout's own life (src/rollout/life/rollout-phase.ts): the phase every event leads to from every
  * phase (and none where it does not apply), which phases admit Collectors, which pauses come
  * from the policy files, and the phase as `status` shows it.
  */
@@ -10,10 +10,10 @@ import {
   isPolicyPause,
   nextPhase,
   PAUSE_REASONS,
+  type PhaseEvent,
   ROLLOUT_PHASES,
-  type RolloutEvent,
   type RolloutPhase,
-} from '../../../src/rollout/life/rollout-phase.js';
+} from '../../../src/rollout/life/index.js';
 
 const EVENTS = [
   'converge',
@@ -27,11 +27,11 @@ const EVENTS = [
   'restart',
 ] as const;
 // Every event of the type is listed above (a new one fails to compile until it is).
-type Unlisted = Exclude<RolloutEvent, (typeof EVENTS)[number]>;
+type Unlisted = Exclude<PhaseEvent, (typeof EVENTS)[number]>;
 const allListed: [Unlisted] extends [never] ? true : false = true;
 
 /** The phase table as the module's header draws it; every pair not named here leads nowhere. */
-const EXPECTED: Partial<Record<RolloutPhase, Partial<Record<RolloutEvent, RolloutPhase>>>> = {
+const EXPECTED: Partial<Record<RolloutPhase, Partial<Record<PhaseEvent, RolloutPhase>>>> = {
   running: {
     converge: 'converged',
     halt: 'halted',

@@ -1,5 +1,5 @@
 /**
- * Where a rollout's waves stand (src/rollout/wave-progress.ts), step by step: the room a wave
+ * Where a rollout's waves stand (src/rollout/admit/wave-progress.ts), step by step: the room a wave
  * leaves for first attempts while it is open; completion only once every started Collector has an
  * outcome; a bake, then the next wave at bakeUntil; an approval that waits for promote; both;
  * `full`; the last wave with nothing after it; the news of each step in order; and `promoted`.
@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedWave } from '../../../src/policy/wave-limits.js';
 import { progressWaves, promoted } from '../../../src/rollout/admit/wave-progress.js';
-import type { StateCounts } from '../../../src/rollout/collector/collector-state.js';
-import type { WaveProgress } from '../../../src/rollout/life/rollout-store.js';
+import type { StateCounts } from '../../../src/rollout/collector/index.js';
+import type { WaveProgress } from '../../../src/rollout/life/index.js';
 
 const NOW = Date.UTC(2025, 0, 6, 9, 0, 0);
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@
  * catch: a wrong outcome of each kind, a second task, a Collector left without an outcome.
  */
 import { describe, expect, it } from 'vitest';
-import { type CollectorRecord, newRecord } from '../../../src/rollout/collector/collector-state.js';
+import { type CollectorRecord, newRecord } from '../../../src/rollout/collector/index.js';
 import { UNANSWERED_CREATE } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import { TaskStatus } from '../../../src/simulator/types.js';
 import { judgeOutcomes, type SimView } from '../../support/chaos/judge-outcomes.js';

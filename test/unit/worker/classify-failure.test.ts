@@ -1,5 +1,5 @@
 /**
- * Failure messages → classes → actions (src/rollout/classify-failure.ts) with causes parsed by the
+ * Failure messages → classes → actions (src/worker/classify-failure.ts) with causes parsed by the
  * policy's own schema (src/policy/failure-causes.ts, so the defaults are the real ones): realistic
  * messages of every built-in class, in the wordings of installers, operating systems and the
  * vendor; the order between classes when a message names two; the policy's patterns before the

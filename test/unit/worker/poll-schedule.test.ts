@@ -198,7 +198,7 @@ describe('nextPollDelay: jitter', () => {
     }
   });
 
-  // Regression test (fixed; low severity) (src/rollout/poll-schedule.ts, `delay *= 1 + spread` applies to the learned
+  // Regression test (fixed; low severity) (src/worker/poll-schedule.ts, `delay *= 1 + spread` applies to the learned
   // first read too): with jitter 0.2 the first read can come at 0.8 × the 10th percentile, before
   // the quickest tenth of the upgrades had finished — a read that almost never finds the task
   // done, which the learning is meant to save. Suggested: jitter the first read only upwards

@@ -1,0 +1,14 @@
+/**
+ * The door of life/: a rollout's own life. Its phases (rollout-phase.ts), its typed record and
+ * the codec of its Redis hash (rollout-record.ts), its events and their sentences
+ * (rollout-events.ts), its store with the one write path (rollout-store.ts: a change and its
+ * events in one atomic step), its history (event-log.ts), and the fleet's status as read for
+ * `status`, `/status` and the metrics (read-fleet-status.ts).
+ */
+export * from './event-log.js';
+export * from './read-fleet-status.js';
+export * from './rollout-draft.js';
+export * from './rollout-events.js';
+export * from './rollout-phase.js';
+export * from './rollout-record.js';
+export * from './rollout-store.js';

@@ -1,0 +1,276 @@
+/**
+ * What happens to a rollout, as events: their types, who makes them happen, the facts each one
+ * carries, and the one place where an event's sentence (for people: `history`, webhooks, chat)
+ * and its detail (for machines) are made from those facts. An event is recorded only in the same
+ * atomic step as the change it tells of (rollout-store.ts `write`): its history entry and its
+ * outbox entry (delivered to webhooks at least once by src/notify) exist exactly when the change
+ * does.
+ */
+import { COLLECTOR_STATES, type StateCounts } from '../collector/index.js';
+import type { RolloutPhase } from './rollout-phase.js';
+
+export const ROLLOUT_EVENT_TYPES = [
+  'rollout.started',
+  'rollout.superseded',
+  'wave.started',
+  'wave.completed',
+  'rollout.baking',
+  'rollout.awaiting_approval',
+  'rollout.promoted',
+  'rollout.halted',
+  'rollout.paused',
+  'rollout.resumed',
+  'rollout.aborted',
+  'rollout.converged',
+  'rollout.reopened',
+  'rollout.retried',
+  'collectors.failed',
+  'rollback.requested',
+  'rollback.started',
+  'rollback.unavailable',
+  'cohort.quarantined',
+  'analysis.started',
+  'analysis.passed',
+  'analysis.failed',
+  'analysis.inconclusive',
+] as const;
+export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
+
+/** Who made it happen: an operator (CLI or HTTP), a gate, the scheduler, or a policy file. */
+export type EventSource = 'operator' | 'gate' | 'scheduler' | 'policy';
+
+/** A recorded event of a rollout, as its history and the webhooks carry it. */
+export interface RolloutEvent {
+  type: RolloutEventType;
+  rollout: string;
+  policy: string;
+  build: string;
+  /** Clock ms (the deployment's shared clock). */
+  at: number;
+  source: EventSource;
+  /** The operator (user@host, or the HTTP client's token name), when an operator acted. */
+  actor?: string;
+  /** One sentence for a person: what happened and, when something waits, what to do. */
+  message: string;
+  /** Facts for machines (counts, wave, criterion, ...). */
+  detail?: Record<string, unknown>;
+}
+
+export interface RecordedEvent extends RolloutEvent {
+  /** Unique id of the event, for receivers to de-duplicate deliveries. */
+  id: string;
+}
+
+/** A wave, 1-based, of a plan of `of` waves. */
+interface WaveFacts {
+  wave: number;
+  of: number;
+}
+interface AnalysisFacts {
+  wave: number;
+  verdict: string;
+  queries: unknown;
+  /** Why, in words: the verdict's reason. */
+  reason: string;
+}
+
+/** The facts each type of event carries (what its sentence and detail are made of). */
+export interface EventFacts {
+  'rollout.started': { policy: string; build: string; replaced?: string };
+  'rollout.superseded': { by: string };
+  'wave.started': WaveFacts;
+  'wave.completed': WaveFacts & { counts: StateCounts };
+  'rollout.baking': WaveFacts & { until: number };
+  'rollout.awaiting_approval': WaveFacts;
+  'analysis.started': WaveFacts;
+  'rollout.promoted': {
+    full: boolean;
+    /** The wave that opens (1-based) of `of`. */
+    wave: number;
+    of: number;
+    ended: 'bake' | 'analysis' | 'approval' | null;
+    /** The rollout waits for a resume (its analysis stopped it). */
+    afterResume: boolean;
+  };
+  'rollout.halted': {
+    criterion: string;
+    counts: StateCounts;
+    onTrip: string;
+    /** The tripped wave (1-based) whose Collectors go back (onTrip: rollback-wave). */
+    rollbackWave?: number;
+  };
+  'rollout.paused': { reason: string };
+  'rollout.resumed':
+    | { released: 'abort' }
+    | { released: 'halted' | 'paused'; what: string }
+    | { released: 'policy' };
+  'rollout.aborted': { aborted: number; reason: string };
+  'rollout.converged': { counts: StateCounts };
+  'rollout.reopened': { counts: StateCounts; active: number };
+  'rollout.retried': {
+    retried: number;
+    only: readonly string[];
+    byState: Record<string, number>;
+    released: readonly string[];
+    /** The rollout is halted or paused: the attempts start once it is resumed. */
+    waits: boolean;
+  };
+  'collectors.failed': { new: number; total: number; byState: Record<string, number> };
+  'rollback.requested': { states: readonly string[]; collectors: number };
+  'rollback.started': {
+    build: string;
+    collectors: number;
+    policy: string;
+    states: readonly string[];
+    reason: string;
+  };
+  'rollback.unavailable': { build: string; collectors: number; ids: readonly number[] };
+  'cohort.quarantined': { cohort: string; held: number; reason: string };
+  'analysis.passed': AnalysisFacts;
+  'analysis.failed': AnalysisFacts & { phase: RolloutPhase };
+  'analysis.inconclusive': AnalysisFacts & { phase: RolloutPhase };
+}
+
+/** An event about to be recorded: its type, who made it happen, and its facts. */
+export type RolloutNews = {
+  [T in RolloutEventType]: { type: T; source: EventSource; actor?: string } & EventFacts[T];
+}[RolloutEventType];
+
+/** `12 succeeded, 1 failed, 2 not_alive`, in the states' order. */
+export function summary(counts: StateCounts): string {
+  const parts = COLLECTOR_STATES.filter((s) => (counts[s] ?? 0) > 0).map((s) => `${counts[s]} ${s}`);
+  return parts.length ? parts.join(', ') : 'no Collectors';
+}
+
+/** `1 Collector`, `3 Collectors`. */
+export function collectors(n: number): string {
+  return `${n} Collector${n === 1 ? '' : 's'}`;
+}
+
+const ISO = (ms: number) => new Date(ms).toISOString();
+
+/** The sentence and the detail of an event of rollout `id`: the one place both are written. */
+export function describeEvent(
+  id: string,
+  news: RolloutNews,
+): { message: string; detail?: Record<string, unknown> } {
+  const promote = `\`fleet-upgrade promote ${id}\``;
+  switch (news.type) {
+    case 'rollout.started':
+      return {
+        message: `${id} started: ${news.policy} to ${news.build}`,
+        detail: news.replaced ? { replaced: news.replaced } : {},
+      };
+    case 'rollout.superseded':
+      return { message: `${id} superseded by ${news.by}`, detail: { by: news.by } };
+    case 'wave.started':
+      return { message: `${id}: wave ${news.wave} of ${news.of} started`, detail: wave(news) };
+    case 'wave.completed':
+      return {
+        message: `${id}: wave ${news.wave} of ${news.of} completed (${summary(news.counts)})`,
+        detail: wave(news),
+      };
+    case 'rollout.baking':
+      return {
+        message: `${id}: wave ${news.wave} of ${news.of} baking until ${ISO(news.until)}; ${promote} ends it now`,
+        detail: { ...wave(news), until: news.until },
+      };
+    case 'analysis.started':
+      return {
+        message: `${id}: wave ${news.wave} of ${news.of} done; its analysis gate runs before the next wave (${promote} skips it)`,
+        detail: wave(news),
+      };
+    case 'rollout.awaiting_approval':
+      return {
+        message: `${id}: wave ${news.wave} of ${news.of} done, awaiting approval: ${promote} starts the next wave`,
+        detail: wave(news),
+      };
+    case 'rollout.promoted': {
+      const what = news.full
+        ? 'every remaining wave opens now'
+        : `wave ${news.wave} of ${news.of} opens now${news.ended === 'bake' ? ' (the bake was cut short)' : news.ended === 'analysis' ? ' (its analysis skipped)' : ''}${news.afterResume ? `, once the rollout is resumed (\`fleet-upgrade resume ${id}\`)` : ''}`;
+      return {
+        message: `${id} promoted by ${news.actor}: ${what}`,
+        detail: { full: news.full, wave: news.wave, ended: news.ended },
+      };
+    }
+    case 'rollout.halted':
+      return {
+        message: `${id} halted by its failure gate: ${news.criterion}.${news.rollbackWave !== undefined ? ` Wave ${news.rollbackWave}'s upgraded and unhealthy Collectors go back to their previous builds.` : ''} Look at \`fleet-upgrade report ${id}\`, then \`fleet-upgrade resume ${id}\` or \`abort\``,
+        detail: { criterion: news.criterion, counts: news.counts, onTrip: news.onTrip },
+      };
+    case 'rollout.paused':
+      return {
+        message:
+          news.source === 'operator'
+            ? `${id} paused by ${news.actor}: nothing new starts; tasks under way finish`
+            : `${id} paused: ${news.reason}; nothing new starts until the policy is back`,
+      };
+    case 'rollout.resumed':
+      if (news.released === 'abort')
+        return {
+          message: `${id} stays aborted; its policy is released: a newer build starts a new rollout`,
+          detail: { released: 'abort' },
+        };
+      if (news.released === 'policy') return { message: `${id} runs again: its policy is back` };
+      return {
+        message: `${id} resumed by ${news.actor}: released ${news.what}`,
+        detail: { released: news.released },
+      };
+    case 'rollout.aborted':
+      return {
+        message: `${id} aborted (${news.reason}): ${news.aborted} Collectors that had not started end aborted; tasks under way finish`,
+        detail: { aborted: news.aborted, reason: news.reason },
+      };
+    case 'rollout.converged':
+      return { message: `${id} converged: ${summary(news.counts)}`, detail: { counts: news.counts } };
+    case 'rollout.reopened':
+      return {
+        message: `${id} runs again: ${collectors(news.active)} to move (${summary(news.counts)})`,
+        detail: { counts: news.counts, active: news.active },
+      };
+    case 'rollout.retried': {
+      const n = news.released.length;
+      return {
+        message: `${id}: ${news.retried} Collectors get one new attempt (${news.only.join(', ')})${n ? `; cohort${n > 1 ? 's' : ''} ${news.released.join(', ')} released from quarantine` : ''}${news.waits ? '; they start once the rollout is resumed' : ''}`,
+        detail: { retried: news.retried, byState: news.byState, ...(n ? { released: news.released } : {}) },
+      };
+    }
+    case 'collectors.failed':
+      return {
+        message: `${id}: ${news.new} more ${news.new === 1 ? 'Collector' : 'Collectors'} failed (${news.total} in all: ${summary(news.byState)}); \`fleet-upgrade report ${id}\` has their messages`,
+        detail: { new: news.new, total: news.total, byState: news.byState },
+      };
+    case 'rollback.requested':
+      return {
+        message: `${id}: rollback of ${news.collectors} Collectors (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
+        detail: { states: news.states, collectors: news.collectors },
+      };
+    case 'rollback.started':
+      return {
+        message: `${id}: ${news.collectors} Collectors go back to ${news.build} in rollout ${news.policy}@${news.build} (${news.reason})`,
+        detail: { build: news.build, collectors: news.collectors, policy: news.policy, states: news.states },
+      };
+    case 'rollback.unavailable':
+      return {
+        message: `${id}: ${news.collectors} Collectors were on ${news.build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${id}\`)`,
+        detail: { build: news.build, collectors: news.collectors, ids: news.ids },
+      };
+    case 'cohort.quarantined':
+      return {
+        message: `${id}: cohort ${news.cohort} quarantined, ${news.held} of its Collectors held while the others go on: ${news.reason}. \`fleet-upgrade retry ${id} --only quarantined\` releases it`,
+        detail: { cohort: news.cohort, held: news.held, reason: news.reason },
+      };
+    case 'analysis.passed':
+      return { message: `${id}: ${news.reason}`, detail: analysis(news) };
+    case 'analysis.failed':
+    case 'analysis.inconclusive':
+      return {
+        message: `${id} ${news.phase}: ${news.reason}. \`fleet-upgrade resume ${id}\` analyses again; \`promote\` then \`resume\` skips the analysis; \`abort\` ends the rollout`,
+        detail: analysis(news),
+      };
+  }
+}
+
+const wave = (n: WaveFacts) => ({ wave: n.wave, of: n.of });
+const analysis = (n: AnalysisFacts) => ({ wave: n.wave, verdict: n.verdict, queries: n.queries });

@@ -1,0 +1,281 @@
+/**
+ * What a rollout records of itself (one Redis hash per rollout), and the one codec between that
+ * hash and the typed record. A rollout is written only through a typed patch (`RolloutPatch`:
+ * a field's new value, or `null` to clear it) or a move of its phase (rollout-store.ts); the
+ * field table below says how each field is kept, so no caller writes a raw field.
+ */
+import { AnalysisRun } from '../../analysis/index.js';
+import type { FailureCauses } from '../../policy/failure-causes.js';
+import type { VerifySettings } from '../../policy/verify.js';
+import type { LifeSettings } from '../collector/index.js';
+import type { RolloutPhase } from './rollout-phase.js';
+
+/** What the workers need of a rollout's policy; stored with the rollout, so workers need no policy files. */
+export interface RolloutSettings extends LifeSettings {
+  pollInitialMs: number;
+  pollMaxMs: number;
+  pollJitter: number;
+  taskTimeoutMs: number;
+  /** A not_alive Collector seen alive is upgraded only until this long after the rollout began (none: always). */
+  notAliveUntilMs?: number;
+  /** Verification of successes (policy `verify`); absent: a task's success is the outcome. */
+  verify?: VerifySettings;
+  /** What a failed task leads to by its message's class (policy `failureCauses`); absent: `failed`. */
+  causes?: FailureCauses;
+}
+
+export interface RolloutRecord {
+  id: string;
+  policy: string;
+  /** The policy's target as written: `latest` or a build. */
+  target: string;
+  build: string;
+  phase: RolloutPhase;
+  startedAt: number;
+  updatedAt: number;
+  convergedAt?: number;
+  maxInFlight: number;
+  settings: RolloutSettings;
+  /** Status reads of the whole rollout. */
+  statusReads: number;
+  /** Create requests of the whole rollout. */
+  createRequests: number;
+  /** Full scans of the upgradable Collectors. */
+  scans: number;
+  lastScanAt?: number;
+  /** Why the rollout halted. */
+  haltReason?: string;
+  /** Why the rollout is paused (rollout-phase.ts PAUSE_REASONS). */
+  pauseReason?: string;
+  /** Counts per state when an operator resumed a halted rollout: the gate judges what came after. */
+  gateBaseline?: Record<string, number>;
+  /** Clock ms after a task's request of its first status read, learned by the scheduler. */
+  firstPollMs?: number;
+  /** Who paused it and when (an operator), for `status`. */
+  pausedBy?: string;
+  pausedAt?: number;
+  /** Why and by whom it was aborted. */
+  abortReason?: string;
+  /** An operator resumed the aborted rollout: its policy may start a newer build. */
+  releasedAt?: number;
+  /** The policy as it was when the rollout last took it (a changed policy releases an abort). */
+  policyHash?: string;
+  /** The wave in progress (0-based), and what the next one waits for. */
+  wave: WaveProgress;
+  /** Canaries found so far (Collectors a first wave's `select` picks). */
+  canaries: number;
+  /** Per-wave counts when an operator resumed: the gate judges each wave on what came after. */
+  waveBaseline?: Record<string, number>[];
+  /** Clock ms an upgrade is expected to take (the learned 95th percentile), for the window fit. */
+  expectedMs?: number;
+  /** Why nothing starts now, in words, as the scheduler last saw it ('' when nothing holds it). */
+  holding?: string;
+  /**
+   * Clock ms between two passes over the listings that watch the tasks under way (listing-pass.ts),
+   * while the scheduler watches them; then a task's job sleeps until the scheduler wakes it.
+   */
+  watchMs?: number;
+  /** Rollbacks of this rollout's Collectors (operator/rollback.ts): what was taken back, and what could not be. */
+  rollbacks?: RollbackEntry[];
+  /** This rollout takes Collectors of that rollout back to their previous builds. */
+  rollbackOf?: string;
+  /** Cohorts whose failure rate was significantly above the gate: their waiting Collectors are held. */
+  quarantined?: CohortQuarantine[];
+  /** Cohorts an operator released (`retry --only quarantined`): never quarantined again in this rollout. */
+  cohortsReleased?: string[];
+  /** The analysis gate of the wave that waits for it (src/analysis): its measurements so far. */
+  analysisRun?: AnalysisRun;
+  /** The wave (0-based) `analysisRun` belongs to. */
+  analysisWave?: number;
+  /** Its verdict as last judged, for `status`: `running: 2 of 5 measured`, `failed: ...`. */
+  analysisVerdict?: string;
+}
+
+export interface RollbackEntry {
+  /** The request it carried out (a request carried out twice after a crash adds nothing). */
+  request: string;
+  /** The one-off rollout's policy that takes them back (`rollback-...`), or none when the build is gone. */
+  policy?: string;
+  /** The build they go back to. */
+  build: string;
+  collectors: number;
+  /** Their ids when the build is no longer offered (at most ROLLBACK_IDS_SHOWN). */
+  ids?: number[];
+  /** `started`, or `unavailable`: the service no longer offers the build (reported, not guessed). */
+  state: 'started' | 'unavailable';
+  at: number;
+  by: string;
+  reason: string;
+}
+
+export interface CohortQuarantine {
+  cohort: string;
+  /** Why, in words: failures of outcomes, the bound, the gate. */
+  reason: string;
+  at: number;
+  /** Collectors held when it was quarantined. */
+  held: number;
+}
+
+/** Where a rollout's waves stand: written by the scheduler and by `promote`, compare-and-set on `seq`. */
+export interface WaveProgress {
+  /** The wave in progress, 0-based. */
+  index: number;
+  /**
+   * After the wave's last outcome: baking until `bakeUntil`, its analysis gate running (the run is
+   * the rollout's `analysisRun`), or awaiting an operator's promote.
+   */
+  waitingFor?: 'bake' | 'analysis' | 'approval';
+  bakeUntil?: number;
+  /** `promote --full`: every remaining wave at once. */
+  full?: boolean;
+  /** Waves of the rollout's plan when the scheduler last looked (for `status` and `promote`). */
+  of?: number;
+  /** Times the progress was written (the compare-and-set token). */
+  seq: number;
+}
+
+/** How each field is kept in the hash: text, a number, or JSON. */
+const FIELDS = {
+  id: 'text',
+  policy: 'text',
+  target: 'text',
+  build: 'text',
+  phase: 'text',
+  startedAt: 'number',
+  updatedAt: 'number',
+  convergedAt: 'number',
+  maxInFlight: 'number',
+  settings: 'json',
+  statusReads: 'number',
+  createRequests: 'number',
+  scans: 'number',
+  lastScanAt: 'number',
+  haltReason: 'text',
+  pauseReason: 'text',
+  gateBaseline: 'json',
+  firstPollMs: 'number',
+  pausedBy: 'text',
+  pausedAt: 'number',
+  abortReason: 'text',
+  releasedAt: 'number',
+  policyHash: 'text',
+  wave: 'json',
+  canaries: 'number',
+  waveBaseline: 'json',
+  expectedMs: 'number',
+  holding: 'text',
+  watchMs: 'number',
+  rollbacks: 'json',
+  rollbackOf: 'text',
+  quarantined: 'json',
+  cohortsReleased: 'json',
+  analysisRun: 'json',
+  analysisWave: 'number',
+  analysisVerdict: 'text',
+} as const satisfies Record<keyof RolloutRecord, 'text' | 'number' | 'json'>;
+
+/**
+ * Fields written only by their own paths: the identity (`start`), the phase (moves), the wave
+ * progress (its compare-and-set), the counters (increments: the Lua of the Collector store and
+ * `RolloutWrite.add`).
+ */
+type OwnPath =
+  | 'id'
+  | 'policy'
+  | 'build'
+  | 'startedAt'
+  | 'phase'
+  | 'wave'
+  | 'statusReads'
+  | 'createRequests'
+  | 'scans'
+  | 'canaries';
+
+/** A change of a rollout's fields: a new value, or `null` to clear an optional field. */
+export type RolloutPatch = {
+  [K in Exclude<keyof RolloutRecord, OwnPath>]?: RolloutRecord[K] | null;
+};
+
+/** Counters of a rollout that are increased, never set. */
+export type RolloutCounter = 'statusReads' | 'createRequests' | 'scans';
+
+/** The hash fields a patch writes and removes. */
+export function encodePatch(patch: RolloutPatch): { set: Record<string, string | number>; clear: string[] } {
+  const set: Record<string, string | number> = {};
+  const clear: string[] = [];
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) {
+      clear.push(field);
+      continue;
+    }
+    const kind = FIELDS[field as keyof typeof FIELDS];
+    set[field] = kind === 'json' ? JSON.stringify(value) : (value as string | number);
+  }
+  return { set, clear };
+}
+
+/** The record with `patch` applied (as Redis holds it once the patch is written). */
+export function applyPatch<R extends RolloutRecord>(record: R, patch: RolloutPatch): R {
+  const next: Record<string, unknown> = { ...(record as RolloutRecord) };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    next[field] = value === null ? undefined : value;
+  }
+  return next as R;
+}
+
+/** A stored analysis run, or undefined when there is none or it cannot be read (a new run starts). */
+function readAnalysisRun(json: string | undefined): AnalysisRun | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed = AnalysisRun.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record a rollout's hash holds, or undefined when it holds none (no id, or never started). */
+export function decodeRollout(raw: Record<string, string>): RolloutRecord | undefined {
+  if (!raw.id || raw.startedAt === undefined) return undefined;
+  // Every field is there, undefined when it has no value (as a record built in code would be).
+  const out: Record<string, unknown> = {};
+  for (const [field, kind] of Object.entries(FIELDS)) {
+    const value = raw[field];
+    out[field] = undefined;
+    // '' is how a cleared field was written before patches removed fields.
+    if (value === undefined || value === '') continue;
+    if (kind === 'text') out[field] = value;
+    else if (kind === 'number') out[field] = Number(value);
+    else if (field === 'analysisRun') {
+      const run = readAnalysisRun(value);
+      if (run) out[field] = run;
+    } else {
+      try {
+        out[field] = JSON.parse(value);
+      } catch {
+        // An unreadable value reads as absent; the defaults below cover the required ones.
+      }
+    }
+  }
+  const or = <T>(field: string, fallback: T): T => (out[field] === undefined ? fallback : (out[field] as T));
+  return {
+    ...out,
+    policy: or('policy', ''),
+    target: or('target', ''),
+    build: or('build', ''),
+    phase: or('phase', 'running'),
+    updatedAt: or('updatedAt', 0),
+    maxInFlight: or('maxInFlight', 0),
+    settings: or('settings', {} as RolloutSettings),
+    statusReads: or('statusReads', 0),
+    createRequests: or('createRequests', 0),
+    scans: or('scans', 0),
+    canaries: or('canaries', 0),
+    id: raw.id,
+    startedAt: Number(raw.startedAt) || 0,
+    wave: (out.wave as WaveProgress | undefined) ?? { index: 0, seq: 0 },
+  } as RolloutRecord;
+}

@@ -1,0 +1,111 @@
+/**
+ * Steps of a rollout's tick that read the listings between scans (listings/listing-pass.ts):
+ * whether the rollout watches its tasks through the listings (`decideWatch`), and a pass when
+ * one is due (`listingDue`): every `watchMs` while it watches, and for verification at most
+ * every `verify.interval`.
+ */
+import type { BuildTarget } from '../../api/index.js';
+import { wakeUpgrades } from '../../queue/upgrade-job.js';
+import {
+  ACTIVE_STATES,
+  COLLECTOR_STATES,
+  SLOT_STATES,
+  type StateCounts,
+  sumStates,
+} from '../collector/index.js';
+import type { RolloutDraft, RolloutRecord } from '../life/index.js';
+import { listingPass, tasksUnderWay, watchDecision } from '../listings/index.js';
+import type { TickContext } from './tick-context.js';
+
+type ListingDeps = Pick<
+  TickContext,
+  'api' | 'store' | 'clock' | 'logger' | 'onOutcome' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts'
+>;
+
+/**
+ * A pass over the listings when Collectors' verification is due (at most every
+ * `verify.interval`) or, while the rollout watches its tasks, every `watchMs`. True when it
+ * moved any Collector.
+ */
+export async function listingDue(
+  deps: ListingDeps,
+  rollout: RolloutRecord,
+  counts: StateCounts,
+  targets: readonly BuildTarget[],
+  pageSize: number,
+  now: number,
+): Promise<boolean> {
+  const { memory } = deps;
+  const since = (m: Map<string, number>) => now - (m.get(rollout.id) ?? Number.NEGATIVE_INFINITY);
+  const watching = rollout.watchMs !== undefined && sumStates(counts, SLOT_STATES) > 0;
+  const watchDue = watching && since(memory.lastWatch) >= (rollout.watchMs ?? 0);
+  // While the rollout watches, verification rides along the watching passes (no pass of its own).
+  const verifyDue =
+    !watching &&
+    (counts.verifying ?? 0) > 0 &&
+    since(memory.lastVerify) >= (rollout.settings.verify?.intervalMs ?? 0);
+  if (!verifyDue && !watchDue) return false;
+  if ((counts.verifying ?? 0) > 0) memory.lastVerify.set(rollout.id, now);
+  const previousPassAt = memory.lastWatch.get(rollout.id);
+  if (watchDue) memory.lastWatch.set(rollout.id, now);
+  const pass = await listingPass(deps, rollout, {
+    targets,
+    pageSize,
+    watch: watchDue,
+    ...(previousPassAt === undefined ? {} : { previousPassAt }),
+  });
+  if (pass.pages > 0) {
+    const before = memory.pagesPerPass.get(rollout.id);
+    memory.pagesPerPass.set(rollout.id, before === undefined ? pass.pages : 0.7 * before + 0.3 * pass.pages);
+  }
+  return pass.verified + pass.unhealthy + pass.succeeded > 0;
+}
+
+/**
+ * Whether the rollout watches its tasks through the listings (listings/listing-pass.ts,
+ * watchDecision), kept on the rollout (`watchMs`) for its jobs: a watched task's job sleeps until
+ * the scheduler wakes it. A change is written at once (jobs admitted in this tick read it); when
+ * watching ends, every sleeping job is then woken (so that it reads the rollout without `watchMs`).
+ */
+export async function decideWatch(
+  deps: ListingDeps,
+  draft: RolloutDraft,
+  counts: StateCounts,
+  pageSize: number,
+  now: number,
+): Promise<void> {
+  const { memory } = deps;
+  const rollout = draft.view;
+  const total = sumStates(counts, COLLECTOR_STATES);
+  const active = sumStates(counts, ACTIVE_STATES);
+  const decision = watchDecision({
+    pagesPerPass: memory.pagesPerPass.get(rollout.id) ?? Math.ceil(total / pageSize),
+    inFlight: Math.min(rollout.maxInFlight, active),
+    medianMs: memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3,
+    watching: rollout.watchMs !== undefined,
+  });
+  if (decision.watch) {
+    if (rollout.watchMs === decision.intervalMs) return;
+    if (rollout.watchMs === undefined)
+      deps.logger.info(
+        { rollout: rollout.id, intervalMs: decision.intervalMs, cost: Number(decision.cost.toFixed(2)) },
+        'watching tasks through the listings',
+      );
+    // Written before this tick admits anything: a job reads it at its first step.
+    draft.set({ watchMs: decision.intervalMs });
+    await draft.flush(deps.rollouts, now, deps.logger);
+    return;
+  }
+  if (rollout.watchMs === undefined) return;
+  draft.set({ watchMs: null });
+  await draft.flush(deps.rollouts, now, deps.logger);
+  const sleeping = await tasksUnderWay(deps, rollout);
+  await wakeUpgrades(
+    deps.queue,
+    sleeping.map((r) => ({ rolloutId: rollout.id, collectorId: r.id, admission: r.admissions })),
+  );
+  deps.logger.info(
+    { rollout: rollout.id, cost: Number(decision.cost.toFixed(2)) },
+    'reading task statuses again',
+  );
+}
