@@ -1,0 +1,116 @@
+/**
+ * The walls between the rooms of src/, checked on every import (static, dynamic and type-only)
+ * of every source file:
+ * - the simulator is the vendor's service: it imports nothing of the orchestrator (lib/ only);
+ * - api/ is the client of that service: it knows nothing of rollouts, workers or BullMQ;
+ * - rollout/ is driven from outside: it imports nothing of worker/, cli/, http/, notify/ or metrics/;
+ * - outside rollout/, a module imports rollout/ only through its door, rollout/index.ts;
+ * - inside rollout/, a room imports another room only through that room's door (its index.ts).
+ * Import cycles, type imports counted, are Biome's (`noImportCycles` with `ignoreTypes: false`).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../../src');
+
+interface Edge {
+  /** The importing file, relative to src/. */
+  from: string;
+  /** The imported module: a file relative to src/, or a package name. */
+  to: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"]+)\1/g;
+
+/** Every import of every file of src/, with relative ones resolved to files of src/. */
+export function importsOf(root: string): Edge[] {
+  const edges: Edge[] = [];
+  for (const file of sourceFiles(root)) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(SPECIFIER)) {
+      const spec = m[2] as string;
+      const to = spec.startsWith('.')
+        ? relative(root, resolve(dirname(file), spec)).replace(/\.js$/, '.ts').split(sep).join('/')
+        : spec;
+      edges.push({ from: relative(root, file).split(sep).join('/'), to });
+    }
+  }
+  return edges;
+}
+
+const top = (path: string) => path.split('/')[0] ?? '';
+const isPackage = (to: string) => !to.includes('/') || to.startsWith('@') || !/\.ts$/.test(to);
+const ROLLOUT_ROOMS = ['collector', 'life', 'tick', 'admit', 'gates', 'listings', 'operator'];
+const roomOf = (path: string) => {
+  const [folder, room] = path.split('/');
+  return folder === 'rollout' && room && ROLLOUT_ROOMS.includes(room) ? room : undefined;
+};
+
+/** The imports that cross a wall, each as `from -> to: which wall`. */
+export function wallsCrossed(edges: readonly Edge[]): string[] {
+  const crossed: string[] = [];
+  const cross = (e: Edge, wall: string) => crossed.push(`${e.from} -> ${e.to}: ${wall}`);
+  for (const e of edges) {
+    const from = top(e.from);
+    const pkg = isPackage(e.to);
+    const to = pkg ? undefined : top(e.to);
+    if (from === 'simulator' && to && to !== 'simulator' && to !== 'lib')
+      cross(e, 'the simulator imports nothing of the orchestrator');
+    if (from === 'api' && (e.to === 'bullmq' || (to && !['api', 'lib'].includes(to))))
+      cross(e, 'api/ knows nothing of rollouts, workers or BullMQ');
+    if (from === 'rollout' && to && ['worker', 'cli', 'http', 'notify', 'metrics'].includes(to))
+      cross(e, 'rollout/ imports nothing of worker/, cli/, http/, notify/ or metrics/');
+    if (from !== 'rollout' && to === 'rollout' && e.to !== 'rollout/index.ts')
+      cross(e, 'outside rollout/, only its door rollout/index.ts');
+    const a = roomOf(e.from);
+    const b = pkg ? undefined : roomOf(e.to);
+    if (from === 'rollout' && b && a !== b && e.to !== `rollout/${b}/index.ts`)
+      cross(e, `another room of rollout/ only through its door rollout/${b}/index.ts`);
+  }
+  return crossed;
+}
+
+describe('the walls of src/', () => {
+  const edges = importsOf(SRC);
+
+  it('reads the imports of every module (type-only and dynamic ones too)', () => {
+    expect(edges.length).toBeGreaterThan(500);
+    expect(edges).toContainEqual({ from: 'cli/main.ts', to: 'commander' });
+    expect(edges.some((e) => e.from.startsWith('rollout/') && e.to === 'rollout/life/index.ts')).toBe(true);
+  });
+
+  it('no import crosses a wall', () => {
+    expect(wallsCrossed(edges)).toEqual([]);
+  });
+
+  it('sees a crossing of each wall (the check is not a no-op)', () => {
+    const crossings: Edge[] = [
+      { from: 'simulator/fleet-model.ts', to: 'rollout/index.ts' },
+      { from: 'api/api-caller.ts', to: 'bullmq' },
+      { from: 'rollout/tick/scheduler.ts', to: 'worker/poll-schedule.ts' },
+      { from: 'rollout/admit/admit.ts', to: 'cli/boot/exit-codes.ts' },
+      { from: 'http/create-rollout-api.ts', to: 'rollout/operator/control.ts' },
+      { from: 'rollout/tick/advance-rollout.ts', to: 'rollout/gates/failure-gate.ts' },
+    ];
+    expect(wallsCrossed(crossings)).toHaveLength(crossings.length);
+    // Within a room, and through a door, nothing is crossed.
+    expect(
+      wallsCrossed([
+        { from: 'rollout/tick/advance-rollout.ts', to: 'rollout/tick/move-waves.ts' },
+        { from: 'rollout/tick/advance-rollout.ts', to: 'rollout/gates/index.ts' },
+        { from: 'rollout/tick/scheduler.ts', to: 'rollout/keys.ts' },
+        { from: 'worker/upgrade-processor.ts', to: 'rollout/index.ts' },
+        { from: 'simulator/fleet-model.ts', to: 'lib/random.ts' },
+      ]),
+    ).toEqual([]);
+  });
+});
