@@ -54,20 +54,9 @@ export interface ModelCounters {
   stoppedAfterUpgrade: number;
 }
 
-/** Entries of a Collector's introspection history kept (alive changes, refused creates): memory stays bounded in long rehearsals. */
-const HISTORY_LIMIT = 1000;
-
-/** `list` with `entry` added, the oldest dropped beyond HISTORY_LIMIT. */
-function keepLast<T>(list: T[] | undefined, entry: T): T[] {
-  const out = list ?? [];
-  out.push(entry);
-  if (out.length > HISTORY_LIMIT) out.splice(0, out.length - HISTORY_LIMIT);
-  return out;
-}
-
-export class FleetModel {
-  private readonly buildList: string[];
-  readonly counters: ModelCounters = {
+/** Counters of a model that has done nothing yet. */
+export function newModelCounters(): ModelCounters {
+  return {
     tasksCreated: 0,
     tasksByOutcome: { succeeded: 0, failed: 0, timedOut: 0 },
     unfinished: 0,
@@ -82,6 +71,28 @@ export class FleetModel {
     },
     stoppedAfterUpgrade: 0,
   };
+}
+
+/** Unfinished tasks across the organizations of one process, and their most at any instant. */
+export interface TaskGauge {
+  unfinished: number;
+  maxConcurrentTasks: number;
+}
+
+/** Entries of a Collector's introspection history kept (alive changes, refused creates): memory stays bounded in long rehearsals. */
+const HISTORY_LIMIT = 1000;
+
+/** `list` with `entry` added, the oldest dropped beyond HISTORY_LIMIT. */
+function keepLast<T>(list: T[] | undefined, entry: T): T[] {
+  const out = list ?? [];
+  out.push(entry);
+  if (out.length > HISTORY_LIMIT) out.splice(0, out.length - HISTORY_LIMIT);
+  return out;
+}
+
+export class FleetModel {
+  private readonly buildList: string[];
+  readonly counters: ModelCounters = newModelCounters();
   /** Collectors in ascending id order: the stable order of the listing. */
   readonly collectors: SimCollector[];
   private readonly byId = new Map<number, SimCollector>();
@@ -94,6 +105,8 @@ export class FleetModel {
   constructor(
     private readonly fleet: FleetFile,
     start: number,
+    /** Shared with the other organizations of the process (for /_sim/stats totals); default its own. */
+    private readonly gauge: TaskGauge = { unfinished: 0, maxConcurrentTasks: 0 },
   ) {
     this.buildList = [...fleet.builds];
     for (const [i, b] of fleet.builds.entries()) this.buildIndex.set(b, i);
@@ -283,6 +296,9 @@ export class FleetModel {
     counters.tasksCreated++;
     counters.unfinished++;
     if (counters.unfinished > counters.maxConcurrentTasks) counters.maxConcurrentTasks = counters.unfinished;
+    const gauge = this.gauge;
+    gauge.unfinished++;
+    if (gauge.unfinished > gauge.maxConcurrentTasks) gauge.maxConcurrentTasks = gauge.unfinished;
     const { issueSeconds, taskTimeoutSeconds } = this.fleet.behaviour;
     this.events.push({ at: now + issueSeconds * 1000, kind: 'issue', task });
     this.events.push({ at: now + taskTimeoutSeconds * 1000, kind: 'timeout', task });
@@ -424,6 +440,7 @@ export class FleetModel {
     const c = this.byId.get(t.collectorId) as SimCollector;
     if (c.current === t) c.current = undefined;
     this.counters.unfinished--;
+    this.gauge.unfinished--;
     this.counters.tasksByOutcome[result]++;
     // A stop still to come belongs to the build the Collector has just moved away from.
     if (result === 'succeeded' && t.steps.length > 0) c.stopDue = undefined;

@@ -17,6 +17,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Error code of an error answer, for the statistics. */
   code?: string;
+  /** Content-Type of a string body (default text/html; an object body is always JSON). */
+  contentType?: string;
 }
 
 export function json(status: number, body: unknown, headers?: Record<string, string>): Answer {
@@ -33,9 +35,17 @@ export function newerError(status: number, code: string, message: string): Answe
   return { status, code, body: { id: requestId(), errors: [{ code, message }] } };
 }
 
+/** An error of /_sim (not the vendor's): `{error, ...more}`. */
+export function simError(status: number, message: string, more: Record<string, unknown> = {}): Answer {
+  return json(status, { error: message, ...more });
+}
+
 export function send(res: ServerResponse, answer: Answer): void {
   if (typeof answer.body === 'string') {
-    res.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8', ...answer.headers });
+    res.writeHead(answer.status, {
+      'content-type': answer.contentType ?? 'text/html; charset=utf-8',
+      ...answer.headers,
+    });
     res.end(answer.body);
     return;
   }

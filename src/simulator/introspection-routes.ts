@@ -1,13 +1,19 @@
 /**
  * /_sim/...: the simulator's own window for tests, demos and benchmarks. No authentication,
- * answered to loopback callers only. GET stats, GET collectors (optionally `?ids=1,2`),
- * GET collectors/:id, PATCH collectors/:id with `{alive?, running?, outcome?}`, GET builds, and
- * POST builds with `{version}` to release a new latest build while running.
+ * answered to loopback callers only. GET stats, GET orgs, GET collectors (optionally
+ * `?ids=1,2`), GET collectors/:id, PATCH collectors/:id with `{alive?, running?, outcome?}`,
+ * GET builds, POST builds with `{version}` to release a new latest build while running, and
+ * GET/POST/DELETE faults (fault-routes.ts). Each answers for one organization: the only one, or
+ * the one named by `?org=NAME` (required with several); GET stats without `org` sums them all.
  */
 import { z } from 'zod';
-import type { FleetModel } from './fleet-model.js';
-import { type Answer, json } from './http-util.js';
+import { faultRoutes } from './fault-routes.js';
+import type { FleetModel, TaskGauge } from './fleet-model.js';
+import { type Answer, json, simError } from './http-util.js';
+import type { Organization } from './organization.js';
 import { Outcome } from './schema.js';
+import type { SimulatorStats } from './simulator-stats.js';
+import { statsTotals } from './stats-totals.js';
 import type { SimCollector } from './types.js';
 
 const Patch = z
@@ -21,10 +27,6 @@ const Patch = z
   .refine((p) => p.alive !== undefined || p.running !== undefined || p.outcome !== undefined, {
     message: 'give alive, running and/or outcome',
   });
-
-function simError(status: number, message: string): Answer {
-  return json(status, { error: message });
-}
 
 export function simCollectorRecord(model: FleetModel, c: SimCollector, now: number) {
   return {
@@ -67,45 +69,65 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
   };
 }
 
-export function introspect(
-  model: FleetModel,
-  method: string,
-  path: string,
-  query: URLSearchParams,
-  bodyText: string,
-  now: number,
-  stats: () => unknown,
-): Answer {
-  if (path === '/_sim/stats') return method === 'GET' ? json(200, stats()) : simError(405, 'use GET');
-  if (path === '/_sim/builds') {
-    if (method === 'GET') return json(200, { builds: model.builds, latest: model.latest });
-    if (method !== 'POST') return simError(405, 'use GET or POST');
-    let version: unknown;
-    try {
-      version = (JSON.parse(bodyText) as { version?: unknown }).version;
-    } catch {
-      return simError(400, 'body must be JSON: {"version": "<major>.<minor>-<build>"}');
-    }
-    try {
-      model.addBuild(String(version));
-    } catch (err) {
-      return simError(400, (err as Error).message);
-    }
-    return json(201, { builds: model.builds, latest: model.latest });
+/** What introspection sees of the running simulator. */
+export interface SimView {
+  orgs: readonly Organization[];
+  now: number;
+  timeScale: number;
+  /** Unfinished tasks across the organizations, and their most at any instant. */
+  gauge: TaskGauge;
+  /** With several organizations: requests whose credentials named none. */
+  unattributed: SimulatorStats;
+}
+
+/**
+ * The organization a /_sim request is about: `?org=NAME`, or the only one. A 400 names the
+ * organizations when `org` is missing (with several) or unknown.
+ */
+export function selectOrg(orgs: readonly Organization[], query: URLSearchParams): Organization | Answer {
+  const names = orgs.map((o) => o.name);
+  const wanted = query.get('org');
+  if (wanted === null) {
+    if (orgs.length === 1) return orgs[0] as Organization;
+    return simError(400, `give ?org=NAME: the organizations are ${names.join(', ')}`, { orgs: names });
   }
-  if (path === '/_sim/collectors') {
-    if (method !== 'GET') return simError(405, 'use GET');
-    const ids = query.get('ids');
-    const wanted = ids ? new Set(ids.split(',').map(Number)) : undefined;
-    const list = wanted ? model.collectors.filter((c) => wanted.has(c.id)) : model.collectors;
-    return json(200, { collectors: list.map((c) => simCollectorRecord(model, c, now)) });
+  const org = orgs.find((o) => o.name === wanted);
+  return (
+    org ??
+    simError(400, `no organization ${wanted}: the organizations are ${names.join(', ')}`, { orgs: names })
+  );
+}
+
+const isAnswer = (x: Organization | Answer): x is Answer => 'status' in x;
+
+function stats(view: SimView, query: URLSearchParams): Answer {
+  const { orgs, now, timeScale } = view;
+  if (query.get('org') !== null || orgs.length === 1) {
+    const org = selectOrg(orgs, query);
+    return isAnswer(org) ? org : json(200, org.snapshot(now, timeScale));
   }
-  const m = /^\/_sim\/collectors\/(\d+)$/.exec(path);
-  if (!m) return simError(404, `no such introspection path: ${path}`);
-  const c = model.collector(Number(m[1]));
-  if (!c) return simError(404, `no Collector ${m[1]}`);
-  if (method === 'GET') return json(200, simCollectorRecord(model, c, now));
-  if (method !== 'PATCH') return simError(405, 'use GET or PATCH');
+  const each = orgs.map((o) => o.snapshot(now, timeScale));
+  return json(200, statsTotals(each, view));
+}
+
+function builds(model: FleetModel, method: string, bodyText: string): Answer {
+  if (method === 'GET') return json(200, { builds: model.builds, latest: model.latest });
+  if (method !== 'POST') return simError(405, 'use GET or POST');
+  let version: unknown;
+  try {
+    version = (JSON.parse(bodyText) as { version?: unknown }).version;
+  } catch {
+    return simError(400, 'body must be JSON: {"version": "<major>.<minor>-<build>"}');
+  }
+  try {
+    model.addBuild(String(version));
+  } catch (err) {
+    return simError(400, (err as Error).message);
+  }
+  return json(201, { builds: model.builds, latest: model.latest });
+}
+
+function patchCollector(model: FleetModel, c: SimCollector, bodyText: string, now: number): Answer {
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -127,4 +149,47 @@ export function introspect(
   else if (patch.data.running === true) model.setAlive(c, true, now);
   if (patch.data.outcome !== undefined) model.setOutcome(c, patch.data.outcome ?? undefined, now);
   return json(200, simCollectorRecord(model, c, now));
+}
+
+export function introspect(
+  view: SimView,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  bodyText: string,
+): Answer {
+  const { now } = view;
+  if (path === '/_sim/stats') return method === 'GET' ? stats(view, query) : simError(405, 'use GET');
+  if (path === '/_sim/orgs') {
+    if (method !== 'GET') return simError(405, 'use GET');
+    const orgs = view.orgs.map((o) => ({
+      name: o.name,
+      users: [...o.accounts.keys()],
+      collectors: o.model.size,
+      builds: o.model.builds,
+      latest: o.model.latest,
+    }));
+    return json(200, { orgs });
+  }
+  const m = /^\/_sim\/collectors\/(\d+)$/.exec(path);
+  const known = ['/_sim/builds', '/_sim/collectors', '/_sim/faults'].includes(path) || m !== null;
+  if (!known) return simError(404, `no such introspection path: ${path}`);
+  const org = selectOrg(view.orgs, query);
+  if (isAnswer(org)) return org;
+  const { model } = org;
+  model.advance(now);
+  if (path === '/_sim/builds') return builds(model, method, bodyText);
+  if (path === '/_sim/faults') return faultRoutes(org, method, query, bodyText, now);
+  if (path === '/_sim/collectors') {
+    if (method !== 'GET') return simError(405, 'use GET');
+    const ids = query.get('ids');
+    const wanted = ids ? new Set(ids.split(',').map(Number)) : undefined;
+    const list = wanted ? model.collectors.filter((c) => wanted.has(c.id)) : model.collectors;
+    return json(200, { collectors: list.map((c) => simCollectorRecord(model, c, now)) });
+  }
+  const c = model.collector(Number(m?.[1]));
+  if (!c) return simError(404, `no Collector ${m?.[1]}`);
+  if (method === 'GET') return json(200, simCollectorRecord(model, c, now));
+  if (method !== 'PATCH') return simError(405, 'use GET or PATCH');
+  return patchCollector(model, c, bodyText, now);
 }

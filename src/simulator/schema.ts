@@ -1,17 +1,24 @@
 /**
- * The fleet file: what a simulated Collector Upgrade Service holds (builds, users, Collectors)
- * and how it behaves (upgrade durations, failures, faults). Every duration and rate is in
- * simulated time. Names are fixed by issue #2; see docs/simulator.md "Fleet file" for each field.
+ * The fleet file of one organization: what a simulated Collector Upgrade Service holds (builds,
+ * users, Collectors, at most 10,000 of them as the vendor allows) and how it behaves (upgrade
+ * durations and failures: behaviour-schema.ts; faults, scheduled ones: fault-schema.ts). Every
+ * duration and rate is in simulated time. Several organizations in one file (`orgs:`):
+ * fleet-source.ts. Names are fixed by issue #2; see docs/simulator.md "Fleet file" for each field.
  */
 import { z } from 'zod';
 import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
+import { Behaviour } from './behaviour-schema.js';
+import { ScheduledFault } from './fault-schema.js';
+import { buildVersion, collectorId, positiveSeconds, ratio } from './schema-values.js';
 
-const buildVersion = z.string().refine(isBuildVersion, {
-  message: 'expected a build version shaped <major>.<minor>-<build>, e.g. 19.470-4',
-});
-const ratio = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
-const positiveSeconds = z.number().positive('must be a positive number of seconds');
-const collectorId = z.number().int('must be an integer').positive('must be a positive integer');
+export {
+  Behaviour,
+  type Delay,
+  type Duration,
+  FailureCauses,
+  FailureRatioBy,
+  StopAfterUpgrade,
+} from './behaviour-schema.js';
 
 export const Outcome = z.enum(['succeed', 'fail', 'stuck']);
 export type Outcome = z.infer<typeof Outcome>;
@@ -92,85 +99,6 @@ export const Generate = z
   })
   .strict();
 
-const Duration = z
-  .object({ median: positiveSeconds, p95: positiveSeconds })
-  .strict()
-  .refine((d) => d.p95 >= d.median, { message: 'p95 must not be below median' });
-
-/** A fixed number of seconds, or a log-normal draw `{median, p95}`. */
-const Delay = z.union([z.number().min(0, 'must not be negative'), Duration]);
-export type Delay = z.infer<typeof Delay>;
-
-/** Ratio by exact value of a Collector field (`osName` or `osArch` as the listing shows it). */
-const RatioByValue = z.record(z.string(), ratio);
-
-export const StopAfterUpgrade = z
-  .object({
-    /** Share of Collectors that stop heartbeating some time after each successful upgrade. */
-    ratio: ratio.default(0),
-    /** Overrides `ratio` for Collectors whose osName is a key. */
-    byOs: RatioByValue.optional(),
-    /** Time from the task's success to the stop. */
-    afterSeconds: Delay.default({ median: 120, p95: 600 }),
-    /** A stopped Collector is restarted this long after it stopped; unset = only by /_sim. */
-    restartAfterSeconds: Delay.optional(),
-  })
-  .strict();
-export type StopAfterUpgrade = z.infer<typeof StopAfterUpgrade>;
-
-export const FailureRatioBy = z
-  .object({
-    /** Failure ratio of the tasks of Collectors whose osName is a key (replaces failureRatio). */
-    osName: RatioByValue.optional(),
-    /** Failure ratio of the tasks of Collectors whose osArch is a key (replaces failureRatio). */
-    osArch: RatioByValue.optional(),
-    /** The ratios above apply only to tasks to one of these builds; unset = every build. */
-    builds: z.array(buildVersion).optional(),
-  })
-  .strict();
-export type FailureRatioBy = z.infer<typeof FailureRatioBy>;
-
-/** Relative weights of the failure causes; a cause left out has weight 0. */
-const weight = z.number().min(0, 'must not be negative').optional();
-export const FailureCauses = z
-  .object({
-    disk_space: weight,
-    upgrades_disabled: weight,
-    permission: weight,
-    network: weight,
-    unknown: weight,
-  })
-  .strict()
-  .refine((w) => Object.values(w).some((v) => (v ?? 0) > 0), {
-    message: 'at least one cause needs a positive weight',
-  });
-export type FailureCauses = z.infer<typeof FailureCauses>;
-
-export const Behaviour = z
-  .object({
-    upgradeSeconds: Duration.default({ median: 180, p95: 600 }),
-    failureRatio: ratio.default(0.02),
-    stuckRatio: ratio.default(0.01),
-    /** A move across more than this many builds goes in increments of at most this many. 0 = never. */
-    incrementalAbove: z.number().int().min(0).default(2),
-    /** Seconds from request to "pending" (status 1). */
-    issueSeconds: z.number().min(0).default(2),
-    /** The Collector picks up an issued upgrade at its next heartbeat, at most this many seconds later. */
-    heartbeatSeconds: positiveSeconds.default(15),
-    /** A task not succeeded this long after its request fails as timed out. */
-    taskTimeoutSeconds: positiveSeconds.default(1800),
-    /** A Collector that stopped heartbeating is listed alive: false this long after its last heartbeat. */
-    offlineAfterSeconds: positiveSeconds.default(1800),
-    /** Collectors that stop heartbeating after a successful upgrade (off by default). */
-    stopAfterUpgrade: StopAfterUpgrade.default(StopAfterUpgrade.parse({})),
-    /** A bad build for a cohort: failure ratios by osName / osArch (unset = failureRatio for all). */
-    failureRatioBy: FailureRatioBy.optional(),
-    /** Weights of the failure causes; unset = today's five messages, equally likely. */
-    failureCauses: FailureCauses.optional(),
-  })
-  .strict();
-export type Behaviour = z.infer<typeof Behaviour>;
-
 export const Flap = z
   .object({
     /** Mean time a flapping Collector stays online, and offline. */
@@ -195,69 +123,106 @@ export const Faults = z
     flap: Flap.default({ onlineSeconds: 1200, offlineSeconds: 600 }),
     /** Share of 401s answered with an HTML page instead of JSON, as some real deployments do. */
     htmlUnauthorizedRatio: ratio.default(0),
+    /** Faults of the whole organization for a while (outage, unauthorized, ...); see fault-schema.ts. */
+    schedule: z.array(ScheduledFault).optional(),
   })
   .strict();
 
-export const FleetFile = z
-  .object({
-    builds: z
-      .array(buildVersion)
-      .min(1, 'at least one build is needed')
-      .superRefine((builds, ctx) => {
-        for (let i = 1; i < builds.length; i++) {
-          const a = builds[i - 1] as string;
-          const b = builds[i] as string;
-          if (isBuildVersion(a) && isBuildVersion(b) && compareBuildVersions(a, b) >= 0) {
-            ctx.addIssue({
-              code: 'custom',
-              path: [i],
-              message: `builds must go from oldest to newest: ${b} is not newer than ${a}`,
-            });
-          }
+/** The vendor's limit: an organization holds at most this many Collectors. */
+export const MAX_ORG_COLLECTORS = 10_000;
+
+/** The fields of one organization: a whole fleet file without `orgs`, or one entry of `orgs`. */
+const orgShape = {
+  builds: z
+    .array(buildVersion)
+    .min(1, 'at least one build is needed')
+    .superRefine((builds, ctx) => {
+      for (let i = 1; i < builds.length; i++) {
+        const a = builds[i - 1] as string;
+        const b = builds[i] as string;
+        if (isBuildVersion(a) && isBuildVersion(b) && compareBuildVersions(a, b) >= 0) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [i],
+            message: `builds must go from oldest to newest: ${b} is not newer than ${a}`,
+          });
         }
-      }),
-    users: z
-      .array(FleetUser)
-      .min(1, 'at least one user is needed')
-      .default([{ accessId: 'demo', accessKey: 'demo-secret', canCreate: true }]),
-    collectors: z.array(FleetCollector).default([]),
-    generate: Generate.optional(),
-    behaviour: Behaviour.default(Behaviour.parse({})),
-    faults: Faults.default(Faults.parse({})),
-    listOffline: z.boolean().default(true),
-    /** Seed of the behaviour's randomness (durations, outcomes, faults). */
-    seed: z.number().int().default(1),
-  })
-  .strict()
-  .superRefine((fleet, ctx) => {
-    const seen = new Map<number, number>();
-    fleet.collectors.forEach((c, i) => {
-      if (seen.has(c.id))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['collectors', i, 'id'],
-          message: `duplicate id ${c.id} (also collectors[${seen.get(c.id)}])`,
-        });
-      seen.set(c.id, i);
-      if (c.version && !fleet.builds.includes(c.version)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['collectors', i, 'version'],
-          message: `${c.version} is not one of builds`,
-        });
       }
-    });
-    const ids = new Set<string>();
-    fleet.users.forEach((u, i) => {
-      if (ids.has(u.accessId))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['users', i, 'accessId'],
-          message: `duplicate accessId ${u.accessId}`,
-        });
-      ids.add(u.accessId);
-    });
+    }),
+  users: z
+    .array(FleetUser)
+    .min(1, 'at least one user is needed')
+    .default([{ accessId: 'demo', accessKey: 'demo-secret', canCreate: true }]),
+  collectors: z.array(FleetCollector).default([]),
+  generate: Generate.optional(),
+  behaviour: Behaviour.default(Behaviour.parse({})),
+  faults: Faults.default(Faults.parse({})),
+  listOffline: z.boolean().default(true),
+  /** Seed of the behaviour's randomness (durations, outcomes, faults). */
+  seed: z.number().int().default(1),
+};
+
+type OrgFields = z.infer<z.ZodObject<typeof orgShape>>;
+
+/** Checks across fields of one organization: unique ids, known versions, the vendor's cap. */
+function checkOrg(fleet: OrgFields, ctx: z.RefinementCtx): void {
+  const seen = new Map<number, number>();
+  fleet.collectors.forEach((c, i) => {
+    if (seen.has(c.id))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['collectors', i, 'id'],
+        message: `duplicate id ${c.id} (also collectors[${seen.get(c.id)}])`,
+      });
+    seen.set(c.id, i);
+    if (c.version && !fleet.builds.includes(c.version)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['collectors', i, 'version'],
+        message: `${c.version} is not one of builds`,
+      });
+    }
   });
+  const ids = new Set<string>();
+  fleet.users.forEach((u, i) => {
+    if (ids.has(u.accessId))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['users', i, 'accessId'],
+        message: `duplicate accessId ${u.accessId}`,
+      });
+    ids.add(u.accessId);
+  });
+  const generated = fleet.generate?.count ?? 0;
+  const total = fleet.collectors.length + generated;
+  if (total > MAX_ORG_COLLECTORS) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    ctx.addIssue({
+      code: 'custom',
+      path: fleet.generate ? ['generate', 'count'] : ['collectors'],
+      message:
+        `an organization holds at most ${n(MAX_ORG_COLLECTORS)} Collectors (the vendor's limit); this one ` +
+        `would hold ${n(total)} (${n(fleet.collectors.length)} explicit + ${n(generated)} generated): ` +
+        'split the fleet into several organizations (orgs:)',
+    });
+  }
+}
+
+/** A fleet file of one organization (named `default`): the fleet file as it always was. */
+export const FleetFile = z.object(orgShape).strict().superRefine(checkOrg);
 export type FleetFile = z.infer<typeof FleetFile>;
 /** What a caller may pass: the fleet file as written, before defaults. */
 export type FleetFileInput = z.input<typeof FleetFile>;
+
+/** An organization's name: a short slug. */
+export const OrgName = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short slug: a lowercase letter, then up to 31 of a-z, 0-9, -');
+
+/** One entry of `orgs`: a name and the fields of a one-organization fleet file. */
+export const OrgFleet = z
+  .object({ name: OrgName, ...orgShape })
+  .strict()
+  .superRefine(checkOrg);
+export type OrgFleet = z.infer<typeof OrgFleet>;
+export type OrgFleetInput = z.input<typeof OrgFleet>;

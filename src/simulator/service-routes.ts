@@ -1,7 +1,7 @@
 /**
  * The four endpoints of the Collector Upgrade Service (interface section 4), answering with
  * exactly the fields, types and codes of the interface and of the real service's examples.
- * Authentication, limits and faults happen before these run (see simulator-server.ts).
+ * Authentication, limits and faults happen before these run (see handle-api.ts).
  */
 import { isBuildVersion } from '../lib/version.js';
 import type { FleetModel } from './fleet-model.js';

@@ -1,5 +1,7 @@
-/** Counters of what the simulated service saw and did, served at GET /_sim/stats. */
+/** Counters of what one organization of the simulated service saw and did, served at GET /_sim/stats. */
+import type { FaultKind } from './fault-schema.js';
 import type { ModelCounters } from './fleet-model.js';
+import { faultCounters } from './org-faults.js';
 import type { Endpoint } from './service-routes.js';
 
 export class SimulatorStats {
@@ -17,6 +19,8 @@ export class SimulatorStats {
   readonly rateLimitedBy = { rate: 0, concurrency: 0 };
   injectedErrors = 0;
   dropped = 0;
+  /** Requests refused or altered by a fault of the organization (faults.schedule, /_sim/faults), by kind. */
+  readonly faults: Record<FaultKind, number> = faultCounters();
 
   record(status: number, code: string | undefined): void {
     this.byStatus[String(status)] = (this.byStatus[String(status)] ?? 0) + 1;
@@ -24,7 +28,7 @@ export class SimulatorStats {
       this.rejected[code] = (this.rejected[code] ?? 0) + 1;
   }
 
-  snapshot(model: ModelCounters, now: number, extra: Record<string, unknown>) {
+  snapshot<E extends Record<string, unknown>>(model: ModelCounters, now: number, extra: E) {
     return {
       requests: { total: this.total, byEndpoint: { ...this.byEndpoint }, byStatus: { ...this.byStatus } },
       tasksCreated: model.tasksCreated,
@@ -38,6 +42,7 @@ export class SimulatorStats {
       rateLimitedBy: { ...this.rateLimitedBy },
       injectedErrors: this.injectedErrors,
       dropped: this.dropped,
+      faults: { ...this.faults },
       now,
       ...extra,
     };

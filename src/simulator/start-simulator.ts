@@ -1,46 +1,26 @@
 /**
- * Starts the simulated Collector Upgrade Service over HTTP. A request to /api/v1 goes through,
- * in order: routing (404/405), basic authentication (401), the rate limits (429), the added
- * latency, the Content-Type rule (415), injected server errors (500/503), the endpoint itself,
- * and possibly a dropped connection after the endpoint has acted. /_sim is introspection. Every
- * answer tells the simulator's time scale (X-Simulator-Time-Scale, lib/time-scale-header.ts).
+ * Starts the simulated Collector Upgrade Service over HTTP, for one organization or several
+ * (`orgs:`): a request to /api/v1 is answered by the organization its credentials name, through
+ * the steps of handle-api.ts; /_sim is introspection. Every answer tells the simulator's time
+ * scale (X-Simulator-Time-Scale, lib/time-scale-header.ts).
  */
-import { timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, createScaledClock } from '../lib/clock.js';
 import { createLogger, type Logger } from '../lib/logger.js';
-import { createRandom } from '../lib/random.js';
 import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
 import { TIME_SCALE_HEADER } from '../lib/time-scale-header.js';
-import { FleetModel } from './fleet-model.js';
-import {
-  type Answer,
-  basicCredentials,
-  isJsonContentType,
-  isLoopback,
-  legacyError,
-  newerError,
-  readBody,
-  send,
-  UNAUTHORIZED_HTML,
-} from './http-util.js';
+import type { FleetModel, TaskGauge } from './fleet-model.js';
+import { type AnyFleetInput, parseFleet } from './fleet-source.js';
+import { type ApiDeps, handleApi } from './handle-api.js';
+import { isLoopback, legacyError, readBody, send } from './http-util.js';
 import { introspect } from './introspection-routes.js';
-import { RateLimiter } from './rate-limiter.js';
-import { FleetFile, type FleetFileInput, type FleetUser, type RateLimit } from './schema.js';
-import {
-  type CallContext,
-  createTask,
-  type Endpoint,
-  listTargets,
-  listUpgradable,
-  taskStatus,
-} from './service-routes.js';
+import { type Account, Organization } from './organization.js';
 import { SimulatorStats } from './simulator-stats.js';
 
 export interface SimulatorOptions {
-  /** The fleet file's content (defaults applied here). */
-  fleet: FleetFileInput | FleetFile;
+  /** The fleet file's content, one organization or `orgs:` (defaults applied here). */
+  fleet: AnyFleetInput;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: any free port. */
@@ -63,176 +43,36 @@ export interface RunningSimulator {
   baseUrl: string;
   port: number;
   clock: Clock;
+  /** The first organization's model (the only one's, without `orgs:`). */
   model: FleetModel;
+  /** The organizations by name (`default` without `orgs:`), in the order of the fleet file. */
+  orgs: ReadonlyMap<string, Organization>;
   close(): Promise<void>;
 }
 
-const API_PREFIX = '/api/v1/';
-
-type Route = { endpoint: Endpoint; run: (ctx: CallContext, query: URLSearchParams, body: string) => Answer };
-
-function route(method: string, path: string): Route | Answer {
-  if (!path.startsWith(API_PREFIX)) return legacyError(404, 'notfound', `No resource at ${path}.`);
-  const rest = path.slice(API_PREFIX.length);
-  const expect = (want: string, r: Route): Route | Answer =>
-    method === want ? r : legacyError(405, 'method.unsupported', `Method ${method} is not supported here.`);
-  if (rest === 'collectors/upgrades/collectors')
-    return expect('GET', { endpoint: 'list', run: (c, q) => listUpgradable(c, q) });
-  if (rest === 'collectors/upgrades/targets')
-    return expect('GET', { endpoint: 'targets', run: (c) => listTargets(c) });
-  if (rest === 'collectors/upgrades')
-    return expect('POST', { endpoint: 'create', run: (c, _q, b) => createTask(c, b) });
-  const m = /^collectors\/upgrades\/([^/]+)$/.exec(rest);
-  if (m) {
-    let id: string;
-    try {
-      id = decodeURIComponent(m[1] as string);
-    } catch {
-      // A malformed percent-encoding names no task.
-      id = m[1] as string;
-    }
-    return expect('GET', { endpoint: 'status', run: (c) => taskStatus(c, id) });
-  }
-  return legacyError(404, 'notfound', `No resource at ${path}.`);
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
-  const fleet = FleetFile.parse(options.fleet);
+  const fleets = parseFleet(options.fleet);
   const clock = options.clock ?? createScaledClock(options.timeScale ?? 1);
   const logger = options.logger ?? createLogger({ level: 'silent' });
-  const model = new FleetModel(fleet, clock.now());
-  const stats = new SimulatorStats();
-  const limiter = new RateLimiter();
-  const faults = fleet.faults;
-  const rng = createRandom(fleet.seed ^ 0x5eed);
-  const users = new Map<string, { user: FleetUser; allowed: (id: number) => boolean; limit: RateLimit }>();
-  for (const user of fleet.users) {
-    const only = user.collectors ? new Set(user.collectors) : undefined;
-    users.set(user.accessId, {
-      user,
-      allowed: only ? (id) => only.has(id) : () => true,
-      limit: { ...faults.rateLimit, ...user.rateLimit },
-    });
-  }
+  const start = clock.now();
+  const gauge: TaskGauge = { unfinished: 0, maxConcurrentTasks: 0 };
+  const orgs = fleets.map((fleet) => new Organization(fleet, start, gauge));
+  const accounts = new Map<string, { org: Organization; account: Account }>();
+  for (const org of orgs) for (const [id, account] of org.accounts) accounts.set(id, { org, account });
+  const unattributed = new SimulatorStats();
   const timeScale =
     'scale' in clock && typeof clock.scale === 'number' ? clock.scale : (options.timeScale ?? 1);
   // Told on every answer (a client notices a scale unlike its own at no cost); not for a clock of
   // the caller's without a scale (a manual clock in tests): that one has none to tell.
   const toldScale = options.clock === undefined || 'scale' in clock ? String(timeScale) : undefined;
-  const statsSnapshot = () => {
-    const now = clock.now();
-    model.advance(now);
-    return stats.snapshot(model.counters, now, { collectors: model.size, timeScale });
+  const api: ApiDeps = {
+    orgs,
+    accounts,
+    unattributed,
+    clock,
+    logger,
+    lenientContentType: options.lenientContentType ?? false,
   };
-
-  const latency = (): number => {
-    const l = faults.latencyMs;
-    return typeof l === 'number' ? l : l.min + rng.next() * Math.max(0, l.max - l.min);
-  };
-
-  async function handleApi(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    query: URLSearchParams,
-  ): Promise<void> {
-    const method = req.method ?? 'GET';
-    const started = performance.now();
-    const body = await readBody(req);
-    const routed = route(method, path);
-    stats.total++;
-    stats.byEndpoint['endpoint' in routed ? routed.endpoint : 'other']++;
-    const answer = (a: Answer) => {
-      stats.record(a.status, a.code);
-      send(res, a);
-      logger.debug(
-        { method, path, status: a.status, code: a.code, ms: Math.round(performance.now() - started) },
-        'request',
-      );
-    };
-    if (!('endpoint' in routed)) return answer(routed);
-    const creds = basicCredentials(req.headers.authorization);
-    const account = creds ? users.get(creds.id) : undefined;
-    if (!creds || !account || !sameSecret(creds.key, account.user.accessKey)) {
-      if (faults.htmlUnauthorizedRatio > 0 && rng.chance(faults.htmlUnauthorizedRatio)) {
-        return answer({
-          status: 401,
-          code: 'unauthorized',
-          body: UNAUTHORIZED_HTML,
-          headers: { 'www-authenticate': 'Basic realm="api"' },
-        });
-      }
-      const a = legacyError(401, 'unauthorized', 'Full authentication is required to access this resource.');
-      return answer({ ...a, headers: { 'www-authenticate': 'Basic realm="api"' } });
-    }
-    model.advance(clock.now());
-    const admission = limiter.admit(
-      account.user.accessId,
-      account.user.accessKey,
-      account.limit,
-      clock.now(),
-    );
-    if (!admission.ok) {
-      stats.rateLimited++;
-      stats.rateLimitedBy[admission.reason]++;
-      return answer(
-        newerError(429, 'rate.limit.exceeded', 'API rate limit for this user has been exceeded.'),
-      );
-    }
-    try {
-      const delay = latency();
-      if (delay > 0) await clock.sleep(delay);
-      const contentType = req.headers['content-type'];
-      const lenient = options.lenientContentType && method === 'GET' && contentType === undefined;
-      if (!lenient && !isJsonContentType(contentType)) {
-        return answer(
-          legacyError(
-            415,
-            'contenttype.invalid',
-            `Content-Type must be application/json, got '${contentType ?? ''}'.`,
-          ),
-        );
-      }
-      if (body.tooLarge)
-        return answer(legacyError(413, 'request.too.large', 'The request body is larger than 1 MiB.'));
-      if (faults.errorRatio > 0 && rng.chance(faults.errorRatio)) {
-        stats.injectedErrors++;
-        return answer(
-          rng.chance(0.5)
-            ? legacyError(500, 'internal.error', 'Internal server error.')
-            : legacyError(503, 'service.unavailable', 'Service is temporarily unavailable.'),
-        );
-      }
-      const now = clock.now();
-      model.advance(now);
-      const result = routed.run(
-        {
-          model,
-          accessId: account.user.accessId,
-          allowed: account.allowed,
-          canCreate: account.user.canCreate,
-          now,
-        },
-        query,
-        body.text,
-      );
-      if (faults.dropRatio > 0 && rng.chance(faults.dropRatio)) {
-        stats.dropped++;
-        stats.record(result.status, result.code);
-        req.socket.destroy();
-        return;
-      }
-      answer(result);
-    } finally {
-      admission.release();
-    }
-  }
 
   const server = createServer(
     { ...boundedServerOptions(options.limits), keepAliveTimeout: 65_000 },
@@ -253,14 +93,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
           if (!isLoopback(req.socket.remoteAddress))
             return send(res, { status: 403, body: { error: 'introspection answers loopback callers only' } });
           const body = await readBody(req);
-          const now = clock.now();
-          model.advance(now);
-          return send(
-            res,
-            introspect(model, req.method ?? 'GET', path, url.searchParams, body.text, now, statsSnapshot),
-          );
+          const view = { orgs, now: clock.now(), timeScale, gauge, unattributed };
+          return send(res, introspect(view, req.method ?? 'GET', path, url.searchParams, body.text));
         }
-        return handleApi(req, res, path, url.searchParams);
+        return handleApi(api, req, res, path, url.searchParams);
       };
       run().catch((err: unknown) => {
         logger.error({ err, path }, 'simulator request failed');
@@ -287,7 +123,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     baseUrl: `${url}/api/v1`,
     port: address.port,
     clock,
-    model,
+    model: (orgs[0] as Organization).model,
+    orgs: new Map(orgs.map((o) => [o.name, o])),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

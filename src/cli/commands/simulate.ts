@@ -1,9 +1,10 @@
 /** `fleet-upgrade simulate`: runs the simulated Collector Upgrade Service until interrupted. */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { FleetError } from '../../lib/errors.js';
+import { ConfigError, FleetError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { loadSourceFile } from '../../lib/source/yaml-source.js';
-import { FleetFile, type FleetFileInput } from '../../simulator/schema.js';
+import { type AnyFleetInput, FleetSource } from '../../simulator/fleet-source.js';
+import { MAX_ORG_COLLECTORS } from '../../simulator/schema.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { intOption } from '../boot/int-option.js';
 
@@ -25,15 +26,26 @@ interface SimulateFlags {
   logLevel: string;
 }
 
-/** The fleet to simulate: the file, or a generated one with a default user from the environment. */
+/**
+ * The fleet to simulate: the file (one organization, or several under `orgs:`), or a generated
+ * one with a default user from the environment. More Collectors than an organization can hold
+ * is a bad fleet (ConfigError, exit 78), in a file or by --collectors.
+ */
 export function fleetFromFlags(
   flags: Pick<SimulateFlags, 'fleet' | 'collectors' | 'seed'>,
   env: NodeJS.ProcessEnv,
-): FleetFileInput {
+): AnyFleetInput {
   if (flags.fleet && flags.collectors !== undefined) {
     throw new FleetError('FLEET_ERR_USAGE', 'give either --fleet FILE or --collectors N, not both');
   }
-  if (flags.fleet) return loadSourceFile(flags.fleet, FleetFile);
+  if (flags.fleet) return loadSourceFile(flags.fleet, FleetSource);
+  if (flags.collectors !== undefined && flags.collectors > MAX_ORG_COLLECTORS) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    const reason =
+      `an organization holds at most ${n(MAX_ORG_COLLECTORS)} Collectors (the vendor's limit), got ` +
+      `${n(flags.collectors)}: for more, write a fleet file with several organizations (orgs:)`;
+    throw new ConfigError(`--collectors: ${reason}`, [{ file: '--collectors', field: '', reason }]);
+  }
   const id = env.SUMOLOGIC_ACCESSID;
   const key = env.SUMOLOGIC_ACCESSKEY;
   return {
@@ -59,11 +71,11 @@ export function simulateCommand(): Command {
     )
     .option(
       '--fleet <file>',
-      'fleet file (YAML or JSON) describing builds, users, Collectors, behaviour, faults',
+      'fleet file (YAML or JSON) describing builds, users, Collectors, behaviour, faults; orgs: for several organizations',
     )
     .option(
       '--collectors <n>',
-      'generate a fleet of N Collectors instead of reading a fleet file',
+      `generate a fleet of N Collectors (at most ${MAX_ORG_COLLECTORS}, the vendor's limit per organization) instead of reading a fleet file`,
       intOption('--collectors', 0, 2_000_000),
     )
     .option('--seed <s>', 'seed of the generated fleet and its behaviour', intOption('--seed', 0), 1)
@@ -77,7 +89,9 @@ export function simulateCommand(): Command {
     .addHelpText(
       'after',
       '\nWithout --fleet, the generated fleet has one user: SUMOLOGIC_ACCESSID/SUMOLOGIC_ACCESSKEY when both are\n' +
-        'set, else demo/demo-secret. Every duration and rate of the fleet file is in simulated time.\n\n' +
+        'set, else demo/demo-secret. Every duration and rate of the fleet file is in simulated time.\n' +
+        'A fleet file with orgs: serves several organizations on one port (the credentials decide which\n' +
+        'answers); or run one simulate per organization, each on its own port.\n\n' +
         'Example:\n  fleet-upgrade simulate --port 8080 --collectors 500 --seed 7 --time-scale 60',
     )
     .action(async (flags: SimulateFlags) => {
@@ -92,15 +106,21 @@ export function simulateCommand(): Command {
         lenientContentType: flags.lenientContentType,
         logger,
       });
-      const users = (fleet.users ?? []).map((u) => u.accessId);
+      const orgs = [...sim.orgs.values()];
       logger.info(
         {
           url: sim.url,
           baseUrl: sim.baseUrl,
-          collectors: sim.model.size,
+          collectors: orgs.reduce((n, o) => n + o.model.size, 0),
           builds: sim.model.builds.length,
           latest: sim.model.latest,
-          users,
+          users: orgs.flatMap((o) => [...o.accounts.keys()]),
+          orgs: orgs.map((o) => ({
+            name: o.name,
+            collectors: o.model.size,
+            latest: o.model.latest,
+            users: [...o.accounts.keys()],
+          })),
           timeScale: flags.timeScale,
           startMs: Math.round(performance.now() - started),
         },

@@ -2,7 +2,8 @@
  * The `fleet-upgrade simulate` command, run as a real process from the build in dist/ (made by
  * `npm test` before vitest, or `npm run build`): the logged listening URL, a request through it,
  * --time-scale, --lenient-content-type, a fleet file with an error (exit 78 naming file, line and
- * field), and --help.
+ * field), a fleet file of several organizations, the vendor's 10,000-Collector cap (exit 78), and
+ * --help.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -212,6 +213,70 @@ describe('fleet-upgrade simulate', () => {
     expect(r.status, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(78);
     expect(r.stderr).toContain(`${file}:6`);
     expect(r.stderr).toContain('collectors[1].version');
+  });
+
+  it('--fleet FILE with orgs: one port serves each organization to its own credentials', async () => {
+    const file = tempFile(
+      'orgs.yaml',
+      [
+        'orgs:',
+        '  - name: acme',
+        '    builds: ["19.400-5", "19.470-4"]',
+        '    users: [{ accessId: acme-ops, accessKey: acme-secret }]',
+        '    collectors: [{ id: 101, version: "19.400-5" }]',
+        '  - name: globex',
+        '    builds: ["19.400-5", "19.480-1"]',
+        '    users: [{ accessId: globex-ops, accessKey: globex-secret }]',
+        '    collectors: [{ id: 101, version: "19.400-5" }, { id: 102, version: "19.400-5" }]',
+        '',
+      ].join('\n'),
+    );
+    const { url } = await startCli(['--port', '0', '--fleet', file]);
+    const acme = { accessId: 'acme-ops', accessKey: 'acme-secret' };
+    const globex = { accessId: 'globex-ops', accessKey: 'globex-secret' };
+    const ids = async (auth: Credentials) =>
+      (
+        (await get(`${url}/api/v1/collectors/upgrades/collectors`, jsonHeaders(auth))).json as {
+          collectors: { id: number }[];
+        }
+      ).collectors.map((c) => c.id);
+    expect(await ids(acme)).toEqual([101]);
+    expect(await ids(globex)).toEqual([101, 102]);
+    const stats = (await get(`${url}/_sim/stats`, { accept: 'application/json' })).json as { orgs: object };
+    expect(Object.keys(stats.orgs)).toEqual(['acme', 'globex']);
+  });
+
+  it("--collectors above 10000: exit 78 naming the vendor's limit", () => {
+    const r = spawnSync(process.execPath, [BIN, 'simulate', '--port', '0', '--collectors', '10001'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(78);
+    expect(r.stderr).toMatch(
+      /--collectors: an organization holds at most 10,000 Collectors \(the vendor's limit\)/,
+    );
+  });
+
+  it('--fleet FILE with more than 10000 Collectors in an organization: exit 78 at the file, line and field', () => {
+    const yaml = [
+      'orgs:',
+      '  - name: big',
+      '    builds: ["19.400-5"]',
+      '    generate:',
+      '      count: 10001',
+      '',
+    ].join('\n');
+    const file = tempFile('big.yaml', yaml);
+    const r = spawnSync(process.execPath, [BIN, 'simulate', '--port', '0', '--fleet', file], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(78);
+    expect(r.stderr).toContain(`${file}:5`);
+    expect(r.stderr).toContain('orgs[0].generate.count');
+    expect(r.stderr).toMatch(/at most 10,000 Collectors \(the vendor's limit\)/);
   });
 
   it('--fleet FILE that does not exist: exit 78 naming the file', () => {
