@@ -8,6 +8,9 @@ import type { FleetFile } from './schema.js';
 import { drawsStop } from './stop-after-upgrade.js';
 import type { SimCollector } from './types.js';
 
+/** The fields of a Collector that has none, shared (a large fleet holds one object, not 10,000). */
+const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
+
 export function buildCollectors(fleet: FleetFile, start: number, rng: Random): SimCollector[] {
   const explicit = fleet.collectors;
   const taken = new Set(explicit.map((c) => c.id));
@@ -46,6 +49,9 @@ export function buildCollectors(fleet: FleetFile, start: number, rng: Random): S
         stopsAfterUpgrade: !hosted && (c.stopsAfterUpgrade ?? drawsStop(stop, fleet.seed, c.id, osName)),
         stops: [],
         flap: c.flap,
+        category: c.category ?? '',
+        description: c.description ?? '',
+        fields: c.fields ?? NO_FIELDS,
         tasks: [],
       };
     })

@@ -28,6 +28,7 @@ import {
   type CallContext,
   createTask,
   type Endpoint,
+  listInventory,
   listTargets,
   listUpgradable,
   taskStatus,
@@ -62,6 +63,8 @@ function route(method: string, path: string): Route | Answer {
     return expect('GET', { endpoint: 'targets', run: (c) => listTargets(c) });
   if (rest === 'collectors/upgrades')
     return expect('POST', { endpoint: 'create', run: (c, _q, b) => createTask(c, b) });
+  if (rest === 'collectors')
+    return expect('GET', { endpoint: 'inventory', run: (c, q) => listInventory(c, q) });
   const m = /^collectors\/upgrades\/([^/]+)$/.exec(rest);
   if (m) {
     let id: string;

@@ -82,6 +82,11 @@ export const FleetCollector = z
     offlineForSeconds: positiveSeconds.optional(),
     /** This Collector goes offline and comes back over time (see faults.flap). */
     flap: z.boolean().default(false),
+    /** Shown only by GET /collectors (the inventory), as the vendor's Collector records carry them. */
+    category: z.string().optional(),
+    description: z.string().optional(),
+    /** Key-value metadata of the Collector (e.g. `_budget`); default {}. */
+    fields: z.record(z.string(), z.string()).optional(),
   })
   .strict();
 export type FleetCollector = z.infer<typeof FleetCollector>;

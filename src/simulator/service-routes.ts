@@ -1,6 +1,7 @@
 /**
  * The four endpoints of the Collector Upgrade Service (interface section 4), answering with
- * exactly the fields, types and codes of the interface and of the real service's examples.
+ * exactly the fields, types and codes of the interface and of the real service's examples, and
+ * the Collector Management API's list of every Collector (GET collectors, the inventory).
  * Authentication, limits and faults happen before these run (see handle-api.ts).
  */
 import { isBuildVersion } from '../lib/version.js';
@@ -8,7 +9,7 @@ import type { FleetModel } from './fleet-model.js';
 import { type Answer, json, legacyError } from './http-util.js';
 import type { SimCollector, SimTask } from './types.js';
 
-export type Endpoint = 'list' | 'targets' | 'create' | 'status';
+export type Endpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory';
 
 export interface CallContext {
   model: FleetModel;
@@ -83,6 +84,61 @@ export function listUpgradable(ctx: CallContext, query: URLSearchParams): Answer
   if (typeof limit !== 'number') return limit;
   const page = model.listUpgradable(target, offset, limit, ctx.allowed);
   return json(200, { collectors: page.map((c) => collectorRecord(model, c, ctx.now)) });
+}
+
+/** The inventory's `filter` values (the vendor's documentation of GET /collectors); absent: every Collector. */
+const INVENTORY_FILTERS: Readonly<Record<string, (c: SimCollector) => boolean>> = {
+  installed: (c) => c.type === 'Installable',
+  hosted: (c) => c.type === 'Hosted',
+  dead: (c) => !c.alive,
+  alive: (c) => c.alive,
+};
+
+/** The vendor's documented default of `limit` for GET /collectors, also its largest accepted value here. */
+export const INVENTORY_LIMIT = 1000;
+
+/**
+ * A record of the inventory: the fields of the upgradable listing plus `category`,
+ * `description` and `fields`. A Hosted Collector runs no build: its collectorVersion is "", as
+ * in the vendor's example of one.
+ */
+export function inventoryRecord(model: FleetModel, c: SimCollector, now: number) {
+  return {
+    ...collectorRecord(model, c, now),
+    collectorVersion: c.type === 'Hosted' ? '' : c.version,
+    category: c.category,
+    description: c.description,
+    fields: c.fields,
+  };
+}
+
+/** GET collectors?filter=&limit=&offset= : every Collector of the organization the user may see, ascending ids. */
+export function listInventory(ctx: CallContext, query: URLSearchParams): Answer {
+  const raw = query.get('filter');
+  // Absent or empty (some clients send `filter=` when none was chosen): every Collector.
+  const any = raw === null || raw === '';
+  const filter = any ? undefined : Object.hasOwn(INVENTORY_FILTERS, raw) ? INVENTORY_FILTERS[raw] : null;
+  if (filter === null) {
+    return legacyError(
+      400,
+      'parameter.invalid',
+      `Parameter filter must be one of ${Object.keys(INVENTORY_FILTERS).join(', ')}, got '${raw}'.`,
+    );
+  }
+  const offset = integerParam(query, 'offset', 0, Number.MAX_SAFE_INTEGER);
+  if (typeof offset !== 'number') return offset;
+  const limit = integerParam(query, 'limit', INVENTORY_LIMIT, INVENTORY_LIMIT);
+  if (typeof limit !== 'number') return limit;
+  const { model } = ctx;
+  const page: SimCollector[] = [];
+  let skipped = 0;
+  for (const c of model.collectors) {
+    if (page.length >= limit) break;
+    if ((filter && !filter(c)) || !ctx.allowed(c.id)) continue;
+    if (skipped < offset) skipped++;
+    else page.push(c);
+  }
+  return json(200, { collectors: page.map((c) => inventoryRecord(model, c, ctx.now)) });
 }
 
 /** GET collectors/upgrades/targets */

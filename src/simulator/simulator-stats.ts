@@ -11,6 +11,7 @@ export class SimulatorStats {
     targets: 0,
     create: 0,
     status: 0,
+    inventory: 0,
     other: 0,
   };
   readonly byStatus: Record<string, number> = {};

@@ -72,6 +72,10 @@ export interface SimCollector {
   /** Every stop so far, oldest first. */
   stops: SimStop[];
   flap: boolean;
+  /** Shown by the inventory (GET /collectors) only. */
+  category: string;
+  description: string;
+  fields: Readonly<Record<string, string>>;
   current?: SimTask;
   tasks: SimTask[];
   /** Every change of `alive` since the start, oldest first (unset until the first): the truth a test judges `not_alive` and `unhealthy` by. */

@@ -68,8 +68,9 @@ describe('a trailing slash on a path is accepted', () => {
 });
 
 describe('404 notfound for an unknown path', () => {
+  // `collectors` itself is the inventory (GET collectors, inventory.test.ts); below it, nothing else is served.
   const paths = [
-    'collectors',
+    'collectors/offline',
     'collectors/upgrades/collectors/extra',
     'collectors/upgrades/targets/extra',
     'collectors/upgrade',
