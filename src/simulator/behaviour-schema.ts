@@ -1,7 +1,7 @@
 /**
- * The fleet file's `behaviour`: how long upgrades take (in steps), how tasks fail and why,
+ * The fleet file's `behaviour`: how long upgrades take (by OS, in steps), how tasks fail and why,
  * and what Collectors do after an upgrade. Every duration is in simulated seconds; see
- * docs/simulator.md "Fleet file".
+ * docs/simulator.md "Fleet file" and "How long an upgrade takes".
  */
 import { z } from 'zod';
 import { buildVersion, positiveSeconds, ratio } from './schema-values.js';
@@ -11,6 +11,16 @@ export const Duration = z
   .strict()
   .refine((d) => d.p95 >= d.median, { message: 'p95 must not be below median' });
 export type Duration = z.infer<typeof Duration>;
+
+/**
+ * The log-normal duration of one upgrade step; `byOs` gives Collectors whose osName is a key a
+ * distribution of their own (others keep `median`/`p95`). A Collector's `upgradeSeconds` wins.
+ */
+export const UpgradeSeconds = z
+  .object({ median: positiveSeconds, p95: positiveSeconds, byOs: z.record(z.string(), Duration).optional() })
+  .strict()
+  .refine((d) => d.p95 >= d.median, { message: 'p95 must not be below median' });
+export type UpgradeSeconds = z.infer<typeof UpgradeSeconds>;
 
 /** A fixed number of seconds, or a log-normal draw `{median, p95}`. */
 export const Delay = z.union([z.number().min(0, 'must not be negative'), Duration]);
@@ -63,7 +73,7 @@ export type FailureCauses = z.infer<typeof FailureCauses>;
 
 export const Behaviour = z
   .object({
-    upgradeSeconds: Duration.default({ median: 180, p95: 600 }),
+    upgradeSeconds: UpgradeSeconds.default({ median: 180, p95: 600 }),
     failureRatio: ratio.default(0.02),
     stuckRatio: ratio.default(0.01),
     /** A move across more than this many builds goes in increments of at most this many. 0 = never. */

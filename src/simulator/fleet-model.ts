@@ -79,6 +79,9 @@ export interface TaskGauge {
   maxConcurrentTasks: number;
 }
 
+/** Where a Collector's step duration comes from: its own `upgradeSeconds`, `byOs`, or the default. */
+export type DurationKind = 'collector' | 'os' | 'default';
+
 /** Entries of a Collector's introspection history kept (alive changes, refused creates): memory stays bounded in long rehearsals. */
 const HISTORY_LIMIT = 1000;
 
@@ -402,9 +405,21 @@ export class FleetModel {
     return steps;
   }
 
+  /**
+   * The distribution of one upgrade step of this Collector, and where it comes from: its own
+   * `upgradeSeconds` (fixed), `behaviour.upgradeSeconds.byOs[osName]`, or the default.
+   */
+  stepDuration(c: SimCollector): { kind: DurationKind; median: number; p95: number } {
+    if (c.upgradeSeconds !== undefined)
+      return { kind: 'collector', median: c.upgradeSeconds, p95: c.upgradeSeconds };
+    const { median, p95, byOs } = this.fleet.behaviour.upgradeSeconds;
+    const os = byOs && Object.hasOwn(byOs, c.osName) ? byOs[c.osName] : undefined;
+    return os ? { kind: 'os', median: os.median, p95: os.p95 } : { kind: 'default', median, p95 };
+  }
+
   private stepMs(c: SimCollector): number {
-    const { median, p95 } = this.fleet.behaviour.upgradeSeconds;
-    const seconds = c.upgradeSeconds ?? this.rng.logNormal(median, p95);
+    const d = this.stepDuration(c);
+    const seconds = d.kind === 'collector' ? d.median : this.rng.logNormal(d.median, d.p95);
     return Math.max(1, Math.round(seconds * 1000));
   }
 

@@ -29,6 +29,7 @@ const Patch = z
   });
 
 export function simCollectorRecord(model: FleetModel, c: SimCollector, now: number) {
+  const step = model.stepDuration(c);
   return {
     id: c.id,
     name: c.name,
@@ -50,6 +51,13 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
     osArch: c.osArch,
     timeZone: c.timeZone,
     upgrading: c.current !== undefined,
+    /**
+     * Where the duration of one upgrade step of this Collector comes from (`collector`: its own
+     * upgradeSeconds; `os`: behaviour.upgradeSeconds.byOs[osName]; `default`), and its log-normal
+     * median and p95 in simulated seconds (both the fixed value for `collector`).
+     */
+    durationKind: step.kind,
+    stepSeconds: { median: step.median, p95: step.p95 },
     /** Each change of `alive` ({at, alive}), and each create refused ({at, code}), oldest first. */
     aliveChanges: (c.aliveChanges ?? []).map((a) => ({ ...a })),
     refusals: (c.refusals ?? []).map((r) => ({ ...r })),

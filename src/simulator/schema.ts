@@ -18,6 +18,7 @@ export {
   FailureCauses,
   FailureRatioBy,
   StopAfterUpgrade,
+  UpgradeSeconds,
 } from './behaviour-schema.js';
 
 export const Outcome = z.enum(['succeed', 'fail', 'stuck']);

@@ -151,7 +151,7 @@ describe("the vendor's cap: at most 10,000 Collectors per organization", () => {
   });
 });
 
-describe('faults.schedule', () => {
+describe('faults.schedule and upgradeSeconds.byOs', () => {
   it('a schedule of each kind, with its defaults', () => {
     const [org] = parseFleet({
       builds: ['19.400-5'],
@@ -185,7 +185,22 @@ describe('faults.schedule', () => {
       { faults: { schedule: [{ kind: 'unauthorized', from: 0, ratio: 1 }] } },
       /faults\.schedule\[0\]\.ratio: unknown field/,
     ],
+    [
+      { behaviour: { upgradeSeconds: { median: 60, p95: 90, byOs: { Linux: { median: 60, p95: 30 } } } } },
+      /behaviour\.upgradeSeconds\.byOs\.Linux: p95 must not be below median/,
+    ],
+    [
+      { behaviour: { upgradeSeconds: { median: 60, p95: 90, byWindows: {} } } },
+      /behaviour\.upgradeSeconds\.byWindows: unknown field/,
+    ],
   ])('refused: %j', (fleet, reason) => {
     expect(refusal(JSON.stringify({ builds: ['19.400-5'], ...fleet })).join('\n')).toMatch(reason);
+  });
+
+  it('without byOs, upgradeSeconds parses as it always did', () => {
+    expect(FleetFile.parse({ builds: ['19.400-5'] }).behaviour.upgradeSeconds).toEqual({
+      median: 180,
+      p95: 600,
+    });
   });
 });
