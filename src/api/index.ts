@@ -33,6 +33,7 @@ export {
   baseUrlForDeployment,
   DEPLOYMENTS,
   type Deployment,
+  normaliseBaseUrl,
   readApiConfig,
 } from './read-api-config.js';
 export { createRedisRequestBudget, type RedisRequestBudgetOptions } from './redis-request-budget.js';

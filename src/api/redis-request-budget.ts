@@ -60,6 +60,11 @@ export interface RedisRequestBudgetOptions extends Partial<BudgetLimits> {
   redis: Redis;
   /** The budget is shared by everyone using this access ID (it is hashed into the key). */
   accessId: string;
+  /**
+   * The organization the access ID belongs to, when it is not the deployment's only one: its
+   * budget is its own, even if another organization's user had the same access ID.
+   */
+  scope?: string;
   /** Prefix of the keys (default `fleet-upgrade:`). */
   keyPrefix?: string;
 }
@@ -67,7 +72,10 @@ export interface RedisRequestBudgetOptions extends Partial<BudgetLimits> {
 export function createRedisRequestBudget(options: RedisRequestBudgetOptions): RequestBudget {
   const limits = resolveBudgetLimits(options);
   const redis = withScripts(options.redis);
-  const id = createHash('sha256').update(options.accessId).digest('hex').slice(0, 16);
+  const id = createHash('sha256')
+    .update(options.scope ? `${options.scope}|${options.accessId}` : options.accessId)
+    .digest('hex')
+    .slice(0, 16);
   const base = `${options.keyPrefix ?? 'fleet-upgrade:'}api-budget:{${id}}:`;
   const keys = { rate: `${base}rate`, aimd: `${base}aimd`, leases: `${base}leases` };
   const window = budgetWindowMs(limits);

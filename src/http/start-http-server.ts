@@ -33,6 +33,11 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves to undefined when ready, or to the reason it is not. */
   check(): Promise<string | undefined>;
+  /**
+   * Its problem is named but the process stays ready (`degraded`): a problem of one
+   * organization of several, whose part waits while the others go on.
+   */
+  advisory?: boolean;
 }
 
 export interface HttpServerOptions {
@@ -90,12 +95,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           const results = await Promise.all(
             options.readiness.map(async (r) => ({
               name: r.name,
+              advisory: r.advisory === true,
               problem: await withinTime(r.check(), READY_CHECK_MS),
             })),
           );
-          const problems = results.filter((r) => r.problem);
+          const problems = results.filter((r) => r.problem && !r.advisory);
+          const degraded = results.some((r) => r.problem && r.advisory);
           return sendJson(res, problems.length ? 503 : 200, {
-            status: problems.length ? 'not ready' : 'ready',
+            status: problems.length ? 'not ready' : degraded ? 'degraded' : 'ready',
             checks: Object.fromEntries(results.map((r) => [r.name, r.problem ?? 'ok'])),
           });
         }

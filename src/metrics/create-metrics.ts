@@ -43,7 +43,10 @@ export interface Metrics {
   results: Counter<'rollout' | 'outcome'>;
   retries: Counter<'reason'>;
   upgradeDuration: Histogram<'outcome'>;
+  /** The hooks of the default organization's client (a deployment without `orgs`). */
   apiHooks: ApiHooks;
+  /** The hooks of an organization's client: its requests carry its `org` label. */
+  apiHooksOf(org: string): ApiHooks;
   /**
    * Makes the Redis-derived gauges read `snapshot()` at every scrape. When Redis cannot be read,
    * they show no series (and fleet_upgrade_redis_up 0) rather than failing the whole scrape.
@@ -104,8 +107,8 @@ export function createMetrics(
   });
   const apiRequests = new Counter({
     name: 'fleet_upgrade_api_requests_total',
-    help: 'HTTP requests to the Collector Upgrade Service, by endpoint and status code (0 = no answer).',
-    labelNames: ['endpoint', 'code'],
+    help: 'HTTP requests to the Collector Upgrade Service, by organization, endpoint and status code (0 = no answer).',
+    labelNames: ['org', 'endpoint', 'code'],
     registers: [registry],
   });
   const apiDuration = new Histogram({
@@ -117,24 +120,26 @@ export function createMetrics(
   });
   const rateLimited = new Counter({
     name: 'fleet_upgrade_api_rate_limited_total',
-    help: 'Answers 429 (rate limit exceeded) from the service.',
+    help: 'Answers 429 (rate limit exceeded) from the service, by organization.',
+    labelNames: ['org'],
     registers: [registry],
   });
-  rateLimited.inc(0);
+  rateLimited.labels('default').inc(0);
   const budgetWait = new Counter({
     name: 'fleet_upgrade_api_budget_wait_seconds_total',
     help: 'Time spent waiting for the shared API budget before sending.',
     registers: [registry],
   });
 
-  const apiHooks: ApiHooks = {
+  const apiHooksOf = (org: string): ApiHooks => ({
     onAttempt(e) {
-      apiRequests.labels(e.endpoint, String(e.statusCode ?? 0)).inc();
+      apiRequests.labels(org, e.endpoint, String(e.statusCode ?? 0)).inc();
       apiDuration.labels(e.endpoint).observe(e.durationMs / 1000);
       budgetWait.inc(e.budgetWaitMs / 1000);
-      if (e.rateLimited) rateLimited.inc();
+      if (e.rateLimited) rateLimited.labels(org).inc();
     },
-  };
+  });
+  const apiHooks = apiHooksOf('default');
 
   const budgetRate = new Gauge({
     name: 'fleet_upgrade_api_budget_requests_per_second',
@@ -215,6 +220,7 @@ export function createMetrics(
     retries,
     upgradeDuration,
     apiHooks,
+    apiHooksOf,
     exportFleet(snapshot) {
       let pending: Promise<FleetSnapshot> | undefined;
       // One Redis read per scrape, shared by every gauge of it.

@@ -15,7 +15,7 @@ import { durationField, ms } from './duration-field.js';
 import { FailureCauses } from './failure-causes.js';
 import { FailureGate } from './failure-gate.js';
 import { MaxInFlight, splitMaxInFlight } from './max-in-flight.js';
-import { isEmptySelection, oneOrMany, Selection } from './select/selection.js';
+import { isEmptySelection, oneOrMany, OrgGlob as orgGlob, Selection } from './select/selection.js';
 import { Verify } from './verify.js';
 import { checkWaveSelects, type Wave, WaveEntry } from './wave.js';
 
@@ -120,6 +120,11 @@ const PolicyFields = z.strictObject({
     .default(LATEST),
   /** Whether Collectors on a build above the target are moved down to it. Default false (they are left alone). */
   allowDowngrade: z.boolean({ error: 'expected true or false' }).default(false),
+  /**
+   * The organizations the policy covers: names or globs of the settings' `orgs` (`default`
+   * without them). Default: all.
+   */
+  orgs: oneOrMany(orgGlob, 'organization name or glob').default(['*']),
   /** Collectors the policy covers: a selection, or a list of selections of which any may match. Default: all. */
   select: oneOrMany(Selection, 'selection').default([{}]),
   /** Collectors never touched, though selected: a selection or a list (any match excludes). Default: none. */
@@ -136,6 +141,11 @@ const PolicyFields = z.strictObject({
    * `maxInFlight` + `maxInFlightPercent` (max-in-flight.ts). Default 50.
    */
   maxInFlight: MaxInFlight.default({ kind: 'count', count: 50 }),
+  /**
+   * Collectors of one organization with an unfinished task at once (within `maxInFlight`, which
+   * holds across organizations), 1..100000. Default none: only `maxInFlight`.
+   */
+  maxInFlightPerOrg: wholeNumber(1, 100_000).optional(),
   /**
    * The rollout's waves: cumulative sizes, each optionally followed by a `bake` and an
    * `approval: manual`; the first may `select` its members. Default `["100%"]`.

@@ -2,7 +2,8 @@
  * The job contract between the scheduler (which enqueues) and the workers (which run jobs): the
  * BullMQ queue "upgrades", its job data and job ids. Neither side owns it; both import it.
  *
- * One job per admission of a Collector: the id is `<rollout>#<collector>#<admission>`, so that
+ * One job per admission of a Collector: the id is `<rollout>#<collector>#<admission>` (the
+ * Collector as `<org>/<id>` when it is not of the default organization), so that
  * enqueueing an admission twice is harmless, and a job of an earlier admission that is still
  * around (BullMQ removes completed jobs a moment later) never stands in for the new one. Job data
  * holds ids only, never a secret.
@@ -16,13 +17,29 @@ export const QUEUE_NAME = 'upgrades';
 export interface UpgradeJobData {
   rolloutId: string;
   collectorId: number;
+  /** The Collector's organization; absent: the default one (a deployment without `orgs`). */
+  org?: string;
   /** The admission this job drives (the record's `admissions`); a job of another one does nothing. */
   admission: number;
 }
 
 export function jobIdOf(job: UpgradeJobData): string {
   // BullMQ forbids ':' in custom ids; rollout ids are `<policy>@<build>`.
-  return `${job.rolloutId}#${job.collectorId}#${job.admission}`;
+  const collector = job.org ? `${job.org}/${job.collectorId}` : String(job.collectorId);
+  return `${job.rolloutId}#${collector}#${job.admission}`;
+}
+
+/** The job of a Collector's current admission (`org` kept only when it is not the default one). */
+export function jobFor(
+  rolloutId: string,
+  r: { id: number; org?: string | undefined; admissions: number },
+): UpgradeJobData {
+  return {
+    rolloutId,
+    collectorId: r.id,
+    admission: r.admissions,
+    ...(r.org && r.org !== 'default' ? { org: r.org } : {}),
+  };
 }
 
 export type UpgradeQueue = Queue<UpgradeJobData>;

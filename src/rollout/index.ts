@@ -20,11 +20,14 @@ export {
   COLLECTOR_STATES,
   type CollectorEvent,
   type CollectorEventType,
+  type CollectorKey,
   type CollectorRecord,
   type CollectorState,
   CollectorStore,
   cohortKey,
+  collectorKey,
   countsByMetricState,
+  DEFAULT_ORG,
   DEFAULT_ROLLBACK_STATES,
   FINAL_STATES,
   GATED_STATES,
@@ -36,6 +39,7 @@ export {
   isCollectorState,
   isFinal,
   isSettled,
+  keyOf,
   type LifeSettings,
   METRIC_STATES,
   type MetricState,
@@ -46,8 +50,10 @@ export {
   newRecord,
   OFF_LISTING_STATES,
   type Owner,
+  orgOf,
   ownerOf,
   parseCohortKey,
+  parseCollectorKey,
   RETRYABLE_STATES,
   ROLLBACK_STATES,
   SETTLED_STATES,
@@ -64,6 +70,7 @@ export {
 export { createKeys, type Keys } from './keys.js';
 export {
   admits,
+  buildOf,
   collectors,
   describePhase,
   EventLog,
@@ -71,8 +78,11 @@ export {
   type FleetStatus,
   HISTORY_LIMIT,
   isPolicyPause,
+  type OrgPartStatus,
   OUTBOX_LIMIT,
+  orgsOf,
   PAUSE_REASONS,
+  type Progress,
   type RecordedEvent,
   ROLLOUT_EVENT_TYPES,
   ROLLOUT_PHASES,
@@ -103,6 +113,13 @@ export {
   retry,
   rollbackStates,
 } from './operator/index.js';
+export {
+  describeOrgProblem,
+  OrgHealth,
+  type OrgProblem,
+  type OrgProblemKind,
+  orgProblemOf,
+} from './orgs/index.js';
 export { policyOf, rolloutId } from './rollout-id.js';
 export {
   DEFAULT_RETENTION_MS,

@@ -40,8 +40,14 @@ export interface Keys {
   verifying(rolloutId: string): string;
   /** HASH `<cohort>|<state>` → Collectors of that cohort in that state (cohort gates). */
   cohortCounts(rolloutId: string): string;
-  /** SET of `<rollout>#<collector>` holding an in-flight slot of a policy (shared by its rollouts). */
+  /** SET of `<rollout>#<collector key>` holding an in-flight slot of a policy (shared by its rollouts). */
   slots(policy: string): string;
+  /** SET of the members of `slots(policy)` that are Collectors of organization `org` (maxInFlightPerOrg). */
+  orgSlots(policy: string, org: string): string;
+  /** HASH `<org>|<state>` → Collectors of that organization in that state. */
+  orgCounts(rolloutId: string): string;
+  /** HASH organization → JSON of its current problem (rollout/orgs/org-health.ts); absent when healthy. */
+  readonly orgHealth: string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
   /** LIST of a rollout's events (JSON), oldest first: its audit trail (event-log.ts). */
@@ -82,6 +88,9 @@ export function createKeys(prefix = ''): Keys {
     verifying: (id) => `${base}:verifying:${id}`,
     cohortCounts: (id) => `${base}:cohorts:${id}`,
     slots: (policy) => `${base}:slots:${policy}`,
+    orgSlots: (policy, org) => `${base}:org-slots:${policy}:${org}`,
+    orgCounts: (id) => `${base}:org-counts:${id}`,
+    orgHealth: `${base}:org-health`,
     durations: (id) => `${base}:durations:${id}`,
     history: (id) => `${base}:history:${id}`,
     outbox: `${base}:outbox`,

@@ -15,8 +15,9 @@
 import { hostname } from 'node:os';
 import { ApiError, type CreateTaskResult } from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
+import { orgOf, orgProblemOf } from '../rollout/index.js';
 import { nextPollDelay, watchedDelay } from './poll-schedule.js';
-import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
+import { apiOf, done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
@@ -48,7 +49,7 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
   };
   let result: CreateTaskResult;
   try {
-    result = await deps.api.createTask(
+    result = await apiOf(deps, record).createTask(
       { collectorId: record.id, toVersion: record.to },
       undefined,
       beforeSend,
@@ -68,6 +69,17 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       if (err.status !== undefined && err.status >= 200 && err.status < 300) {
         // The service took the create but its answer cannot be read: a task runs whose id we lack.
         await ctx.apply({ type: 'task_unknown', proven: true, message: err.message }, { counters });
+        return done;
+      }
+      const refused = orgProblemOf(err);
+      if (refused?.kind === 'credentials') {
+        // The organization refused it: its part waits; the Collector is not at fault.
+        await deps.health?.report(orgOf(record), refused, deps.clock.now());
+        log.warn({ org: orgOf(record), reason: refused.reason }, 'the organization refused the create');
+        await ctx.apply(
+          { type: 'org_refused', message: `org ${orgOf(record)}: ${refused.reason}: ${err.message}` },
+          { counters, retryReason: retryReasonOf(err) },
+        );
         return done;
       }
       const transient = TRANSIENT_KINDS.includes(err.kind);

@@ -12,7 +12,7 @@ import { ApiError, type TaskStatusResult } from '../api/index.js';
 import type { CollectorEvent } from '../rollout/index.js';
 import { actionFor, classifyFailure } from './classify-failure.js';
 import { pollDelay } from './create-task-step.js';
-import { done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
+import { apiOf, done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 /** The service fails a task not succeeded this long after its request (interface section 8). */
 export const SERVICE_TIMEOUT_MS = 30 * 60_000;
@@ -34,7 +34,7 @@ export async function readTaskStatus(ctx: StepContext): Promise<Step> {
   const counters = { statusReads: 1 };
   let answer: TaskStatusResult;
   try {
-    answer = await deps.api.getTask(record.taskId);
+    answer = await apiOf(deps, record).getTask(record.taskId);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const elapsed = deps.clock.now() - requestTime;

@@ -13,6 +13,7 @@ import {
   type CollectorEvent,
   type CollectorRecord,
   isSettled,
+  type OrgHealth,
   type RolloutStore,
   transition,
 } from '../rollout/index.js';
@@ -32,7 +33,12 @@ export interface UpgradeEvents {
 }
 
 export interface ProcessorDeps {
+  /** The service of the default organization (a deployment without `orgs`). */
   api: Pick<CollectorUpgradeClient, 'createTask' | 'getTask'>;
+  /** The service of each organization (the settings' `orgs`); without it, `api` serves all. */
+  apis?: (org: string) => Pick<CollectorUpgradeClient, 'createTask' | 'getTask'>;
+  /** Where an organization's problem is recorded (its part of every rollout then waits). */
+  health?: Pick<OrgHealth, 'report'>;
   store: CollectorStore;
   /** Reads a step's record with its rollout's fields in one round trip. */
   rollouts: Pick<RolloutStore, 'loadStep'>;
@@ -132,4 +138,12 @@ export function createStepContext(
     },
   };
   return ctx;
+}
+
+/** The service of the Collector's organization. */
+export function apiOf(
+  deps: Pick<ProcessorDeps, 'api' | 'apis'>,
+  record: { org?: string | undefined },
+): Pick<CollectorUpgradeClient, 'createTask' | 'getTask'> {
+  return record.org && deps.apis ? deps.apis(record.org) : deps.api;
 }

@@ -15,7 +15,7 @@
  * listings, never by sending it again: no Collector gets a second task.
  */
 import type { UpgradeJobData } from '../queue/upgrade-job.js';
-import { admits, ownerOf } from '../rollout/index.js';
+import { admits, collectorKey, ownerOf } from '../rollout/index.js';
 import { createTaskStep } from './create-task-step.js';
 import { readTaskStatus } from './read-task-status.js';
 import { createStepContext, done, type ProcessorDeps, type Step } from './step-context.js';
@@ -27,7 +27,7 @@ export type { ProcessorDeps, Step, UpgradeEvents } from './step-context.js';
 export const AMBIGUITY_WINDOW_MS = 5_000;
 
 export async function processUpgrade(data: UpgradeJobData, deps: ProcessorDeps): Promise<Step> {
-  const view = await deps.rollouts.loadStep(data.rolloutId, data.collectorId);
+  const view = await deps.rollouts.loadStep(data.rolloutId, collectorKey(data.org, data.collectorId));
   const { record, rollout } = view;
   // A job of an earlier admission (BullMQ had not removed it yet) never stands in for the new one.
   if (!record || !rollout || ownerOf(record.state) !== 'worker') return done;

@@ -19,6 +19,7 @@ import type { Redis } from '../../lib/redis/create-redis.js';
 import type { Policy } from '../../policy/schema.js';
 import type { Keys } from '../../rollout/index.js';
 import type { DaemonConfig } from './daemon-config.js';
+import { DEFAULT_ORG, type OrgSettings } from './read-orgs.js';
 import { watchTimeScale } from './watch-time-scale.js';
 
 export interface ApiPieces {
@@ -30,6 +31,8 @@ export interface ApiPieces {
 
 export function createApi(options: {
   api: ApiConfig;
+  /** The organization it is the client of (its budget is its own); none: the only one. */
+  org?: string;
   config: Pick<DaemonConfig, 'apiBudget' | 'timeScale'>;
   /** The shared budget lives here; without it the budget is this process's alone. */
   redis?: Redis;
@@ -51,6 +54,7 @@ export function createApi(options: {
     ? createRedisRequestBudget({
         redis: options.redis,
         accessId: options.api.accessId,
+        ...(options.org && options.org !== DEFAULT_ORG ? { scope: options.org } : {}),
         keyPrefix: options.keys.apiBudget,
         ...shared,
         // At a high time scale a window is a few real ms: pad it more against scheduling lag.
@@ -73,4 +77,40 @@ export function createApi(options: {
       : {}),
   });
   return { client, perSecond, concurrent };
+}
+
+/** The clients of every organization of the deployment, each with its own budget. */
+export interface OrgApis {
+  /** The organizations' names, in the settings' order. */
+  readonly names: readonly string[];
+  /** The client of `org`; throws for an organization the settings do not name. */
+  get(org: string): ApiPieces;
+  close(): Promise<void>;
+}
+
+export function createOrgApis(
+  orgs: readonly OrgSettings[],
+  options: Omit<Parameters<typeof createApi>[0], 'api' | 'org' | 'hooks'> & {
+    /** The metrics' hooks of each organization's client. */
+    hooks?: (org: string) => ApiHooks;
+  },
+): OrgApis {
+  const { hooks, ...shared } = options;
+  const pieces = new Map(
+    orgs.map((o) => [
+      o.name,
+      createApi({ ...shared, api: o.api, org: o.name, ...(hooks ? { hooks: hooks(o.name) } : {}) }),
+    ]),
+  );
+  return {
+    names: orgs.map((o) => o.name),
+    get(org) {
+      const p = pieces.get(org);
+      if (!p) throw new Error(`no organization '${org}' in the settings (${[...pieces.keys()].join(', ')})`);
+      return p;
+    },
+    async close() {
+      await Promise.all([...pieces.values()].map((p) => p.client.close()));
+    },
+  };
 }

@@ -16,6 +16,7 @@ import { DEFAULT_POLICY_DIR } from '../../policy/load/load-policies.js';
 import { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
 import { boundedDuration, type SETTING_BOUNDS } from './bounded-duration.js';
 import { parseListen } from './parse-listen.js';
+import { DEFAULT_ORG, type OrgSettings, readOrgs } from './read-orgs.js';
 import { DaemonConfigFile, LOG_LEVELS, type LogLevel, MAX_TIME_SCALE } from './schema.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
@@ -56,8 +57,17 @@ export interface DaemonConfig {
   dataDir: string;
   /** This process's share of the API budget (run lowers it to its policies' `api`). */
   apiBudget: { requestsPerSecond: number; maxConcurrent: number };
-  /** Undefined when only settings that need no API were asked for (status, report). */
+  /**
+   * The `default` organization's service from the `SUMOLOGIC_*` variables (or the file's `api`),
+   * when the settings have no `orgs`. Undefined when only settings that need no API were asked
+   * for (status, report), or with `orgs`.
+   */
   api?: ApiConfig;
+  /**
+   * Every organization this deployment drives (read-orgs.ts): the file's `orgs`, or the one
+   * `default` of `api`. Empty when the API settings were not asked for.
+   */
+  orgs: OrgSettings[];
   /** Where `run` sends rollout events (URLs and secrets resolved from the environment or files). */
   webhooks: Webhook[];
   /** The HTTP control API's token (read only when asked: `needControl`); unset: loopback callers only. */
@@ -185,6 +195,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
         10,
     },
     webhooks: [],
+    orgs: [],
     authReads:
       flags.authReads ?? envBoolean(env, 'FLEET_UPGRADE_AUTH_READS', issues) ?? file.authReads ?? false,
   };
@@ -204,7 +215,12 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     config.webhooks = hooks.webhooks;
     issues.push(...hooks.issues);
   }
-  if (input.needApi) {
+  if (input.needApi && file.orgs?.length) {
+    // With `orgs`, each organization's settings are its own; the SUMOLOGIC_* variables are not read.
+    const read = readOrgs({ list: file.orgs, file: settingsFile, env, readFile: readText, locate });
+    config.orgs = read.orgs;
+    issues.push(...read.issues);
+  } else if (input.needApi) {
     const fromFile: Record<string, string | undefined> = {
       SUMOLOGIC_BASE_URL: file.api?.baseUrl,
       SUMOLOGIC_DEPLOYMENT: file.api?.deployment,
@@ -221,6 +237,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     if (env.SUMOLOGIC_ACCESSKEY && !env.SUMOLOGIC_ACCESSKEY_FILE) delete merged.SUMOLOGIC_ACCESSKEY_FILE;
     try {
       config.api = readApiConfig(merged);
+      config.orgs = [{ name: DEFAULT_ORG, api: config.api }];
     } catch (err) {
       if (err instanceof ConfigError) issues.push(...err.issues);
       else throw err;
@@ -235,8 +252,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
  * benchmarks, the tests): loopback on any free port, no policy folder, the given Redis and API.
  */
 export function rehearsalConfig(
-  base: Pick<DaemonConfig, 'redisUrl' | 'keyPrefix' | 'dataDir' | 'timeScale' | 'api'> &
-    Partial<DaemonConfig>,
+  base: Pick<DaemonConfig, 'redisUrl' | 'keyPrefix' | 'dataDir' | 'timeScale'> & Partial<DaemonConfig>,
 ): DaemonConfig {
   return {
     listen: { host: '127.0.0.1', port: 0 },
@@ -252,5 +268,6 @@ export function rehearsalConfig(
     webhooks: [],
     authReads: false,
     ...base,
+    orgs: base.orgs ?? (base.api ? [{ name: DEFAULT_ORG, api: base.api }] : []),
   };
 }

@@ -11,6 +11,9 @@ import { z } from 'zod';
 import { parseDuration } from '../../lib/duration.js';
 import { WebhookListFile } from '../../notify/schema.js';
 
+/** An organization's name: a short slug, shown in status, metrics labels and events. */
+export const ORG_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
+
 /** The largest time scale of a rehearsal (a day in 8.6 s of real time). */
 export const MAX_TIME_SCALE = 10_000;
 
@@ -74,6 +77,41 @@ export const DaemonConfigFile = z.strictObject({
       /** A file that holds the access key (`SUMOLOGIC_ACCESSKEY_FILE`; `SUMOLOGIC_ACCESSKEY` wins). Default none. */
       accessKeyFile: z.string().optional(),
     })
+    .optional(),
+  /**
+   * The organizations this deployment drives (read-orgs.ts). Default none: the `SUMOLOGIC_*`
+   * variables (or `api` above) define one organization named `default`.
+   */
+  orgs: z
+    .array(
+      z.strictObject({
+        /** A short slug shown everywhere: `^[a-z][a-z0-9-]{0,31}$`. Required. */
+        name: z
+          .string()
+          .regex(
+            ORG_NAME_PATTERN,
+            'expected a short slug: a lowercase letter, then letters, digits or dashes (at most 32)',
+          ),
+        /** The deployment (us1, eu, au, ...), or `baseUrl`; one of the two. */
+        deployment: z.string().optional(),
+        /** The service's base URL, e.g. https://api.eu.sumologic.com/api/v1, or `deployment`. */
+        baseUrl: z.string().optional(),
+        /** The access ID of the organization's API user. Required. */
+        accessId: z.string().min(1, 'must not be empty'),
+        /** A file that holds the access key (a mounted secret); or `accessKeyEnv`. */
+        accessKeyFile: z.string().min(1).optional(),
+        /** An environment variable that holds the access key; or `accessKeyFile`. */
+        accessKeyEnv: z.string().min(1).optional(),
+        /** Refused: a key written here would leak with the file. */
+        accessKey: z
+          .never({
+            error:
+              'an inline access key is refused: name a file (accessKeyFile) or a variable (accessKeyEnv) that holds it',
+          })
+          .optional(),
+      }),
+    )
+    .max(200, 'at most 200 organizations')
     .optional(),
   /** Webhook notifications of rollout events (src/notify, docs/notifications.md). Default none. */
   webhooks: WebhookListFile.optional(),

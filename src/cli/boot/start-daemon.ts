@@ -19,6 +19,7 @@ import { createUpgradeQueue, type UpgradeQueue } from '../../queue/upgrade-job.j
 import type { CollectorStore, Keys, RolloutStore } from '../../rollout/index.js';
 import {
   LeaderLock,
+  OrgHealth,
   readFleetStatus,
   Scheduler,
   type SchedulerLoop,
@@ -26,7 +27,7 @@ import {
 } from '../../rollout/index.js';
 import { startUpgradeWorker } from '../../worker/start-upgrade-worker.js';
 import { connectRedis } from './connect-redis.js';
-import { createApi } from './create-api.js';
+import { createOrgApis } from './create-api.js';
 import { createShutdown } from './create-shutdown.js';
 import { createState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
@@ -60,7 +61,7 @@ export interface Daemon {
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger, role } = options;
-  if (!config.api) throw new Error('the API settings are required to start workers');
+  if (config.orgs.length === 0) throw new Error('the API settings are required to start workers');
   const shutdown = createShutdown(logger);
   const stop = shutdown.stop;
   try {
@@ -71,19 +72,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
     const metrics = createMetrics({ role });
     const policies = options.policies ?? (() => []);
-    const api = createApi({
-      api: config.api,
+    const apis = createOrgApis(config.orgs, {
       config,
       redis,
       keys,
       policies: policies(),
       clock,
       logger,
-      hooks: metrics.apiHooks,
+      hooks: (org) => metrics.apiHooksOf(org),
       watchTimeScale: true,
     });
-    shutdown.add(() => api.client.close());
-    metrics.setApiBudget(api.perSecond * config.timeScale, api.concurrent);
+    shutdown.add(() => apis.close());
+    const first = apis.get(apis.names[0] as string);
+    metrics.setApiBudget(first.perSecond * config.timeScale, first.concurrent);
+    const health = new OrgHealth(redis, keys);
     metrics.watchRedis(async () => (await pingWithin(redis, 1000)) === undefined);
     const queue = createUpgradeQueue(conn.bullConnection, keys.bullPrefix);
     // Without a listener BullMQ prints a queue's connection errors raw to stderr.
@@ -97,7 +99,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       concurrency: config.workerConcurrency,
       timeScale: config.timeScale,
       stalledIntervalMs: config.stalledIntervalMs,
-      deps: { api: api.client, store, rollouts, clock, logger, events: counted },
+      deps: {
+        api: first.client,
+        apis: (org) => apis.get(org).client,
+        health,
+        store,
+        rollouts,
+        clock,
+        logger,
+        events: counted,
+      },
     });
     shutdown.add(() => worker.close());
     shutdown.add(await registerProcess(redis, keys, role));
@@ -117,7 +128,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
       shutdown.add(() => notifier.stop());
       const scheduler = new Scheduler({
-        api: api.client,
+        apis: { names: apis.names, get: (org) => apis.get(org) },
         redis,
         keys,
         store,
@@ -157,7 +168,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger,
       status,
       api: rolloutApi,
-      readiness: readinessChecks(redis, api.client, options.policyProblems),
+      readiness: readinessChecks(
+        redis,
+        new Map(apis.names.map((org) => [org, apis.get(org).client])),
+        options.policyProblems,
+      ),
     });
     daemon.http = http;
     shutdown.add(() => http.close());

@@ -12,6 +12,8 @@ import type { Selection, VersionRange } from './selection.js';
 /** The fields of a Collector record that a selection looks at; other fields are ignored. */
 export interface SelectableCollector {
   id: number;
+  /** The organization it belongs to (the settings' `orgs`; `default` without them). */
+  org?: string | undefined;
   name?: string | undefined;
   hostName?: string | undefined;
   osName?: string | undefined;
@@ -67,6 +69,7 @@ function compileOne(selection: Selection): Test {
     ['timeZone', selection.timeZone, false],
     ['name', selection.name, true],
     ['hostName', selection.hostName, true],
+    ['org', selection.org, true],
   ] as const;
   for (const [field, patterns, globs] of texts) {
     if (!patterns) continue;
@@ -117,4 +120,13 @@ export function selectCollectors<C extends SelectableCollector>(
   const out: C[] = [];
   for (const c of collectors) if (matches(c)) out.push(c);
   return out;
+}
+
+/**
+ * The organizations of `names` (the settings' `orgs`) that the policy covers, in the order given:
+ * those its `orgs` globs match.
+ */
+export function policyOrgs(policy: Pick<Policy, 'orgs'>, names: readonly string[]): string[] {
+  const match = textMatcher(policy.orgs, true);
+  return names.filter((n) => match(n));
 }

@@ -1,7 +1,8 @@
 /**
  * The zod schema of a selection: the criteria that `select` and `exclude` use to pick Collectors
  * from the records of the service (id, name, hostName, osName, osArch, timeZone,
- * collectorVersion, ephemeral). All criteria of one selection must hold; the values listed for
+ * collectorVersion, ephemeral) and the organization each belongs to (`org`, a name of the
+ * settings' `orgs`). All criteria of one selection must hold; the values listed for
  * one criterion are alternatives. Matching itself lives in select-collectors.ts.
  */
 import { z } from 'zod';
@@ -34,6 +35,9 @@ const glob = text.superRefine((pattern, ctx) => {
   const problem = globProblem(pattern);
   if (problem) ctx.addIssue({ code: 'custom', message: `not a valid glob: ${problem}` });
 });
+
+/** A glob on organization names (the settings' `orgs`), e.g. `emea-*`. */
+export const OrgGlob = glob;
 
 const collectorId = z
   .number({ error: (iss) => `expected a Collector id (a whole number), got ${JSON.stringify(iss.input)}` })
@@ -104,6 +108,8 @@ export type VersionRange = z.infer<typeof VersionRange>;
  * field (or whose build is not a well-formed version) does not meet a criterion on that field.
  */
 export const Selection = z.strictObject({
+  /** Globs on the organization's name (the settings' `orgs`; `default` without them). */
+  org: oneOrMany(glob, 'glob').optional(),
   /** Collector ids. */
   ids: oneOrMany(collectorId, 'Collector id').optional(),
   /** Globs on the Collector's name (`*`, `?`, `[abc]`, `{a,b}`; `*` also crosses `/`; compile-glob.ts). */

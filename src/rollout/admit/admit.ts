@@ -2,7 +2,10 @@
  * The one admitter: the only way into a state that holds an in-flight slot. Every attempt of a
  * Collector, the first and every retry, comes through here, so that every rule applies to each:
  * - the rollout admits (running or converged: not halted, paused or superseded);
- * - the policy holds fewer than `maxInFlight` slots (taken atomically with the record's move);
+ * - the policy holds fewer than `maxInFlight` slots (taken atomically with the record's move), and,
+ *   with `maxInFlightPerOrg`, the Collector's organization fewer than that;
+ * - the Collector's organization answers (its part of the rollout waits while it has a problem:
+ *   orgs/org-health.ts);
  * - the Collector's maintenance window is open in its time zone, and its upgrade (the rollout's
  *   learned 95th percentile, else taskTimeout) ends before it closes;
  * - the Collector's cohort is not quarantined (cohort-gate.ts; one that is moves to `quarantined`);
@@ -16,9 +19,9 @@ import { formatInstant } from '../../policy/calendar/format-instant.js';
 import { nextWindowChange } from '../../policy/calendar/next-window-change.js';
 import { windowFits } from '../../policy/calendar/window-fits.js';
 import type { Policy } from '../../policy/schema.js';
-import { enqueueUpgrades, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
+import { enqueueUpgrades, jobFor, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { CollectorStore } from '../collector/index.js';
-import { type CollectorRecord, type Move, type StateCounts, transition } from '../collector/index.js';
+import { type CollectorRecord, type Move, orgOf, type StateCounts, transition } from '../collector/index.js';
 import type { RolloutRecord } from '../life/index.js';
 import { admits } from '../life/index.js';
 
@@ -32,7 +35,9 @@ export interface AdmitDeps {
 
 export interface AdmitInput {
   rollout: RolloutRecord;
-  policy: Pick<Policy, 'windows'>;
+  policy: Pick<Policy, 'windows' | 'maxInFlightPerOrg'>;
+  /** Organizations whose part waits: their Collectors are not admitted now. */
+  waiting?: ReadonlySet<string>;
   counts: StateCounts;
   /** First attempts the waves allow now (wave-progress.ts); retries need no room. */
   room: number;
@@ -71,8 +76,10 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   // Collectors of a quarantined cohort (cohort-gate.ts) are held, not admitted.
   const quarantined = new Set((rollout.quarantined ?? []).map((q) => q.cohort));
   const hold: Move[] = [];
+  const waiting = input.waiting ?? new Set<string>();
   for (const r of await deps.store.candidates(rollout.id, now, Math.max(free * 4, 100))) {
     if (chosen.length >= free) break;
+    if (waiting.has(orgOf(r))) continue;
     if (r.cohort && quarantined.has(r.cohort)) {
       const t = transition(
         r,
@@ -102,13 +109,12 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
     const t = transition(r, { type: 'admit', wave: rollout.wave.index }, { now, settings: rollout.settings });
     if (t.ok) moves.push(t.move);
   }
-  const outcomes = await deps.store.apply(rollout.id, moves, { limit: rollout.maxInFlight });
+  const outcomes = await deps.store.apply(rollout.id, moves, {
+    limit: rollout.maxInFlight,
+    ...(policy.maxInFlightPerOrg ? { orgLimit: policy.maxInFlightPerOrg } : {}),
+  });
   const admitted = moves.filter((_, i) => outcomes[i] === 'written').map((m) => m.next);
-  const jobs: UpgradeJobData[] = admitted.map((r) => ({
-    rolloutId: rollout.id,
-    collectorId: r.id,
-    admission: r.admissions,
-  }));
+  const jobs: UpgradeJobData[] = admitted.map((r) => jobFor(rollout.id, r));
   await enqueueUpgrades(deps.queue, jobs);
   if (admitted.length) deps.logger.debug({ rollout: rollout.id, admitted: admitted.length }, 'admitted');
   return { records: admitted, heldByWindow, ...(windowDetail ? { windowDetail } : {}) };

@@ -3,11 +3,14 @@
  * build it came from and goes to, its state (collector-state.ts), its attempts and what the
  * service answered to each, and the timestamps the scheduler and the workers reason on.
  */
+import { DEFAULT_ORG } from './collector-key.js';
 import type { CollectorState } from './collector-state.js';
 
 /** What a rollout records of each of its Collectors (one JSON value per Collector in Redis). */
 export interface CollectorRecord {
   id: number;
+  /** The organization it belongs to (its id is unique there only); absent: the default one. */
+  org?: string;
   name: string;
   hostName: string;
   /** The Collector's time zone, for maintenance windows read in it. */
@@ -107,9 +110,11 @@ export function newRecord(
   to: string,
   now: number,
   cohort?: string,
+  org?: string,
 ): CollectorRecord {
   return {
     id: c.id,
+    ...(org && org !== DEFAULT_ORG ? { org } : {}),
     name: c.name,
     hostName: c.hostName ?? '',
     ...(c.timeZone === undefined ? {} : { timeZone: c.timeZone }),

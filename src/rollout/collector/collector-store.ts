@@ -12,6 +12,15 @@ import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
 import type { Keys } from '../keys.js';
 import { policyOf } from '../rollout-id.js';
+import {
+  type CollectorKey,
+  DEFAULT_ORG,
+  keyFromMember,
+  keyOf,
+  memberOf,
+  orgOf,
+  parseCollectorKey,
+} from './collector-key.js';
 import type { CollectorRecord } from './collector-record.js';
 import { holdsSlot, indexOf, type StateCounts } from './collector-state.js';
 import { isAllowed, type Move } from './transition.js';
@@ -43,14 +52,16 @@ const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v'
 export type ApplyOutcome = 'written' | 'stale' | 'no_slot' | 'refused';
 
 export interface ApplyOptions {
-  /** In-flight limit for moves that take a slot (the rollout's maxInFlight). */
+  /** In-flight limit for moves that take a slot (the rollout's maxInFlight, over its organizations). */
   limit?: number;
+  /** In-flight limit per organization for moves that take a slot (the policy's maxInFlightPerOrg). */
+  orgLimit?: number;
   /** Rollout counters to add to, whatever becomes of the moves (the requests were made). */
   counters?: Partial<Record<'statusReads' | 'createRequests', number>>;
   /** A successful upgrade's duration (ms), recorded for the poll schedule when a move is written. */
   durationMs?: number;
   /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
-  canaries?: ReadonlySet<number>;
+  canaries?: ReadonlySet<CollectorKey>;
 }
 
 export class CollectorStore {
@@ -62,25 +73,29 @@ export class CollectorStore {
     private readonly logger?: Logger,
   ) {
     defineScripts(redis, [
-      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 11 },
+      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 13 },
     ]);
     this.redis = redis as Scripted;
   }
 
-  async get(rolloutId: string, collectorId: number): Promise<CollectorRecord | undefined> {
-    const raw = await this.redis.hget(this.keys.results(rolloutId), String(collectorId));
+  /** A Collector's record (`key`: its id in the default organization, or `<org>/<id>`). */
+  async get(rolloutId: string, key: CollectorKey): Promise<CollectorRecord | undefined> {
+    const raw = await this.redis.hget(this.keys.results(rolloutId), memberOf(key));
     return raw ? (JSON.parse(raw) as CollectorRecord) : undefined;
   }
 
-  /** Several records at once; missing ones are left out. */
-  async getMany(rolloutId: string, ids: readonly number[]): Promise<Map<number, CollectorRecord>> {
-    const out = new Map<number, CollectorRecord>();
-    if (ids.length === 0) return out;
-    const raws = await this.redis.hmget(this.keys.results(rolloutId), ...ids.map(String));
+  /** Several records at once, by key; missing ones are left out. */
+  async getMany(
+    rolloutId: string,
+    keys: readonly CollectorKey[],
+  ): Promise<Map<CollectorKey, CollectorRecord>> {
+    const out = new Map<CollectorKey, CollectorRecord>();
+    if (keys.length === 0) return out;
+    const raws = await this.redis.hmget(this.keys.results(rolloutId), ...keys.map(memberOf));
     for (const raw of raws) {
       if (!raw) continue;
       const r = JSON.parse(raw) as CollectorRecord;
-      out.set(r.id, r);
+      out.set(keyOf(r), r);
     }
     return out;
   }
@@ -104,9 +119,16 @@ export class CollectorStore {
     return parseWaveCounts(await this.redis.hgetall(this.keys.waveCounts(rolloutId)));
   }
 
+  /** Counts per state of each organization of the rollout: org → counts. */
+  async orgCounts(rolloutId: string): Promise<Map<string, StateCounts>> {
+    return parseGroupCounts(await this.redis.hgetall(this.keys.orgCounts(rolloutId)));
+  }
+
   /**
    * Applies moves atomically, each a compare-and-set on the state it was computed from. A move
-   * that takes a slot is written only while fewer than `limit` slots of the policy are held.
+   * that takes a slot is written only while fewer than `limit` slots of the policy are held (and,
+   * with `orgLimit`, fewer than that of its organization). Moves of several organizations are
+   * applied one organization at a time (each script touches its organization's keys).
    */
   async apply(
     rolloutId: string,
@@ -114,14 +136,14 @@ export class CollectorStore {
     options: ApplyOptions = {},
   ): Promise<ApplyOutcome[]> {
     const outcomes: ApplyOutcome[] = moves.map(() => 'refused');
-    const args: (string | number)[] = [];
-    const sent: number[] = [];
+    const byOrg = new Map<string, number[]>();
     moves.forEach((m, i) => {
       if (!isAllowed(m.from, m.event, m.next.state)) {
         this.logger?.error(
           {
             rollout: rolloutId,
             collector: m.next.id,
+            org: orgOf(m.next),
             from: m.from ?? null,
             event: m.event,
             to: m.next.state,
@@ -130,12 +152,46 @@ export class CollectorStore {
         );
         return;
       }
+      const org = orgOf(m.next);
+      byOrg.set(org, [...(byOrg.get(org) ?? []), i]);
+    });
+    const counters = Object.entries(options.counters ?? {}).filter(([, n]) => n);
+    if (byOrg.size === 0 && counters.length > 0) byOrg.set(DEFAULT_ORG, []);
+    let first = true;
+    for (const [org, indices] of byOrg) {
+      const result = await this.applyOrg(
+        rolloutId,
+        org,
+        indices.map((i) => moves[i] as Move),
+        {
+          ...options,
+          // Counters and a duration are added once, with the first organization's moves.
+          ...(first ? {} : { counters: {}, durationMs: undefined }),
+        },
+      );
+      first = false;
+      indices.forEach((i, j) => {
+        const code = result[j];
+        outcomes[i] = code === 1 ? 'written' : code === -1 ? 'no_slot' : 'stale';
+      });
+    }
+    return outcomes;
+  }
+
+  private async applyOrg(
+    rolloutId: string,
+    org: string,
+    moves: readonly Move[],
+    options: ApplyOptions,
+  ): Promise<number[]> {
+    const args: (string | number)[] = [];
+    for (const m of moves) {
       const before = m.from !== undefined && holdsSlot(m.from);
       const after = holdsSlot(m.next.state);
       const slot = before === after ? 'keep' : after ? 'take' : 'free';
       const oldIndex = m.from === undefined ? undefined : indexOf(m.from);
       const newIndex = indexOf(m.next.state);
-      const canary = m.from === undefined && options.canaries?.has(m.next.id);
+      const canary = m.from === undefined && options.canaries?.has(keyOf(m.next));
       const score =
         newIndex === 'retries'
           ? (m.next.nextAttemptAt ?? 0)
@@ -147,7 +203,7 @@ export class CollectorStore {
                 ? 'c'
                 : '';
       args.push(
-        String(m.next.id),
+        memberOf(keyOf(m.next)),
         m.from ?? '',
         m.next.state,
         JSON.stringify(m.next),
@@ -158,13 +214,12 @@ export class CollectorStore {
         m.next.wave === undefined ? '' : m.next.wave,
         m.next.cohort ?? '',
       );
-      sent.push(i);
-    });
+    }
     const counters = Object.entries(options.counters ?? {}).filter(([, n]) => n);
-    if (sent.length === 0 && counters.length === 0) return outcomes;
+    if (moves.length === 0 && counters.length === 0) return [];
     const k = this.keys;
     const policy = policyOf(rolloutId);
-    const result = await this.redis.fuApplyMoves(
+    return this.redis.fuApplyMoves(
       k.results(rolloutId),
       k.counts(rolloutId),
       k.slots(policy),
@@ -176,33 +231,32 @@ export class CollectorStore {
       k.waveCounts(rolloutId),
       k.verifying(rolloutId),
       k.cohortCounts(rolloutId),
+      k.orgCounts(rolloutId),
+      k.orgSlots(policy, org),
       rolloutId,
       options.limit ?? 0,
+      options.orgLimit ?? 0,
+      org,
       k.slotFreedChannel,
       counters.length,
       ...counters.flat(),
       options.durationMs === undefined ? '' : Math.round(options.durationMs),
       ...args,
     );
-    sent.forEach((i, j) => {
-      const code = result[j];
-      outcomes[i] = code === 1 ? 'written' : code === -1 ? 'no_slot' : 'stale';
-    });
-    return outcomes;
   }
 
-  /** Writes the records of newly found Collectors (`queued`); returns the ids that were new. */
+  /** Writes the records of newly found Collectors (`queued`); returns the keys of those that were new. */
   async discover(
     rolloutId: string,
     records: readonly CollectorRecord[],
-    canaries?: ReadonlySet<number>,
-  ): Promise<number[]> {
+    canaries?: ReadonlySet<CollectorKey>,
+  ): Promise<CollectorKey[]> {
     const outcomes = await this.apply(
       rolloutId,
       records.map((next) => ({ from: undefined, event: 'discover' as const, next })),
       canaries?.size ? { canaries } : {},
     );
-    return records.filter((_, i) => outcomes[i] === 'written').map((r) => r.id);
+    return records.filter((_, i) => outcomes[i] === 'written').map(keyOf);
   }
 
   /**
@@ -218,48 +272,62 @@ export class CollectorStore {
         .zrange(this.keys.queued(rolloutId), '0', String(n - 1))
         .exec(),
     );
-    const ids = [...(values[0] as string[]), ...(values[1] as string[])].map(Number);
-    const records = await this.getMany(rolloutId, ids);
-    return ids.map((id) => records.get(id)).filter((r): r is CollectorRecord => r !== undefined);
+    const keys = [...(values[0] as string[]), ...(values[1] as string[])].map(keyFromMember);
+    const records = await this.getMany(rolloutId, keys);
+    return keys.map((k) => records.get(k)).filter((r): r is CollectorRecord => r !== undefined);
   }
 
   /** Collectors in `verifying` whose next look is due by `now` (earliest first), at most `n`. */
-  async dueVerifying(rolloutId: string, now: number, n: number): Promise<number[]> {
-    const ids = await this.redis.zrangebyscore(this.keys.verifying(rolloutId), '-inf', now, 'LIMIT', 0, n);
-    return ids.map(Number);
+  async dueVerifying(rolloutId: string, now: number, n: number): Promise<CollectorKey[]> {
+    const members = await this.redis.zrangebyscore(
+      this.keys.verifying(rolloutId),
+      '-inf',
+      now,
+      'LIMIT',
+      0,
+      n,
+    );
+    return members.map(keyFromMember);
   }
 
   /** Counts per state of each cohort (cohort gates): cohort key → counts. */
   async cohortCounts(rolloutId: string): Promise<Map<string, StateCounts>> {
-    const out = new Map<string, StateCounts>();
-    for (const [field, value] of Object.entries(
-      await this.redis.hgetall(this.keys.cohortCounts(rolloutId)),
-    )) {
-      const bar = field.lastIndexOf('|');
-      const n = Number(value);
-      if (bar < 0 || !Number.isFinite(n) || n <= 0) continue;
-      const cohort = field.slice(0, bar);
-      const counts = out.get(cohort) ?? {};
-      counts[field.slice(bar + 1) as keyof StateCounts] = n;
-      out.set(cohort, counts);
-    }
-    return out;
+    return parseGroupCounts(await this.redis.hgetall(this.keys.cohortCounts(rolloutId)));
   }
 
   /** Members of an index: the Collectors of a rollout in that waiting state. */
   async indexed(
     rolloutId: string,
     index: 'queued' | 'retries' | 'reconciling' | 'verifying',
-  ): Promise<number[]> {
+  ): Promise<CollectorKey[]> {
     const key = this.keys[index](rolloutId);
-    return (await this.redis.zrange(key, '0', '-1')).map(Number);
+    return (await this.redis.zrange(key, '0', '-1')).map(keyFromMember);
   }
 
-  /** Every slot of a policy: which Collector of which rollout holds it. */
-  async slotHolders(policy: string): Promise<{ rolloutId: string; collectorId: number }[]> {
+  /** Every slot of a policy: which Collector (its key, organization and id) of which rollout holds it. */
+  async slotHolders(
+    policy: string,
+  ): Promise<{ rolloutId: string; key: CollectorKey; org: string; collectorId: number }[]> {
     return (await this.redis.smembers(this.keys.slots(policy))).map((member) => {
       const hash = member.lastIndexOf('#');
-      return { rolloutId: member.slice(0, hash), collectorId: Number(member.slice(hash + 1)) };
+      const key = keyFromMember(member.slice(hash + 1));
+      const { org, id } = parseCollectorKey(key);
+      return { rolloutId: member.slice(0, hash), key, org, collectorId: id };
     });
   }
+}
+
+/** `<group>|<state>` → n, as counts per state of each group (cohorts, organizations). */
+export function parseGroupCounts(raw: Record<string, string>): Map<string, StateCounts> {
+  const out = new Map<string, StateCounts>();
+  for (const [field, value] of Object.entries(raw)) {
+    const bar = field.lastIndexOf('|');
+    const n = Number(value);
+    if (bar < 0 || !Number.isFinite(n) || n <= 0) continue;
+    const group = field.slice(0, bar);
+    const counts = out.get(group) ?? {};
+    counts[field.slice(bar + 1) as keyof StateCounts] = n;
+    out.set(group, counts);
+  }
+  return out;
 }

@@ -5,6 +5,7 @@
  * moves atomically (collector-store.ts with lua/apply-moves.lua).
  */
 export * from './cohort-key.js';
+export * from './collector-key.js';
 export * from './collector-record.js';
 export * from './collector-state.js';
 export * from './collector-store.js';

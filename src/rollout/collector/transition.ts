@@ -75,6 +75,12 @@ export type CollectorEvent =
    * (collector.in.upgrading, an unreadable 202), not when a create went unanswered.
    */
   | { type: 'task_unknown'; proven: boolean; message: string }
+  /**
+   * The organization refused the create (credentials refused, or not allowed to manage
+   * Collectors): no fault of the Collector's, so no error is counted; it waits, and the
+   * organization's part waits until its service answers again (orgs/org-health.ts).
+   */
+  | { type: 'org_refused'; message: string }
   /** A status read: the task is unfinished (0, 1 or 6). */
   | { type: 'status'; status: number }
   /** A status read gave nothing usable. */
@@ -131,6 +137,7 @@ export const TRANSITIONS: readonly (readonly [
   ['creating', 'create_error', 'waiting_retry'],
   ['creating', 'create_error', 'error'],
   ['creating', 'rejected', 'rejected'],
+  ['creating', 'org_refused', 'waiting_retry'],
   ['creating', 'task_unknown', 'reconciling'],
   ['pending', 'status', 'pending'],
   ['pending', 'status', 'progressing'],
@@ -311,6 +318,8 @@ export function transition(
     }
     case 'rejected':
       return final('rejected', event.message);
+    case 'org_refused':
+      return to('waiting_retry', { message: event.message, ...retryAt(settings.errorBackoffMs) });
     case 'task_unknown':
       return to('reconciling', { reconcilingSince: now, taskProven: event.proven, message: event.message });
     case 'status':

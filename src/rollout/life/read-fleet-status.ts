@@ -1,43 +1,86 @@
 /**
  * A snapshot of every rollout for `status`, `/status` and the metrics: phase, counts per state,
  * the rollout's own in-flight count (its Collectors in slot states, not its policy's), progress,
- * the Collectors each quarantined cohort holds now, and the upgrade queue's job counts.
+ * the same per organization (with the build it goes to there, and why it waits when it does),
+ * the Collectors each quarantined cohort holds now, every organization's problem, and the upgrade
+ * queue's job counts.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { replies } from '../../lib/redis/pipeline-replies.js';
-import { parseCounts, SETTLED_STATES, SLOT_STATES, type StateCounts, sumStates } from '../collector/index.js';
+import {
+  DEFAULT_ORG,
+  parseCounts,
+  parseGroupCounts,
+  SETTLED_STATES,
+  SLOT_STATES,
+  type StateCounts,
+  sumStates,
+} from '../collector/index.js';
 import type { Keys } from '../keys.js';
+import { describeOrgProblem, type OrgProblem, parseOrgHealth } from '../orgs/index.js';
 import { describePhase } from './rollout-phase.js';
-import type { RolloutRecord } from './rollout-record.js';
+import { buildOf, orgsOf, type RolloutRecord } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
 
-export interface RolloutStatus extends RolloutRecord {
+/** Progress of a rollout's Collectors: counts per state, in flight, total, with an outcome. */
+export interface Progress {
   counts: StateCounts;
-  /** The phase as a person reads it, e.g. `paused (policy disabled)`. */
-  phaseText: string;
-  /** This rollout's Collectors holding an in-flight slot. */
+  /** Collectors holding an in-flight slot. */
   inflight: number;
   total: number;
   /** Collectors with an outcome. */
   done: number;
 }
 
+/** One organization's part of a rollout. */
+export interface OrgPartStatus extends Progress {
+  org: string;
+  /** The build its Collectors go to. */
+  build: string;
+  /** Why its part waits, when its service has a problem (`credentials refused (401) since ...`). */
+  waiting?: string;
+}
+
+export interface RolloutStatus extends RolloutRecord, Progress {
+  /** The phase as a person reads it, e.g. `paused (policy disabled)`. */
+  phaseText: string;
+  /** Each organization's part, in the rollout's order of organizations. */
+  byOrg: OrgPartStatus[];
+}
+
 export interface FleetStatus {
   rollouts: RolloutStatus[];
+  /** Every organization with a problem now (its part of each rollout waits). */
+  orgProblems: (OrgProblem & { org: string; text: string })[];
   queue: Record<string, number>;
 }
 
-export function rolloutStatus(r: RolloutRecord, counts: StateCounts): RolloutStatus {
-  const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+function progressOf(counts: StateCounts): Progress {
   return {
-    ...r,
     counts,
-    phaseText: describePhase(r.phase, r.pauseReason),
     inflight: sumStates(counts, SLOT_STATES),
-    total,
+    total: Object.values(counts).reduce((a, b) => a + (b ?? 0), 0),
     done: sumStates(counts, SETTLED_STATES),
   };
+}
+
+export function rolloutStatus(
+  r: RolloutRecord,
+  counts: StateCounts,
+  orgCounts: ReadonlyMap<string, StateCounts> = new Map(),
+  problems: ReadonlyMap<string, OrgProblem> = new Map(),
+): RolloutStatus {
+  const byOrg = orgsOf(r).map((org): OrgPartStatus => {
+    const problem = problems.get(org);
+    return {
+      org,
+      build: buildOf(r, org),
+      ...progressOf(orgCounts.get(org) ?? (orgsOf(r).length === 1 && org === DEFAULT_ORG ? counts : {})),
+      ...(problem ? { waiting: describeOrgProblem(org, problem) } : {}),
+    };
+  });
+  return { ...r, ...progressOf(counts), phaseText: describePhase(r.phase, r.pauseReason), byOrg };
 }
 
 export async function readFleetStatus(deps: {
@@ -49,18 +92,29 @@ export async function readFleetStatus(deps: {
   const list = await deps.rollouts.list();
   const pipe = deps.redis.pipeline();
   for (const r of list) pipe.hgetall(deps.keys.counts(r.id));
+  for (const r of list) pipe.hgetall(deps.keys.orgCounts(r.id));
   // Rollouts with quarantined cohorts: how many of each cohort are held now.
   const held = list.filter((r) => r.quarantined?.length);
   for (const r of held) pipe.hgetall(deps.keys.cohortCounts(r.id));
-  const values = list.length ? replies(await pipe.exec()) : [];
+  pipe.hgetall(deps.keys.orgHealth);
+  const values = replies(await pipe.exec());
+  const n = list.length;
   held.forEach((r, i) => {
-    const perCohort = values[list.length + i] as Record<string, string>;
+    const perCohort = values[2 * n + i] as Record<string, string>;
     r.quarantined = r.quarantined?.map((q) => ({
       ...q,
       held: Number(perCohort[`${q.cohort}|quarantined`] ?? 0),
     }));
   });
-  const rollouts = list.map((r, i) => rolloutStatus(r, parseCounts(values[i] as Record<string, string>)));
+  const problems = parseOrgHealth(values[values.length - 1] as Record<string, string>);
+  const rollouts = list.map((r, i) =>
+    rolloutStatus(
+      r,
+      parseCounts(values[i] as Record<string, string>),
+      parseGroupCounts(values[n + i] as Record<string, string>),
+      problems,
+    ),
+  );
   const queue = deps.queue
     ? ((await deps.queue.getJobCounts(
         'waiting',
@@ -71,5 +125,6 @@ export async function readFleetStatus(deps: {
         'prioritized',
       )) as Record<string, number>)
     : {};
-  return { rollouts, queue };
+  const orgProblems = [...problems].map(([org, p]) => ({ org, ...p, text: describeOrgProblem(org, p) }));
+  return { rollouts, orgProblems, queue };
 }

@@ -33,6 +33,8 @@ export const ROLLOUT_EVENT_TYPES = [
   'analysis.passed',
   'analysis.failed',
   'analysis.inconclusive',
+  'org.waiting',
+  'org.recovered',
 ] as const;
 export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 
@@ -129,6 +131,10 @@ export interface EventFacts {
   'analysis.passed': AnalysisFacts;
   'analysis.failed': AnalysisFacts & { phase: RolloutPhase };
   'analysis.inconclusive': AnalysisFacts & { phase: RolloutPhase };
+  /** An organization's part waits: its service has a problem (orgs/org-health.ts). */
+  'org.waiting': { org: string; reason: string; since: number };
+  /** ... and goes on: its service answers again. */
+  'org.recovered': { org: string; reason: string; since: number };
 }
 
 /** An event about to be recorded: its type, who made it happen, and its facts. */
@@ -263,6 +269,16 @@ export function describeEvent(
       };
     case 'analysis.passed':
       return { message: `${id}: ${news.reason}`, detail: analysis(news) };
+    case 'org.waiting':
+      return {
+        message: `${id}: org ${news.org} waits: ${news.reason} since ${ISO(news.since)}; the other organizations go on, and it goes on by itself once its service answers`,
+        detail: { org: news.org, reason: news.reason, since: news.since },
+      };
+    case 'org.recovered':
+      return {
+        message: `${id}: org ${news.org} goes on: its service answers again (it had ${news.reason} since ${ISO(news.since)})`,
+        detail: { org: news.org, reason: news.reason, since: news.since },
+      };
     case 'analysis.failed':
     case 'analysis.inconclusive':
       return {

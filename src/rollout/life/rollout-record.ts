@@ -7,7 +7,7 @@
 import { AnalysisRun } from '../../analysis/index.js';
 import type { FailureCauses } from '../../policy/failure-causes.js';
 import type { VerifySettings } from '../../policy/verify.js';
-import type { LifeSettings } from '../collector/index.js';
+import { DEFAULT_ORG, type LifeSettings } from '../collector/index.js';
 import type { RolloutPhase } from './rollout-phase.js';
 
 /** What the workers need of a rollout's policy; stored with the rollout, so workers need no policy files. */
@@ -29,7 +29,15 @@ export interface RolloutRecord {
   policy: string;
   /** The policy's target as written: `latest` or a build. */
   target: string;
+  /** The build of its id: the target's build, or the newest of its organizations' (`builds`). */
   build: string;
+  /**
+   * The build of each of its organizations, where it is not `build` (`latest` resolves in each
+   * organization's build list, and two may differ). Absent: every organization's is `build`.
+   */
+  builds?: Record<string, string>;
+  /** The organizations it covers (the policy's `orgs` among the settings'). Absent: the default one. */
+  orgs?: string[];
   phase: RolloutPhase;
   startedAt: number;
   updatedAt: number;
@@ -141,6 +149,8 @@ const FIELDS = {
   policy: 'text',
   target: 'text',
   build: 'text',
+  builds: 'json',
+  orgs: 'json',
   phase: 'text',
   startedAt: 'number',
   updatedAt: 'number',
@@ -278,4 +288,14 @@ export function decodeRollout(raw: Record<string, string>): RolloutRecord | unde
     startedAt: Number(raw.startedAt) || 0,
     wave: (out.wave as WaveProgress | undefined) ?? { index: 0, seq: 0 },
   } as RolloutRecord;
+}
+
+/** The build a rollout moves Collectors of organization `org` to. */
+export function buildOf(rollout: Pick<RolloutRecord, 'build' | 'builds'>, org: string): string {
+  return rollout.builds?.[org] ?? rollout.build;
+}
+
+/** The organizations a rollout covers (the default one for a rollout from before organizations). */
+export function orgsOf(rollout: Pick<RolloutRecord, 'orgs'>): string[] {
+  return rollout.orgs?.length ? rollout.orgs : [DEFAULT_ORG];
 }

@@ -14,7 +14,13 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
-import { type CollectorRecord, parseCounts, type StateCounts } from '../collector/index.js';
+import {
+  type CollectorKey,
+  type CollectorRecord,
+  memberOf,
+  parseCounts,
+  type StateCounts,
+} from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import { policyOf, rolloutId } from '../rollout-id.js';
 import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
@@ -182,12 +188,12 @@ export class RolloutStore {
   }
 
   /** The record and the rollout fields a worker step needs, in one round trip. */
-  async loadStep(id: string, collectorId: number): Promise<StepView> {
+  async loadStep(id: string, key: CollectorKey): Promise<StepView> {
     const fields = ['id', 'phase', 'build', 'maxInFlight', 'settings', 'firstPollMs', 'startedAt', 'watchMs'];
     const values = replies(
       await this.redis
         .pipeline()
-        .hget(this.keys.results(id), String(collectorId))
+        .hget(this.keys.results(id), memberOf(key))
         .hmget(this.keys.rollout(id), ...fields)
         .exec(),
     );

@@ -13,9 +13,9 @@
  * when it costs fewer requests per finished task than status reads would.
  */
 import type { BuildTarget } from '../../api/index.js';
-import { type UpgradeQueue, wakeUpgrades } from '../../queue/upgrade-job.js';
-import { type CollectorEvent, type CollectorRecord, transition } from '../collector/index.js';
-import type { RolloutRecord } from '../life/index.js';
+import { jobFor, type UpgradeQueue, wakeUpgrades } from '../../queue/upgrade-job.js';
+import { type CollectorEvent, type CollectorRecord, DEFAULT_ORG, transition } from '../collector/index.js';
+import { buildOf, type RolloutRecord } from '../life/index.js';
 import {
   applyVerification,
   dueForVerification,
@@ -88,11 +88,14 @@ export interface ListingPassResult extends VerifyPass {
   endedElsewhere: number;
 }
 
-/** The rollout's Collectors whose task runs (pending, progressing), from its policy's slots. */
-export async function tasksUnderWay(deps: Pick<VerifyDeps, 'store'>, rollout: RolloutRecord) {
+/**
+ * The rollout's Collectors whose task runs (pending, progressing), from its policy's slots; of
+ * organization `org` only when given.
+ */
+export async function tasksUnderWay(deps: Pick<VerifyDeps, 'store'>, rollout: RolloutRecord, org?: string) {
   const ids = (await deps.store.slotHolders(rollout.policy))
-    .filter((h) => h.rolloutId === rollout.id)
-    .map((h) => h.collectorId);
+    .filter((h) => h.rolloutId === rollout.id && (org === undefined || h.org === org))
+    .map((h) => h.key);
   if (ids.length === 0) return [];
   return [...(await deps.store.getMany(rollout.id, ids)).values()].filter(
     (r) => (r.state === 'pending' || r.state === 'progressing') && r.requestTime !== undefined,
@@ -109,8 +112,12 @@ export async function listingPass(
     watch: boolean;
     /** Clock time of the previous watching pass (a task seen ended now ended after it). */
     previousPassAt?: number;
+    /** The organization whose listing is read (`deps.api` is its client). */
+    org?: string;
   },
 ): Promise<ListingPassResult> {
+  const org = options.org ?? DEFAULT_ORG;
+  const build = buildOf(rollout, org);
   const result: ListingPassResult = {
     looked: 0,
     verified: 0,
@@ -120,11 +127,11 @@ export async function listingPass(
     endedElsewhere: 0,
   };
   const { store, clock } = deps;
-  const verifying = await dueForVerification(store, rollout, clock.now());
-  const tasks = options.watch ? await tasksUnderWay(deps, rollout) : [];
+  const verifying = await dueForVerification(store, rollout, clock.now(), org);
+  const tasks = options.watch ? await tasksUnderWay(deps, rollout, org) : [];
   if (verifying.length === 0 && tasks.length === 0) return result;
   result.looked = verifying.length;
-  const other = listingBuild(options.targets, rollout.build, [...verifying, ...tasks]);
+  const other = listingBuild(options.targets, build, [...verifying, ...tasks]);
   const needListing = tasks.length > 0 || (verifying.length > 0 && rollout.settings.verify !== undefined);
   let sightings: Map<number, ListingSighting> | undefined;
   if (other && needListing) {
@@ -139,13 +146,14 @@ export async function listingPass(
       deps,
       rollout,
       verifying,
-      verificationEvents(verifying, rollout.settings.verify ? sightings : undefined, rollout, now),
+      verificationEvents(verifying, rollout.settings.verify ? sightings : undefined, rollout, now, build),
       now,
       result,
     );
-  if (sightings && tasks.length) await settleWatched(deps, rollout, tasks, sightings, now, options, result);
+  if (sightings && tasks.length)
+    await settleWatched(deps, rollout, tasks, sightings, now, { ...options, build }, result);
   if (result.verified || result.unhealthy || result.succeeded || result.endedElsewhere)
-    deps.logger.info({ rollout: rollout.id, ...result }, 'listing pass');
+    deps.logger.info({ rollout: rollout.id, org, ...result }, 'listing pass');
   return result;
 }
 
@@ -156,7 +164,7 @@ async function settleWatched(
   tasks: readonly CollectorRecord[],
   sightings: ReadonlyMap<number, ListingSighting>,
   now: number,
-  options: { previousPassAt?: number },
+  options: { previousPassAt?: number; build: string },
   result: ListingPassResult,
 ) {
   const wake: CollectorRecord[] = [];
@@ -164,7 +172,7 @@ async function settleWatched(
     const seen = sightings.get(r.id);
     // Only a page requested after the task's request says anything about the task.
     if (!seen || seen.requestedAt <= (r.requestTime ?? Number.POSITIVE_INFINITY)) continue;
-    if (seen.collector.collectorVersion !== rollout.build) {
+    if (seen.collector.collectorVersion !== options.build) {
       result.endedElsewhere++;
       wake.push(r);
       continue;
@@ -188,6 +196,6 @@ async function settleWatched(
   // The jobs end at once (a success) or read the status once (another ending).
   await wakeUpgrades(
     deps.queue,
-    wake.map((r) => ({ rolloutId: rollout.id, collectorId: r.id, admission: r.admissions })),
+    wake.map((r) => jobFor(rollout.id, r)),
   );
 }

@@ -17,8 +17,17 @@
  */
 import type { BuildTarget } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
-import { type CollectorRecord, type Move, transition } from '../collector/index.js';
-import type { RolloutRecord } from '../life/index.js';
+import {
+  type CollectorKey,
+  type CollectorRecord,
+  collectorKey,
+  DEFAULT_ORG,
+  keyOf,
+  type Move,
+  parseCollectorKey,
+  transition,
+} from '../collector/index.js';
+import { buildOf, type RolloutRecord } from '../life/index.js';
 import { observeVersions, type ScanDeps, timedPages } from './scan-upgradable.js';
 
 export interface ReconcileDeps extends ScanDeps {
@@ -37,37 +46,43 @@ export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): nu
 }
 
 /**
- * Resolves the rollout's `reconciling` Collectors. `listed` is what a scan of the rollout's build
- * just saw (id → clock time its page was requested); without it, the build's listing is read here.
+ * Resolves the rollout's `reconciling` Collectors of organization `org` (the listings read are
+ * that organization's: `deps.api` is its client). `listed` is what a scan of the organization's
+ * build just saw (key → clock time its page was requested); without it, the build's listing is
+ * read here.
  */
 export async function reconcileUnknownTasks(
   deps: ReconcileDeps,
   rollout: RolloutRecord,
-  options: { listed?: ReadonlyMap<number, number>; pageSize: number; targets: readonly BuildTarget[] },
+  options: {
+    listed?: ReadonlyMap<CollectorKey, number>;
+    pageSize: number;
+    targets: readonly BuildTarget[];
+    org?: string;
+  },
 ): Promise<number> {
   const { store } = deps;
-  const ids = await store.indexed(rollout.id, 'reconciling');
-  if (ids.length === 0) return 0;
-  const open = [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'reconciling');
+  const org = options.org ?? DEFAULT_ORG;
+  const build = buildOf(rollout, org);
+  const keys = (await store.indexed(rollout.id, 'reconciling')).filter(
+    (k) => parseCollectorKey(k).org === org,
+  );
+  if (keys.length === 0) return 0;
+  const open = [...(await store.getMany(rollout.id, keys)).values()].filter((r) => r.state === 'reconciling');
   let listed = options.listed;
   if (!listed) {
     const wanted = new Set(open.map((r) => r.id));
-    const seen = new Map<number, number>();
-    for await (const { page, requestedAt } of timedPages(
-      deps.api,
-      deps.clock,
-      rollout.build,
-      options.pageSize,
-    ))
-      for (const c of page) if (wanted.has(c.id)) seen.set(c.id, requestedAt);
+    const seen = new Map<CollectorKey, number>();
+    for await (const { page, requestedAt } of timedPages(deps.api, deps.clock, build, options.pageSize))
+      for (const c of page) if (wanted.has(c.id)) seen.set(collectorKey(org, c.id), requestedAt);
     listed = seen;
   }
   const offered = (r: CollectorRecord) => {
-    const at = listed.get(r.id);
+    const at = listed.get(keyOf(r));
     return at !== undefined && at > (r.reconcilingSince ?? 0);
   };
   const unresolved = new Set(open.filter((r) => !offered(r)).map((r) => r.id));
-  const other = options.targets.find((t) => t.version !== rollout.build)?.version;
+  const other = options.targets.find((t) => t.version !== build)?.version;
   const versions =
     other && unresolved.size
       ? await observeVersions(deps.api, other, unresolved, options.pageSize)
@@ -91,11 +106,11 @@ export async function reconcileUnknownTasks(
         r,
         {
           type: 'failed',
-          message: `${r.message ? `${r.message}; ` : ''}the listing offers it again for ${rollout.build}: its task of unknown id ended without reaching the build`,
+          message: `${r.message ? `${r.message}; ` : ''}the listing offers it again for ${build}: its task of unknown id ended without reaching the build`,
         },
         ctx,
       );
-    } else if (versions.get(r.id) === rollout.build) {
+    } else if (versions.get(r.id) === build) {
       // On the build: a success, verified like any other when the policy verifies.
       const verify = rollout.settings.verify;
       t = transition(
@@ -114,7 +129,7 @@ export async function reconcileUnknownTasks(
     if (outcomes[i] !== 'written') return;
     resolved++;
     deps.onOutcome?.(rollout.id, m.next);
-    deps.logger.info({ rollout: rollout.id, collector: m.next.id, state: m.next.state }, 'reconciled');
+    deps.logger.info({ rollout: rollout.id, org, collector: m.next.id, state: m.next.state }, 'reconciled');
   });
   return resolved;
 }

@@ -16,24 +16,28 @@ import type { Clock } from '../../lib/clock.js';
 import type { Policy } from '../../policy/schema.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection } from '../../policy/select/select-collectors.js';
-import type { CollectorStore } from '../collector/index.js';
 import {
+  type CollectorKey,
   type CollectorRecord,
-  type CollectorState,
+  type CollectorStore,
   cohortKey,
+  collectorKey,
+  DEFAULT_ORG,
+  keyOf,
   type Move,
   newRecord,
+  OFF_LISTING_STATES,
+  parseCollectorKey,
   transition,
 } from '../collector/index.js';
-import type { RolloutRecord } from '../life/index.js';
-import { admits } from '../life/index.js';
+import { admits, buildOf, type RolloutRecord } from '../life/index.js';
 
 export interface ScanResult {
-  /** Selected Collectors the listing offered, with the clock time their page was requested. */
-  listed: Map<number, number>;
-  added: number[];
+  /** Selected Collectors the listing offered (by key), with the clock time their page was requested. */
+  listed: Map<CollectorKey, number>;
+  added: CollectorKey[];
   /** not_alive Collectors seen alive and queued again. */
-  caughtUp: number[];
+  caughtUp: CollectorKey[];
   /** Of the added, those the first wave's `select` picks (canaries, admitted first). */
   canaries: number;
 }
@@ -74,11 +78,16 @@ export async function scanUpgradable(
    * answers the Collectors it admitted, whose tasks take them off the listing: the walk steps
    * back for them (bounds from their records: `leftBounds`).
    */
-  options: { onPage?: () => Promise<readonly number[]> } = {},
+  options: { onPage?: () => Promise<readonly CollectorKey[]>; org?: string } = {},
 ): Promise<ScanResult> {
+  const org = options.org ?? DEFAULT_ORG;
+  const build = buildOf(rollout, org);
   const own = compileSelection(policy);
   const taken = earlier.map((p) => compileSelection(p));
-  const matches = (c: Collector) => own(c) && !taken.some((t) => t(c));
+  const matches = (c: Collector) => {
+    const s = { ...c, org };
+    return own(s) && !taken.some((t) => t(s));
+  };
   const result: ScanResult = { listed: new Map(), added: [], caughtUp: [], canaries: 0 };
   const canarySelect = policy.waves[0]?.select;
   const isCanary = canarySelect ? compileSelection({ select: [canarySelect], exclude: [] }) : undefined;
@@ -86,11 +95,11 @@ export async function scanUpgradable(
   const by = policy.cohorts?.by;
   const cohortOf = (c: Collector) =>
     by ? cohortKey({ osName: c.osName, osArch: c.osArch, from: c.collectorVersion }, by) : undefined;
-  const admitted: number[] = [];
+  const admitted: CollectorKey[] = [];
   for await (const { page, requestedAt } of timedPages(
     deps.api,
     deps.clock,
-    rollout.build,
+    build,
     policy.pageSize,
     options.onPage ? () => leftBounds(deps.store, rollout.id, admitted) : undefined,
   )) {
@@ -98,20 +107,18 @@ export async function scanUpgradable(
       (c) =>
         c.collectorType === 'Installable' &&
         matches(c) &&
-        planMove(policy, c.collectorVersion, rollout.build).kind !== 'skip',
+        planMove(policy, c.collectorVersion, build).kind !== 'skip',
     );
     if (selected.length === 0) continue;
-    for (const c of selected) result.listed.set(c.id, requestedAt);
-    const known = await deps.store.getMany(
-      rollout.id,
-      selected.map((c) => c.id),
-    );
+    const key = (c: Collector) => collectorKey(org, c.id);
+    for (const c of selected) result.listed.set(key(c), requestedAt);
+    const known = await deps.store.getMany(rollout.id, selected.map(key));
     const now = deps.clock.now();
     const fresh: CollectorRecord[] = [];
     const moves: Move[] = [];
     for (const c of selected) {
-      const r = known.get(c.id);
-      if (!r) fresh.push(newRecord(c, rollout.build, now, cohortOf(c)));
+      const r = known.get(key(c));
+      if (!r) fresh.push(newRecord(c, build, now, cohortOf(c), org));
       else if (
         r.state === 'not_alive' &&
         c.alive &&
@@ -122,27 +129,20 @@ export async function scanUpgradable(
         if (t.ok) moves.push(t.move);
       }
     }
-    const canaries = new Set(isCanary ? selected.filter((c) => isCanary(c)).map((c) => c.id) : []);
+    const canaries = new Set(isCanary ? selected.filter((c) => isCanary({ ...c, org })).map(key) : []);
     const added = await deps.store.discover(rollout.id, fresh, canaries);
     result.added.push(...added);
     result.canaries += added.filter((id) => canaries.has(id)).length;
     const outcomes = await deps.store.apply(rollout.id, moves);
     moves.forEach((m, i) => {
-      if (outcomes[i] === 'written') result.caughtUp.push(m.next.id);
+      if (outcomes[i] === 'written') result.caughtUp.push(keyOf(m.next));
     });
-    if (added.length && options.onPage) admitted.push(...(await options.onPage()));
+    // Only this organization's admissions take Collectors off this listing.
+    if (added.length && options.onPage)
+      admitted.push(...(await options.onPage()).filter((k) => parseCollectorKey(k).org === org));
   }
   return result;
 }
-
-/** States whose Collector is surely off the rollout's listing: its task runs, or it reached the build. */
-const OFF_THE_LISTING: ReadonlySet<CollectorState> = new Set([
-  'pending',
-  'progressing',
-  'verifying',
-  'succeeded',
-  'unhealthy',
-]);
 
 /**
  * How many of the Collectors admitted during this walk have left its listing: at most all of
@@ -153,12 +153,12 @@ const OFF_THE_LISTING: ReadonlySet<CollectorState> = new Set([
 async function leftBounds(
   store: CollectorStore,
   rolloutId: string,
-  admitted: readonly number[],
+  admitted: readonly CollectorKey[],
 ): Promise<LeftBounds> {
   if (admitted.length === 0) return { atMost: 0, atLeast: 0 };
   const records = await store.getMany(rolloutId, admitted);
   let atLeast = 0;
-  for (const r of records.values()) if (OFF_THE_LISTING.has(r.state)) atLeast++;
+  for (const r of records.values()) if (OFF_LISTING_STATES.includes(r.state)) atLeast++;
   return { atMost: admitted.length, atLeast };
 }
 

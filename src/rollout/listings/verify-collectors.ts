@@ -18,9 +18,16 @@
 import type { BuildTarget, Collector } from '../../api/index.js';
 import { formatDuration } from '../../lib/duration.js';
 import type { Logger } from '../../lib/logger.js';
-import type { CollectorStore } from '../collector/index.js';
-import { type CollectorEvent, type CollectorRecord, type Move, transition } from '../collector/index.js';
-import type { RolloutRecord } from '../life/index.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  type CollectorStore,
+  DEFAULT_ORG,
+  type Move,
+  parseCollectorKey,
+  transition,
+} from '../collector/index.js';
+import { buildOf, type RolloutRecord } from '../life/index.js';
 import { type ScanDeps, timedPages } from './scan-upgradable.js';
 
 /** A heartbeat this much older than the freshest on its listing page: the Collector stopped (8 missed). */
@@ -86,17 +93,23 @@ export async function readListing(
   return { sightings, pages };
 }
 
-/** Collectors of the rollout in `verifying` whose look is due (all of them when verification is off). */
+/**
+ * Collectors of the rollout's organization `org` in `verifying` whose look is due (all of them
+ * when verification is off).
+ */
 export async function dueForVerification(
   store: CollectorStore,
   rollout: RolloutRecord,
   now: number,
+  org: string = DEFAULT_ORG,
 ): Promise<CollectorRecord[]> {
-  const ids = rollout.settings.verify
-    ? await store.dueVerifying(rollout.id, now, MAX_PER_PASS)
-    : await store.indexed(rollout.id, 'verifying');
-  if (ids.length === 0) return [];
-  return [...(await store.getMany(rollout.id, ids)).values()].filter((r) => r.state === 'verifying');
+  const keys = (
+    rollout.settings.verify
+      ? await store.dueVerifying(rollout.id, now, MAX_PER_PASS)
+      : await store.indexed(rollout.id, 'verifying')
+  ).filter((k) => parseCollectorKey(k).org === org);
+  if (keys.length === 0) return [];
+  return [...(await store.getMany(rollout.id, keys)).values()].filter((r) => r.state === 'verifying');
 }
 
 /**
@@ -108,16 +121,17 @@ export function verificationEvents(
   sightings: ReadonlyMap<number, Sighting> | undefined,
   rollout: RolloutRecord,
   now: number,
+  build: string = rollout.build,
 ): Map<number, CollectorEvent> {
   const events = new Map<number, CollectorEvent>();
   const verify = rollout.settings.verify;
   for (const r of records) {
     if (!verify || !sightings) {
       const message = verify
-        ? `unverified: the service offers no build but ${rollout.build} to list it under`
+        ? `unverified: the service offers no build but ${build} to list it under`
         : 'unverified: verification was turned off';
       events.set(r.id, { type: 'verified', message });
-    } else events.set(r.id, judge(r, sightings.get(r.id), rollout.build, verify, now));
+    } else events.set(r.id, judge(r, sightings.get(r.id), build, verify, now));
   }
   return events;
 }
@@ -154,17 +168,22 @@ export async function applyVerification(
   });
 }
 
-/** A verification pass alone (listing-pass.ts also watches tasks under way in the same pages). */
+/**
+ * A verification pass alone over organization `org`'s listing (`deps.api` is its client;
+ * listing-pass.ts also watches tasks under way in the same pages).
+ */
 export async function verifyCollectors(
   deps: VerifyDeps,
   rollout: RolloutRecord,
-  options: { targets: readonly BuildTarget[]; pageSize: number },
+  options: { targets: readonly BuildTarget[]; pageSize: number; org?: string },
 ): Promise<VerifyPass> {
   const pass: VerifyPass = { looked: 0, verified: 0, unhealthy: 0, pages: 0 };
-  const records = await dueForVerification(deps.store, rollout, deps.clock.now());
+  const org = options.org ?? DEFAULT_ORG;
+  const build = buildOf(rollout, org);
+  const records = await dueForVerification(deps.store, rollout, deps.clock.now(), org);
   if (records.length === 0) return pass;
   pass.looked = records.length;
-  const other = rollout.settings.verify ? listingBuild(options.targets, rollout.build, records) : undefined;
+  const other = rollout.settings.verify ? listingBuild(options.targets, build, records) : undefined;
   let sightings: Map<number, ListingSighting> | undefined;
   if (other) {
     const read = await readListing(deps, other, new Set(records.map((r) => r.id)), options.pageSize);
@@ -176,7 +195,7 @@ export async function verifyCollectors(
     deps,
     rollout,
     records,
-    verificationEvents(records, sightings, rollout, now),
+    verificationEvents(records, sightings, rollout, now, build),
     now,
     pass,
   );

@@ -391,6 +391,7 @@ export async function forget(deps: ControlDeps, id: string, redis: Redis): Promi
       k.reconciling(id),
       k.verifying(id),
       k.cohortCounts(id),
+      k.orgCounts(id),
       k.durations(id),
       k.history(id),
     )

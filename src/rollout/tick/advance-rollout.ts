@@ -19,7 +19,14 @@ import { calendarState } from '../../policy/calendar/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import { wavePlan } from '../../policy/wave-limits.js';
 import { admit, progressWaves } from '../admit/index.js';
-import { ACTIVE_STATES, COLLECTOR_STATES, type StateCounts, sumStates } from '../collector/index.js';
+import {
+  ACTIVE_STATES,
+  COLLECTOR_STATES,
+  type CollectorKey,
+  keyOf,
+  type StateCounts,
+  sumStates,
+} from '../collector/index.js';
 import { judgeCohortGate, tripFailureGate } from '../gates/index.js';
 import { admits, type RolloutDraft } from '../life/index.js';
 import { reconcileUnknownTasks, scanUpgradable } from '../listings/index.js';
@@ -32,7 +39,7 @@ import { decideWatch, listingDue } from './watch-step.js';
 
 export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promise<void> {
   const { rollouts, store, logger } = ctx;
-  const { policy, draft, targets, now } = pass;
+  const { policy, draft, now } = pass;
   const id = draft.view.id;
   const log = logger.child({ rollout: id });
   let counts = pass.counts;
@@ -40,7 +47,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
   const scan = await scanStep(ctx, pass);
   if (scan.ran) counts = await store.counts(id);
   await decideWatch(ctx, draft, counts, policy.pageSize, now);
-  if (await listingDue(ctx, draft.view, counts, targets, policy.pageSize, now))
+  if (await listingDue(ctx, draft.view, counts, pass.orgs, policy.pageSize, now))
     counts = await store.counts(id);
   const active = sumStates(counts, ACTIVE_STATES);
   if (active > 0) ctx.memory.idleScanned.delete(id);
@@ -78,6 +85,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       slotsHeld: pass.slotsHeld,
       now,
       room,
+      waiting: pass.waiting,
     });
     if (admitted.heldByWindow > 0 && admitted.records.length === 0)
       holding.push(admitted.windowDetail ?? 'maintenance windows closed');
@@ -85,7 +93,15 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
   if ((draft.view.holding ?? '') !== holding.join('; ')) draft.set({ holding: holding.join('; ') });
 
   const phase = draft.view.phase;
-  if (phase === 'running' && active === 0 && scan.ran && scan.added === 0 && scan.idle) {
+  // A rollout of which an organization's part waits has not converged: that part is not known.
+  if (
+    phase === 'running' &&
+    active === 0 &&
+    scan.ran &&
+    scan.added === 0 &&
+    scan.idle &&
+    pass.waiting.size === 0
+  ) {
     if (
       await draft.move(rollouts, 'converge', now, {
         news: [{ type: 'rollout.converged', source: 'scheduler', counts }],
@@ -102,16 +118,17 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
 }
 
 /**
- * The scan of the rollout's listing, when due: at the start, every scan interval, sooner while
- * tasks of unknown id wait for evidence, and once more after every Collector settled (which
- * decides convergence). Tasks of unknown id are resolved from what it saw.
+ * The scan of the rollout's listings, when due (one per organization whose part goes on): at the
+ * start, every scan interval, sooner while tasks of unknown id wait for evidence, and once more
+ * after every Collector settled (which decides convergence). Tasks of unknown id are resolved from
+ * what it saw.
  */
 async function scanStep(
   ctx: TickContext,
   pass: RolloutPass,
 ): Promise<{ ran: boolean; added: number; idle: boolean }> {
   const { memory } = ctx;
-  const { policy, draft, targets, earlier, now } = pass;
+  const { policy, draft, earlier, now } = pass;
   const rollout = draft.view;
   const reconciling = pass.counts.reconciling ?? 0;
   const sinceScan = now - (memory.lastScan.get(rollout.id) ?? 0);
@@ -121,33 +138,55 @@ async function scanStep(
     sinceScan >= ctx.scanEveryMs ||
     (reconciling > 0 && sinceScan >= ctx.reconcileEveryMs) ||
     (idle && !memory.idleScanned.has(rollout.id));
-  if (!due) return { ran: false, added: 0, idle };
-  const scan = await scanUpgradable(ctx, rollout, policy, earlier, {
-    ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(ctx, draft, pass) } : {}),
-  });
-  const added = scan.added.length + scan.caughtUp.length;
+  if (!due || pass.orgs.length === 0) return { ran: false, added: 0, idle };
+  let added = 0;
+  let canaries = 0;
+  let complete = true;
+  for (const part of pass.orgs) {
+    const deps = { ...ctx, api: part.api };
+    let scan: Awaited<ReturnType<typeof scanUpgradable>>;
+    try {
+      scan = await scanUpgradable(deps, rollout, policy, earlier, {
+        org: part.org,
+        ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(ctx, draft, pass) } : {}),
+      });
+    } catch (err) {
+      // The organization's part waits (its problem is recorded); the others' go on.
+      if (!(await ctx.orgFailed(part.org, err))) throw err;
+      complete = false;
+      continue;
+    }
+    added += scan.added.length + scan.caughtUp.length;
+    canaries += scan.canaries;
+    if (reconciling > 0)
+      await reconcileUnknownTasks(deps, rollout, {
+        listed: scan.listed,
+        pageSize: policy.pageSize,
+        targets: part.targets,
+        org: part.org,
+      });
+    if (scan.added.length + scan.caughtUp.length)
+      ctx.logger.info(
+        {
+          rollout: rollout.id,
+          org: part.org,
+          added: scan.added.length,
+          caughtUp: scan.caughtUp.length,
+          listed: scan.listed.size,
+        },
+        'scan found Collectors',
+      );
+  }
   memory.lastScan.set(rollout.id, now);
   draft.add('scans', 1);
   draft.set({ lastScanAt: now });
-  if (reconciling > 0)
-    await reconcileUnknownTasks(ctx, rollout, { listed: scan.listed, pageSize: policy.pageSize, targets });
-  if (added)
-    ctx.logger.info(
-      {
-        rollout: rollout.id,
-        added: scan.added.length,
-        caughtUp: scan.caughtUp.length,
-        listed: scan.listed.size,
-      },
-      'scan found Collectors',
-    );
   // The store counted the canaries it found (the waves' plan reads them).
-  if (scan.canaries > 0) {
+  if (canaries > 0) {
     const stored = await ctx.rollouts.get(rollout.id);
     if (stored) draft.took(stored);
   }
-  if (idle) memory.idleScanned.add(rollout.id);
-  return { ran: true, added, idle };
+  if (idle && complete) memory.idleScanned.add(rollout.id);
+  return { ran: complete, added, idle };
 }
 
 /**
@@ -162,7 +201,7 @@ async function admitDuringFirstScan(
   ctx: TickContext,
   draft: RolloutDraft,
   pass: RolloutPass,
-): Promise<number[]> {
+): Promise<CollectorKey[]> {
   const { policy, now } = pass;
   const rollout = draft.view;
   if (!admits(rollout.phase) || policy.waves[0]?.select || !calendarState(policy, now).open) return [];
@@ -171,5 +210,6 @@ async function admitDuringFirstScan(
   const { room } = progressWaves({ plan, progress: rollout.wave, counts, now });
   if (room <= 0) return [];
   const slotsHeld = (await ctx.store.slotHolders(rollout.policy)).length;
-  return (await admit(ctx, { rollout, policy, counts, slotsHeld, now, room })).records.map((r) => r.id);
+  const admitted = await admit(ctx, { rollout, policy, counts, slotsHeld, now, room, waiting: pass.waiting });
+  return admitted.records.map(keyOf);
 }

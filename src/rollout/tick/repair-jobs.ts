@@ -6,9 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
-import { ensureJobs, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
-import type { CollectorStore } from '../collector/index.js';
-import { needsJob } from '../collector/index.js';
+import { ensureJobs, jobFor, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
+import { type CollectorKey, type CollectorStore, collectorKey, needsJob } from '../collector/index.js';
 
 export async function repairJobs(
   deps: { store: CollectorStore; queue: UpgradeQueue; redis: Redis; logger: Logger },
@@ -17,16 +16,16 @@ export async function repairJobs(
   const { store } = deps;
   let repaired = 0;
   for (const policy of policies) {
-    const byRollout = new Map<string, number[]>();
+    const byRollout = new Map<string, CollectorKey[]>();
     for (const h of await store.slotHolders(policy))
-      byRollout.set(h.rolloutId, [...(byRollout.get(h.rolloutId) ?? []), h.collectorId]);
-    for (const [rolloutId, ids] of byRollout) {
-      const records = await store.getMany(rolloutId, ids);
+      byRollout.set(h.rolloutId, [...(byRollout.get(h.rolloutId) ?? []), h.key]);
+    for (const [rolloutId, keys] of byRollout) {
+      const records = await store.getMany(rolloutId, keys);
       const jobs: UpgradeJobData[] = [...records.values()]
         .filter((r) => needsJob(r.state))
-        .map((r) => ({ rolloutId, collectorId: r.id, admission: r.admissions }));
+        .map((r) => jobFor(rolloutId, r));
       const stillNeeded = async (job: UpgradeJobData) => {
-        const r = await store.get(job.rolloutId, job.collectorId);
+        const r = await store.get(job.rolloutId, collectorKey(job.org, job.collectorId));
         return r !== undefined && needsJob(r.state) && r.admissions === job.admission;
       };
       const n = await ensureJobs(deps.queue, deps.redis, jobs, stillNeeded);

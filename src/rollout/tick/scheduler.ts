@@ -1,19 +1,23 @@
 /**
  * The scheduler (run by the one leader) decides when things run. Each tick reads every policy's
- * current rollout with its counts and slots once (two round trips), then per policy in file order:
+ * current rollout with its counts and slots once (two round trips), and each organization's
+ * health (a sick one is probed: org-service.ts), then per policy in file order:
  * - a disabled policy pauses its rollout (`paused (policy disabled)`), a removed one too
  *   (`paused (policy removed)`); a policy enabled again un-pauses it;
- * - the target resolves to a build; a new build starts a new rollout and supersedes the old one
- *   (not after an abort, until the policy changes or the aborted rollout is resumed);
+ * - the target resolves to a build in each organization the policy covers (`latest` in each one's
+ *   build list); the rollout's build is the target's, or the newest of its organizations'; a new
+ *   build starts a new rollout and supersedes the old one (not after an abort, until the policy
+ *   changes or the aborted rollout is resumed);
  * - the rollout moves on (advance-rollout.ts): scans, the gates, the waves, admission,
  *   convergence.
  * Scans are the only API calls (besides reading the build list once per scan interval); the rest
  * is a few Redis round trips per tick, whatever the size of the fleet. What happens is recorded
  * with each change, in the rollout's history and the outbox of notifications (life/).
  */
-import type { BuildTarget } from '../../api/index.js';
+import { compareBuildVersions } from '../../lib/version.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
-import type { Policy } from '../../policy/schema.js';
+import { LATEST, type Policy } from '../../policy/schema.js';
+import { policyOrgs } from '../../policy/select/select-collectors.js';
 import { COLLECTOR_STATES, sumStates } from '../collector/index.js';
 import {
   admits,
@@ -36,9 +40,10 @@ import {
   supersedeRollout,
 } from '../operator/index.js';
 import { advanceRollout } from './advance-rollout.js';
+import { OrgService } from './org-service.js';
 import { policyHash, resolveTarget, settingsOf } from './policy-settings.js';
 import { repairJobs } from './repair-jobs.js';
-import { newTickMemory, type TickContext, type TickDeps } from './tick-context.js';
+import { newTickMemory, type OrgPart, type TickContext, type TickDeps } from './tick-context.js';
 import { listingDue } from './watch-step.js';
 
 export { MAX_BACKOFF_MS, policyHash, resolveTarget, settingsOf } from './policy-settings.js';
@@ -53,12 +58,15 @@ export class Scheduler {
   private readonly memory = newTickMemory();
   private lastRepair = 0;
   private lastExpiry = Number.NEGATIVE_INFINITY;
-  private targets?: { at: number; builds: BuildTarget[] };
+  private readonly orgs: OrgService;
+  /** The live rollouts of this tick (told of an organization's problem). */
+  private live: RolloutRecord[] = [];
 
   private readonly oneOffs: OneOffPolicies;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.oneOffs = new OneOffPolicies(deps.redis, deps.keys);
+    this.orgs = new OrgService(deps, this.scanEvery);
   }
 
   private get scanEvery(): number {
@@ -72,18 +80,8 @@ export class Scheduler {
       memory: this.memory,
       scanEveryMs: this.scanEvery,
       reconcileEveryMs: Math.min(this.scanEvery, 30_000),
+      orgFailed: (org, err) => this.orgs.failed(org, err, this.live),
     };
-  }
-
-  /**
-   * The service's builds, read once per scan interval (clock time): a new latest build starts
-   * its rollout within one scan interval, and the build list costs no more than the scans.
-   */
-  private async builds(): Promise<BuildTarget[]> {
-    const now = this.deps.clock.now();
-    if (!this.targets || now - this.targets.at >= this.scanEvery)
-      this.targets = { at: now, builds: await this.deps.api.listTargets() };
-    return this.targets.builds;
   }
 
   /**
@@ -93,6 +91,8 @@ export class Scheduler {
   async tick(filePolicies: readonly Policy[]): Promise<void> {
     const { rollouts, clock } = this.deps;
     const { current, followed, oneOffs: rawOneOffs, rollbackRequests } = await rollouts.readTick();
+    this.live = [...current.values()].map((c) => c.rollout);
+    await this.guarded('*', () => this.orgs.refresh(this.live));
     // One-off rollouts come first (an operator's explicit request wins), until they are done.
     const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
       const phase = current.get(p.name)?.rollout.phase;
@@ -136,9 +136,10 @@ export class Scheduler {
     const source = await this.deps.rollouts.get(sourceId);
     if (request && source) {
       const policy = policies.find((p) => p.name === source.policy);
+      const parts = await this.orgs.partsOf(source, this.live);
       await carryOutRollback({ ...this.deps, oneOffs: this.oneOffs }, source, request, {
         ...(policy ? { policy } : {}),
-        targets: await this.builds(),
+        targets: parts.flatMap((p) => p.targets),
         now,
       });
     } else
@@ -162,7 +163,23 @@ export class Scheduler {
     const ctx = this.ctx;
     if (now - (this.memory.lastScan.get(rollout.id) ?? 0) < ctx.reconcileEveryMs) return;
     this.memory.lastScan.set(rollout.id, now);
-    await reconcileUnknownTasks(ctx, rollout, { pageSize, targets: await this.builds() });
+    for (const part of await this.orgs.partsOf(rollout, this.live))
+      await this.orgPart(part.org, () =>
+        reconcileUnknownTasks({ ...ctx, api: part.api }, rollout, {
+          pageSize,
+          targets: part.targets,
+          org: part.org,
+        }),
+      );
+  }
+
+  /** Runs one organization's part; an error of the organization makes it wait, others are thrown. */
+  private async orgPart(org: string, work: () => Promise<unknown>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      if (!(await this.orgs.failed(org, err, this.live))) throw err;
+    }
   }
 
   /**
@@ -185,13 +202,37 @@ export class Scheduler {
    * (paused, aborted): they only read listings.
    */
   private async verifyNow(cur: CurrentRollout, now: number, pageSize: number) {
-    await listingDue(this.ctx, cur.rollout, cur.counts, await this.builds(), pageSize, now);
+    const parts = await this.orgs.partsOf(cur.rollout, this.live);
+    await listingDue(this.ctx, cur.rollout, cur.counts, parts, pageSize, now);
   }
 
   /** A superseded rollout is followed until its tasks of unknown id are resolved (they keep their slots). */
   private async followSuperseded(f: CurrentRollout, now: number) {
     if ((f.counts.reconciling ?? 0) === 0) await this.deps.rollouts.follow(f.rollout.id, false);
     else await this.reconcileNow(f.rollout, now, 1000);
+  }
+
+  /**
+   * The build the policy's target names in each of its organizations that answers (`latest`:
+   * each one's latest), those whose service has a problem (they wait), and those that do not
+   * offer the target.
+   */
+  private async resolve(policy: Policy, orgs: readonly string[]) {
+    const builds: Record<string, string> = {};
+    const parts: OrgPart[] = [];
+    const notOffered: string[] = [];
+    for (const org of orgs) {
+      const targets = await this.orgs.builds(org, this.live);
+      if (!targets) continue;
+      const build = resolveTarget(policy.target, targets);
+      if (!build) {
+        notOffered.push(org);
+        continue;
+      }
+      builds[org] = build;
+      if (!this.orgs.problemOf(org)) parts.push({ org, api: this.orgs.apis.get(org).client, targets });
+    }
+    return { builds, parts, notOffered };
   }
 
   /**
@@ -205,18 +246,30 @@ export class Scheduler {
     earlier: readonly Policy[] = [],
   ): Promise<RolloutRecord | undefined> {
     const { rollouts, clock, logger } = this.deps;
-    const targets = await this.builds();
-    const build = resolveTarget(policy.target, targets);
-    if (!build) {
+    const orgs = policyOrgs(policy, this.orgs.apis.names);
+    if (orgs.length === 0) {
       logger.error(
-        { policy: policy.name, target: policy.target },
-        'target build is not offered by the service',
+        { policy: policy.name, orgs: policy.orgs, known: this.orgs.apis.names },
+        'the policy covers no organization of the settings',
       );
       return undefined;
     }
+    const { builds, parts, notOffered } = await this.resolve(policy, orgs);
+    const resolved = Object.values(builds);
+    if (resolved.length === 0) {
+      if (notOffered.length)
+        logger.error(
+          { policy: policy.name, target: policy.target, orgs: notOffered },
+          'target build is not offered by the service',
+        );
+      return undefined;
+    }
+    const build =
+      policy.target === LATEST ? (resolved.sort(compareBuildVersions).at(-1) as string) : policy.target;
     const now = clock.now();
     const settings = settingsOf(policy);
     const hash = policyHash(policy);
+    const where = { builds, orgs };
     let view = cur;
     if (view?.rollout.phase === 'aborted') {
       const released = view.rollout.releasedAt !== undefined || view.rollout.policyHash !== hash;
@@ -238,7 +291,7 @@ export class Scheduler {
         policy.maxInFlight,
         settings,
         now,
-        { patch: { policyHash: hash, ...(source ? { rollbackOf: source } : {}) }, tell: true },
+        { patch: { policyHash: hash, ...where, ...(source ? { rollbackOf: source } : {}) }, tell: true },
       );
       if (replaced) await supersedeRollout(this.deps, replaced, rollout.id, now);
       if (rollout.phase === 'superseded') await rollouts.move(rollout, 'restart', now);
@@ -255,10 +308,20 @@ export class Scheduler {
       r.maxInFlight !== limit ||
       r.target !== policy.target ||
       r.policyHash !== hash ||
-      JSON.stringify(r.settings) !== JSON.stringify(settings)
+      JSON.stringify(r.settings) !== JSON.stringify(settings) ||
+      JSON.stringify(r.builds) !== JSON.stringify({ ...r.builds, ...builds }) ||
+      JSON.stringify(r.orgs) !== JSON.stringify(orgs)
     ) {
-      // Written at once: the jobs this tick admits read the settings.
-      draft.set({ maxInFlight: limit, target: policy.target, settings, policyHash: hash });
+      // Written at once: the jobs this tick admits read the settings. An organization that waits
+      // keeps the build it had.
+      draft.set({
+        maxInFlight: limit,
+        target: policy.target,
+        settings,
+        policyHash: hash,
+        builds: { ...r.builds, ...builds },
+        orgs,
+      });
       await draft.flush(rollouts, now, logger);
     }
     if (r.phase === 'paused' && isPolicyPause(r.pauseReason)) {
@@ -273,7 +336,8 @@ export class Scheduler {
       draft,
       counts: view.counts,
       slotsHeld: view.slotsHeld,
-      targets,
+      orgs: parts,
+      waiting: new Set(orgs.filter((o) => !parts.some((p) => p.org === o))),
       earlier,
       now,
     });

@@ -9,13 +9,30 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Policy } from '../../policy/schema.js';
 import type { UpgradeQueue } from '../../queue/upgrade-job.js';
-import type { CollectorRecord, CollectorStore, StateCounts } from '../collector/index.js';
+import {
+  type CollectorRecord,
+  type CollectorStore,
+  DEFAULT_ORG,
+  type StateCounts,
+} from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
 
+/** What the scheduler asks of an organization's service: its listings and its builds. */
+export type OrgApi = Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
+
+/** The clients of the organizations a deployment drives. */
+export interface OrgApiSet {
+  readonly names: readonly string[];
+  get(org: string): { client: OrgApi };
+}
+
 /** What the scheduler is given. */
 export interface TickDeps {
-  api: Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
+  /** The service of every organization (the settings' `orgs`). */
+  apis?: OrgApiSet;
+  /** The service of a deployment of one organization (`default`), when `apis` is not given. */
+  api?: OrgApi;
   /** The connection of the stores (the job repair pipelines its lookups on it). */
   redis: import('ioredis').Redis;
   keys: Keys;
@@ -71,10 +88,22 @@ export function newTickMemory(): TickMemory {
 /** A tick's context: the scheduler's dependencies, its memory and its pace. */
 export interface TickContext extends TickDeps {
   memory: TickMemory;
+  /**
+   * A call of an organization failed: true when the error is the organization's (it is recorded
+   * as its problem and its part waits), false when it is not (the caller decides).
+   */
+  orgFailed(org: string, err: unknown): Promise<boolean>;
   /** Clock ms between two scans of a rollout's listing. */
   scanEveryMs: number;
   /** Clock ms between two looks at tasks of unknown id. */
   reconcileEveryMs: number;
+}
+
+/** An organization's part of a rollout's pass: its client and its build list. */
+export interface OrgPart {
+  org: string;
+  api: OrgApi;
+  targets: readonly BuildTarget[];
 }
 
 /** One rollout's pass of a tick. */
@@ -85,8 +114,25 @@ export interface RolloutPass {
   counts: StateCounts;
   /** Slots of the rollout's policy held now (by all its rollouts). */
   slotsHeld: number;
-  targets: readonly BuildTarget[];
+  /** The organizations whose part goes on now (their service answers). */
+  orgs: readonly OrgPart[];
+  /** The organizations whose part waits (their service has a problem: org-health.ts). */
+  waiting: ReadonlySet<string>;
   /** Policies that come first: a Collector they select is theirs. */
   earlier: readonly Policy[];
   now: number;
+}
+
+/** The organizations' clients of a tick's dependencies (`api` alone is the default organization). */
+export function orgApis(deps: Pick<TickDeps, 'api' | 'apis'>): OrgApiSet {
+  if (deps.apis) return deps.apis;
+  const api = deps.api;
+  if (!api) throw new Error('the scheduler needs the service of at least one organization');
+  return {
+    names: [DEFAULT_ORG],
+    get(org) {
+      if (org !== DEFAULT_ORG) throw new Error(`no organization '${org}' (only ${DEFAULT_ORG})`);
+      return { client: api };
+    },
+  };
 }

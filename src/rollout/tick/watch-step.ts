@@ -5,7 +5,7 @@
  * every `verify.interval`.
  */
 import type { BuildTarget } from '../../api/index.js';
-import { wakeUpgrades } from '../../queue/upgrade-job.js';
+import { jobFor, wakeUpgrades } from '../../queue/upgrade-job.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -15,23 +15,24 @@ import {
 } from '../collector/index.js';
 import type { RolloutDraft, RolloutRecord } from '../life/index.js';
 import { listingPass, tasksUnderWay, watchDecision } from '../listings/index.js';
-import type { TickContext } from './tick-context.js';
+import type { OrgApi, TickContext } from './tick-context.js';
 
 type ListingDeps = Pick<
   TickContext,
-  'api' | 'store' | 'clock' | 'logger' | 'onOutcome' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts'
+  'store' | 'clock' | 'logger' | 'onOutcome' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts' | 'orgFailed'
 >;
 
 /**
  * A pass over the listings when Collectors' verification is due (at most every
- * `verify.interval`) or, while the rollout watches its tasks, every `watchMs`. True when it
- * moved any Collector.
+ * `verify.interval`) or, while the rollout watches its tasks, every `watchMs`: one pass over each
+ * organization's listing (`orgs`: each with its client and its builds; an organization with a
+ * problem is left out and waits). True when it moved any Collector.
  */
 export async function listingDue(
   deps: ListingDeps,
   rollout: RolloutRecord,
   counts: StateCounts,
-  targets: readonly BuildTarget[],
+  orgs: readonly { org: string; api: OrgApi; targets: readonly BuildTarget[] }[],
   pageSize: number,
   now: number,
 ): Promise<boolean> {
@@ -48,17 +49,28 @@ export async function listingDue(
   if ((counts.verifying ?? 0) > 0) memory.lastVerify.set(rollout.id, now);
   const previousPassAt = memory.lastWatch.get(rollout.id);
   if (watchDue) memory.lastWatch.set(rollout.id, now);
-  const pass = await listingPass(deps, rollout, {
-    targets,
-    pageSize,
-    watch: watchDue,
-    ...(previousPassAt === undefined ? {} : { previousPassAt }),
-  });
-  if (pass.pages > 0) {
-    const before = memory.pagesPerPass.get(rollout.id);
-    memory.pagesPerPass.set(rollout.id, before === undefined ? pass.pages : 0.7 * before + 0.3 * pass.pages);
+  let pages = 0;
+  let moved = 0;
+  for (const o of orgs) {
+    try {
+      const pass = await listingPass({ ...deps, api: o.api }, rollout, {
+        targets: o.targets,
+        pageSize,
+        watch: watchDue,
+        org: o.org,
+        ...(previousPassAt === undefined ? {} : { previousPassAt }),
+      });
+      pages += pass.pages;
+      moved += pass.verified + pass.unhealthy + pass.succeeded;
+    } catch (err) {
+      if (!(await deps.orgFailed(o.org, err))) throw err;
+    }
   }
-  return pass.verified + pass.unhealthy + pass.succeeded > 0;
+  if (pages > 0) {
+    const before = memory.pagesPerPass.get(rollout.id);
+    memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
+  }
+  return moved > 0;
 }
 
 /**
@@ -102,7 +114,7 @@ export async function decideWatch(
   const sleeping = await tasksUnderWay(deps, rollout);
   await wakeUpgrades(
     deps.queue,
-    sleeping.map((r) => ({ rolloutId: rollout.id, collectorId: r.id, admission: r.admissions })),
+    sleeping.map((r) => jobFor(rollout.id, r)),
   );
   deps.logger.info(
     { rollout: rollout.id, cost: Number(decision.cost.toFixed(2)) },

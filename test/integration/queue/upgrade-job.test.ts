@@ -329,7 +329,7 @@ describe('startUpgradeWorker', () => {
     expect(await s.store.get(s.rollout.id, C.web1)).toEqual(s.admitted);
     expect((await s.sim.simCollector(C.web1)).tasks).toEqual([]);
     expect(await s.store.slotHolders('linux-fleet')).toEqual([
-      { rolloutId: s.rollout.id, collectorId: C.web1 },
+      { rolloutId: s.rollout.id, key: C.web1, org: 'default', collectorId: C.web1 },
     ]);
   });
 });

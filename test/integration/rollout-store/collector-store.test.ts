@@ -13,6 +13,7 @@ import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/crea
 import type { ApplyOptions, ApplyOutcome, CollectorStore } from '../../../src/rollout/collector/index.js';
 import {
   type CollectorEvent,
+  type CollectorKey,
   type CollectorRecord,
   type CollectorState,
   holdsSlot,
@@ -210,7 +211,7 @@ async function expectConsistent(s: FleetState, rolloutIds: readonly string[]) {
     const all = await records(s.store, rolloutId);
     expect(await s.store.counts(rolloutId)).toEqual(await recount(s.store, rolloutId));
     const queued = all.filter((r) => indexOf(r.state) === 'queued').map((r) => r.id);
-    expect((await s.store.indexed(rolloutId, 'queued')).sort((a, b) => a - b)).toEqual(
+    expect((await s.store.indexed(rolloutId, 'queued')).map(Number).sort((a, b) => a - b)).toEqual(
       queued.sort((a, b) => a - b),
     );
     expect((await zset(s.keys.retries(rolloutId))).sort(byId)).toEqual(
@@ -322,6 +323,8 @@ describe('CollectorStore: records', () => {
         `${base}rollout:${ROLLOUT}`,
         `${base}durations:${ROLLOUT}`,
         `${base}slots:linux-fleet`,
+        `${base}org-counts:${ROLLOUT}`,
+        `${base}org-slots:linux-fleet:default`,
       ].sort(),
     );
   });
@@ -518,7 +521,7 @@ describe('CollectorStore: moves, compare-and-set and counts', () => {
       ev.retry,
       ev.abort,
     ];
-    let snapshot = new Map<number, CollectorRecord>();
+    let snapshot = new Map<CollectorKey, CollectorRecord>();
     const outcomesSeen = new Set<ApplyOutcome>();
     for (let round = 0; round < 80; round++) {
       const now = T0 + round * 1_000;
@@ -635,7 +638,7 @@ describe('CollectorStore: discovery', () => {
     const b = open(connect());
     const batch = Array.from({ length: 300 }, (_, i) => collector(i + 1));
     const [x, y] = await Promise.all([a.store.discover(ROLLOUT, batch), b.store.discover(ROLLOUT, batch)]);
-    expect([...x, ...y].sort((p, q) => p - q)).toEqual(batch.map((r) => r.id));
+    expect([...x, ...y].map(Number).sort((p, q) => p - q)).toEqual(batch.map((r) => r.id));
     expect(await a.store.counts(ROLLOUT)).toEqual({ queued: 300 });
     expect(await ctx.redis.zcard(a.keys.queued(ROLLOUT))).toBe(300);
     await expectConsistent(a, [ROLLOUT]);
@@ -696,9 +699,9 @@ describe('CollectorStore: in-flight slots', () => {
     expect(await s.store.counts(ROLLOUT)).toEqual({ admitted: 3, queued: 1 });
     expect(await s.store.indexed(ROLLOUT, 'queued')).toEqual([1]);
     expect((await s.store.slotHolders('linux-fleet')).sort((a, b) => a.collectorId - b.collectorId)).toEqual([
-      { rolloutId: ROLLOUT, collectorId: 3 },
-      { rolloutId: ROLLOUT, collectorId: 5 },
-      { rolloutId: ROLLOUT, collectorId: 9 },
+      { rolloutId: ROLLOUT, key: 3, org: 'default', collectorId: 3 },
+      { rolloutId: ROLLOUT, key: 5, org: 'default', collectorId: 5 },
+      { rolloutId: ROLLOUT, key: 9, org: 'default', collectorId: 9 },
     ]);
     // Without a limit, no slot is given at all.
     expect(await s.store.apply(ROLLOUT, [moves[3] as Move])).toEqual(['no_slot']);
@@ -754,7 +757,7 @@ describe('CollectorStore: in-flight slots', () => {
     await put(s.store, ROLLOUT, 50, 'pending');
     expect(await s.store.apply(ROLLOUT, [late])).toEqual(['stale']);
     expect((await s.store.get(ROLLOUT, 6))?.state).toBe('succeeded');
-    expect(await s.store.slotHolders('linux-fleet')).toEqual([{ rolloutId: ROLLOUT, collectorId: 50 }]);
+    expect(await s.store.slotHolders('linux-fleet')).toEqual([{ rolloutId: ROLLOUT, key: 50, org: 'default', collectorId: 50 }]);
   });
 
   it('with a lowered limit, admits nobody new while the slots held are above it', async () => {

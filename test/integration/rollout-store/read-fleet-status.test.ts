@@ -75,23 +75,27 @@ describe('readFleetStatus', () => {
     const status = await readFleetStatus(s);
     expect(status.rollouts.map((r) => r.id)).toEqual(['b@19.470-4', a]);
     expect(status.queue).toEqual({});
+    const counts = {
+      succeeded: 1,
+      failed: 1,
+      pending: 1,
+      queued: 1,
+      not_alive: 1,
+      skipped: 1,
+      reconciling: 1,
+      waiting_retry: 1,
+    };
     expect(status.rollouts[1]).toEqual({
       ...(await s.rollouts.get(a)),
-      counts: {
-        succeeded: 1,
-        failed: 1,
-        pending: 1,
-        queued: 1,
-        not_alive: 1,
-        skipped: 1,
-        reconciling: 1,
-        waiting_retry: 1,
-      },
+      counts,
       phaseText: 'running',
       inflight: 2,
       total: 8,
       done: 4,
+      // One organization (a deployment without `orgs`): its part is the whole rollout.
+      byOrg: [{ org: 'default', build: '19.450-12', counts, inflight: 2, total: 8, done: 4 }],
     });
+    expect(status.orgProblems).toEqual([]);
     expect(status.rollouts[0]).toMatchObject({
       total: 0,
       done: 0,

@@ -65,6 +65,7 @@ type CreateAnswer =
   | 'not_alive'
   | 'transient'
   | 'forbidden'
+  | 'invalid'
   | 'rejected'
   | 'lost_after'
   | 'lost_before'
@@ -117,6 +118,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
         'not_alive',
         'transient',
         'forbidden',
+        'invalid',
         'rejected',
         'lost_after',
         'lost_before',
@@ -291,7 +293,13 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
           case 'transient':
             throw new ApiError('server', 'POST answered 503', { endpoint: 'create', status: 503 });
           case 'forbidden':
+            // The organization's key may not manage Collectors: its part waits, no error counted.
             throw new ApiError('permission', 'POST answered 403', { endpoint: 'create', status: 403 });
+          case 'invalid':
+            throw new ApiError('invalid_request', 'POST answered 400 (no create code)', {
+              endpoint: 'create',
+              status: 400,
+            });
           case 'rejected':
             return { kind: 'collector.type.invalid', message: 'hosted', requestId: undefined, attempts: 1 };
           case 'lost_after':
@@ -498,11 +506,13 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
           .retry(controlDeps, rolloutId, 'property', [...control.RETRYABLE_STATES])
           .catch(ignoreConflict);
         // The operator asks for a new attempt: a second task is theirs to allow.
-        for (const [i, r] of await store.getMany(rolloutId, [...IDS]))
+        for (const [k, r] of await store.getMany(rolloutId, [...IDS])) {
+          const i = Number(k);
           if (r.state === 'waiting_retry' && (r.retries ?? 0) > (retried.get(i) ?? 0)) {
             retried.set(i, r.retries ?? 0);
             sc(i).shownFree = true;
           }
+        }
         expect(before).toBeDefined();
         break;
       }
@@ -582,7 +592,7 @@ async function checkInvariants(
       ).toBeLessThanOrEqual(quarantinedAt(await new RolloutStore(ctx.redis, keys).get(rolloutId), r.cohort));
   // Indexes equal the states.
   for (const index of ['queued', 'retries', 'reconciling', 'verifying'] as const) {
-    const inIndex = (await store.indexed(rolloutId, index)).sort((a, b) => a - b);
+    const inIndex = (await store.indexed(rolloutId, index)).map(Number).sort((a, b) => a - b);
     expect(inIndex, index).toEqual(ids(COLLECTOR_STATES.filter((s) => indexOf(s) === index)));
   }
   for (const [i, r] of records) {
@@ -653,16 +663,17 @@ const EXAMPLES: Action[][] = [
     { kind: 'step', id: 4, create: 'created', status: 'honest' },
     { kind: 'complete', id: 4, ok: false, cause: 'network' },
   ],
-  // Forbidden twice: error; not alive twice: not_alive.
+  // An error answer twice: error; not alive twice: not_alive. (Refused by the organization: waits.)
   [
     { kind: 'scan' },
     { kind: 'admit' },
-    { kind: 'step', id: 1, create: 'forbidden', status: 'honest' },
-    { kind: 'step', id: 2, create: 'forbidden', status: 'honest' },
+    { kind: 'step', id: 3, create: 'forbidden', status: 'honest' },
+    { kind: 'step', id: 1, create: 'invalid', status: 'honest' },
+    { kind: 'step', id: 2, create: 'invalid', status: 'honest' },
     { kind: 'advance', ms: 3 * 60_000 },
     { kind: 'admit' },
-    { kind: 'step', id: 1, create: 'forbidden', status: 'honest' },
-    { kind: 'step', id: 2, create: 'forbidden', status: 'honest' },
+    { kind: 'step', id: 1, create: 'invalid', status: 'honest' },
+    { kind: 'step', id: 2, create: 'invalid', status: 'honest' },
     { kind: 'admit' },
     { kind: 'step', id: 4, create: 'created', status: 'honest' },
     { kind: 'advance', ms: 3 * 60_000 },

@@ -133,7 +133,7 @@ async function expectConsistent(w: World, id = ID) {
   for (const r of all) counts[r.state] = (counts[r.state] ?? 0) + 1;
   expect(await w.store.counts(id)).toEqual(counts);
   for (const index of ['queued', 'retries', 'reconciling'] as const)
-    expect((await w.store.indexed(id, index)).sort((a, b) => a - b)).toEqual(
+    expect((await w.store.indexed(id, index)).map(Number).sort((a, b) => a - b)).toEqual(
       all.filter((r) => indexOf(r.state) === index).map((r) => r.id),
     );
   const held = (await w.store.slotHolders(POLICY))
@@ -546,7 +546,7 @@ describe('retry', () => {
       queued: 1,
       pending: 1,
     });
-    expect((await w.store.indexed(ID, 'retries')).sort((a, b) => a - b)).toEqual(chosen);
+    expect((await w.store.indexed(ID, 'retries')).map(Number).sort((a, b) => a - b)).toEqual(chosen);
     await expectConsistent(w);
 
     // The rest of the outcomes; a second retry of one that failed again counts on.

@@ -19,6 +19,7 @@ import {
   newRecord,
 } from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
+import { OrgHealth } from '../../../src/rollout/orgs/index.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
@@ -114,6 +115,8 @@ interface HarnessOptions {
   /** Point the client here instead of at the simulator (a proxy in front of it). */
   baseUrl?: (t: TestSimulator) => Promise<string>;
   api?: (real: ProcessorDeps['api']) => ProcessorDeps['api'];
+  /** Where the worker records an organization's problem. */
+  health?: ProcessorDeps['health'];
 }
 
 async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -156,6 +159,7 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     logger: log.logger,
     events: hooks,
     random: () => 0.5,
+    ...(options.health ? { health: options.health } : {}),
   };
   const settings = { ...SETTINGS, ...options.settings };
   const maxInFlight = options.maxInFlight ?? 10;
@@ -785,10 +789,10 @@ describe('processUpgrade: creates of unknown outcome', () => {
 describe('processUpgrade: error answers end, service faults are retried', () => {
   // The defect behind it: a create answered 403 went back to `admitted` without counting, and was
   // sent again about once a second forever, holding its slot and burning the shared budget.
-  it('a create answered 403 waits with a growing back-off and ends error after the policy’s attempts, freeing its slot', async () => {
+  it('a create answered 400 without a create code waits with a growing back-off and ends error after the policy’s attempts, freeing its slot', async () => {
     const h = await harness({
       baseUrl: async (t) =>
-        (await faultyProxy(t, (req) => (req.method === 'POST' ? 403 : undefined))).baseUrl,
+        (await faultyProxy(t, (req) => (req.method === 'POST' ? 400 : undefined))).baseUrl,
     });
     const t0 = h.t.clock.now();
     await h.seed(C.web1);
@@ -809,7 +813,7 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
       attempts: SETTINGS.errorAttempts,
       errorAnswers: SETTINGS.errorAttempts,
     });
-    expect(r.message).toMatch(/403/);
+    expect(r.message).toMatch(/400/);
     expect(r.finishedAt).toBeGreaterThan(t0);
     // The back-off grows: 1m, then 2m (jitter 0 with random 0.5).
     expect(waits).toEqual([SETTINGS.errorBackoffMs, 2 * SETTINGS.errorBackoffMs]);
@@ -817,6 +821,29 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
     expect(h.events.outcomes.map((o) => o.state)).toEqual(['error']);
     expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(SETTINGS.errorAttempts);
     expect(await h.admit()).toEqual([]);
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
+  });
+
+  it('a create answered 403 (a key that may not manage Collectors) is the organization’s: the Collector waits, no error counted, the problem recorded', async () => {
+    const health = new OrgHealth(ctx.redis, createKeys(ctx.prefix));
+    const h = await harness({
+      baseUrl: async (t) =>
+        (await faultyProxy(t, (req) => (req.method === 'POST' ? 403 : undefined))).baseUrl,
+      health,
+    });
+    await h.seed(C.web1);
+    for (let attempt = 1; attempt <= SETTINGS.errorAttempts + 1; attempt++) {
+      expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+      expect(await h.slots()).toEqual([]);
+      const r = await h.record(C.web1);
+      expect(r).toMatchObject({ state: 'waiting_retry', errorAnswers: 0, attempts: attempt });
+      expect(r.message).toMatch(/org default: credentials may not manage Collectors \(403\)/);
+      h.t.clock.set(r.nextAttemptAt as number);
+      expect(await h.admit()).toEqual([C.web1]);
+    }
+    const problem = (await health.problems()).get('default');
+    expect(problem).toMatchObject({ kind: 'credentials', reason: 'credentials may not manage Collectors (403)' });
+    expect(h.events.outcomes).toEqual([]);
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
   });
 

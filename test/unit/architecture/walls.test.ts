@@ -32,14 +32,17 @@ function sourceFiles(dir: string): string[] {
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"]+)\1/g;
 
 /** Every import of every file of src/, with relative ones resolved to files of src/. */
-export function importsOf(root: string): Edge[] {
+function importsOf(root: string): Edge[] {
   const edges: Edge[] = [];
   for (const file of sourceFiles(root)) {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(SPECIFIER)) {
       const spec = m[2] as string;
       const to = spec.startsWith('.')
-        ? relative(root, resolve(dirname(file), spec)).replace(/\.js$/, '.ts').split(sep).join('/')
+        ? relative(root, resolve(dirname(file), spec))
+            .replace(/\.js$/, '.ts')
+            .split(sep)
+            .join('/')
         : spec;
       edges.push({ from: relative(root, file).split(sep).join('/'), to });
     }
@@ -49,14 +52,14 @@ export function importsOf(root: string): Edge[] {
 
 const top = (path: string) => path.split('/')[0] ?? '';
 const isPackage = (to: string) => !to.includes('/') || to.startsWith('@') || !/\.ts$/.test(to);
-const ROLLOUT_ROOMS = ['collector', 'life', 'tick', 'admit', 'gates', 'listings', 'operator'];
+const ROLLOUT_ROOMS = ['collector', 'life', 'orgs', 'tick', 'admit', 'gates', 'listings', 'operator'];
 const roomOf = (path: string) => {
   const [folder, room] = path.split('/');
   return folder === 'rollout' && room && ROLLOUT_ROOMS.includes(room) ? room : undefined;
 };
 
 /** The imports that cross a wall, each as `from -> to: which wall`. */
-export function wallsCrossed(edges: readonly Edge[]): string[] {
+function wallsCrossed(edges: readonly Edge[]): string[] {
   const crossed: string[] = [];
   const cross = (e: Edge, wall: string) => crossed.push(`${e.from} -> ${e.to}: ${wall}`);
   for (const e of edges) {

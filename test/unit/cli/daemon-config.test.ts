@@ -85,6 +85,7 @@ describe('loadDaemonConfig: defaults', () => {
       dataDir: '.data',
       apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
       webhooks: [],
+      orgs: [],
       authReads: false,
     });
   });

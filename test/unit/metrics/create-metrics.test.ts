@@ -138,7 +138,7 @@ describe('createMetrics', () => {
     const text = await createMetrics().registry.metrics();
     for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network', 'error'])
       expect(sample(text, 'fleet_upgrade_retries_total', { reason })).toBe(0);
-    expect(sample(text, 'fleet_upgrade_api_rate_limited_total')).toBe(0);
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total', { org: 'default' })).toBe(0);
   });
 });
 
@@ -156,7 +156,7 @@ describe('apiHooks', () => {
     on(attempt({ endpoint: 'targets', statusCode: 503, outcome: 'server', budgetWaitMs: 1500 }));
     const text = await m.registry.metrics();
     const req = (endpoint: string, code: string) =>
-      sample(text, 'fleet_upgrade_api_requests_total', { endpoint, code });
+      sample(text, 'fleet_upgrade_api_requests_total', { org: 'default', endpoint, code });
     expect(req('status', '200')).toBe(2);
     expect(req('create', '202')).toBe(1);
     expect(req('create', '400')).toBe(1);
@@ -164,7 +164,7 @@ describe('apiHooks', () => {
     expect(req('status', '429')).toBe(1);
     expect(req('create', '0')).toBe(1);
     expect(req('targets', '503')).toBe(1);
-    expect(sample(text, 'fleet_upgrade_api_rate_limited_total')).toBe(2);
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total', { org: 'default' })).toBe(2);
     expect(sample(text, 'fleet_upgrade_api_budget_wait_seconds_total')).toBeCloseTo(1.5, 6);
     expect(sample(text, 'fleet_upgrade_api_request_duration_seconds_count', { endpoint: 'status' })).toBe(3);
     expect(

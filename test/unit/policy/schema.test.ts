@@ -21,6 +21,7 @@ describe('Policy defaults', () => {
       enabled: true,
       target: 'latest',
       allowDowngrade: false,
+      orgs: ['*'],
       select: [{}],
       exclude: [],
       maxInFlight: 50,

@@ -162,6 +162,7 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
     { type: 'create_error', transient: false, message: '403 Forbidden' },
   ],
   rejected: [{ type: 'rejected', message: 'collector.invalid: no such Collector' }],
+  org_refused: [{ type: 'org_refused', message: 'org emea: credentials refused (401)' }],
   task_unknown: [
     { type: 'task_unknown', proven: true, message: 'collector.in.upgrading' },
     { type: 'task_unknown', proven: false, message: 'no answer' },

@@ -4,13 +4,18 @@
 -- (queued, retries, reconciling) true to the new state, so that no crash can leave a slot held
 -- by a Collector that does not hold one by its state.
 --
--- KEYS: 1 results (HASH id -> JSON), 2 counts (HASH state -> n), 3 slots of the policy (SET of
---       "<rollout>#<id>"), 4 queued (ZSET), 5 retries (ZSET), 6 reconciling (ZSET),
+-- The moves of one call are of one organization's Collectors (collector-store.ts groups them).
+--
+-- KEYS: 1 results (HASH key -> JSON), 2 counts (HASH state -> n), 3 slots of the policy (SET of
+--       "<rollout>#<key>"), 4 queued (ZSET), 5 retries (ZSET), 6 reconciling (ZSET),
 --       7 rollout (HASH), 8 durations (LIST), 9 counts per wave (HASH "<wave>:<state>" -> n),
---       10 verifying (ZSET), 11 counts per cohort (HASH "<cohort>|<state>" -> n)
--- ARGV: rollout id, slot limit, channel to publish a freed slot on ('' none), number of counters
---       k, then k pairs (rollout field, increment), then a duration in ms ('' none), then 10
---       values per move: id, expected state ('' = the record must not exist), new state, JSON,
+--       10 verifying (ZSET), 11 counts per cohort (HASH "<cohort>|<state>" -> n),
+--       12 counts per organization (HASH "<org>|<state>" -> n), 13 slots of the policy in this
+--       organization (SET of "<rollout>#<key>")
+-- ARGV: rollout id, slot limit, slot limit of the organization (0 none), the organization,
+--       channel to publish a freed slot on ('' none), number of counters k, then k pairs (rollout
+--       field, increment), then a duration in ms ('' none), then 10 values per move: the
+--       Collector's key (its id, or "<org>/<id>"), expected state ('' = the record must not exist), new state, JSON,
 --       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c' | 'v'), new score
 --       ('' with index 'q': the next place in the admission order; 'c': a canary's, before every
 --       other, counted in the rollout's `canaries`), the record's wave ('' none), its cohort ('' none).
@@ -19,9 +24,11 @@
 local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6], v = KEYS[10] }
 local rollout = ARGV[1]
 local limit = tonumber(ARGV[2])
-local channel = ARGV[3]
-local k = tonumber(ARGV[4])
-local i = 5
+local orgLimit = tonumber(ARGV[3])
+local org = ARGV[4]
+local channel = ARGV[5]
+local k = tonumber(ARGV[6])
+local i = 7
 for _ = 1, k do
   redis.call('HINCRBY', KEYS[7], ARGV[i], tonumber(ARGV[i + 1]))
   i = i + 2
@@ -55,16 +62,24 @@ while i + 9 <= #ARGV do
   if ok == 1 and slot == 'take' and redis.call('SISMEMBER', KEYS[3], member) == 0 then
     if redis.call('SCARD', KEYS[3]) >= limit then
       ok = -1
+    elseif orgLimit > 0 and redis.call('SCARD', KEYS[13]) >= orgLimit then
+      ok = -1
     else
       redis.call('SADD', KEYS[3], member)
+      redis.call('SADD', KEYS[13], member)
     end
   end
   if ok == 1 then
     if slot == 'free' and redis.call('SREM', KEYS[3], member) == 1 then freed = freed + 1 end
+    if slot == 'free' then redis.call('SREM', KEYS[13], member) end
     redis.call('HSET', KEYS[1], id, json)
     if oldState ~= newState then
-      if oldState then redis.call('HINCRBY', KEYS[2], oldState, -1) end
+      if oldState then
+        redis.call('HINCRBY', KEYS[2], oldState, -1)
+        redis.call('HINCRBY', KEYS[12], org .. '|' .. oldState, -1)
+      end
       redis.call('HINCRBY', KEYS[2], newState, 1)
+      redis.call('HINCRBY', KEYS[12], org .. '|' .. newState, 1)
     end
     if oldState ~= newState or oldWave ~= newWave then
       if oldState and oldWave ~= '' then redis.call('HINCRBY', KEYS[9], oldWave .. ':' .. oldState, -1) end
