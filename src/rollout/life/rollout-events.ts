@@ -101,11 +101,12 @@ export interface EventFacts {
     /** The tripped wave (1-based) whose Collectors go back (onTrip: rollback-wave). */
     rollbackWave?: number;
   };
-  'rollout.paused': { reason: string };
+  'rollout.paused': { reason: string; org?: string };
   'rollout.resumed':
     | { released: 'abort' }
     | { released: 'halted' | 'paused'; what: string }
-    | { released: 'policy' };
+    | { released: 'policy' }
+    | { released: 'org'; org: string };
   'rollout.aborted': { aborted: number; reason: string };
   'rollout.converged': { counts: StateCounts };
   'rollout.reopened': { counts: StateCounts; active: number };
@@ -116,17 +117,19 @@ export interface EventFacts {
     released: readonly string[];
     /** The rollout is halted or paused: the attempts start once it is resumed. */
     waits: boolean;
+    org?: string;
   };
   'collectors.failed': { new: number; total: number; byState: Record<string, number> };
-  'rollback.requested': { states: readonly string[]; collectors: number };
+  'rollback.requested': { states: readonly string[]; collectors: number; org?: string };
   'rollback.started': {
     build: string;
     collectors: number;
     policy: string;
     states: readonly string[];
     reason: string;
+    org?: string;
   };
-  'rollback.unavailable': { build: string; collectors: number; ids: readonly number[] };
+  'rollback.unavailable': { build: string; collectors: number; ids: readonly number[]; org?: string };
   'cohort.quarantined': { cohort: string; held: number; reason: string };
   'analysis.passed': AnalysisFacts;
   'analysis.failed': AnalysisFacts & { phase: RolloutPhase };
@@ -206,6 +209,11 @@ export function describeEvent(
         detail: { criterion: news.criterion, counts: news.counts, onTrip: news.onTrip },
       };
     case 'rollout.paused':
+      if (news.org !== undefined)
+        return {
+          message: `${id}: org ${news.org} paused by ${news.actor}: nothing new starts there; tasks under way finish; the other organizations go on`,
+          detail: { org: news.org },
+        };
       return {
         message:
           news.source === 'operator'
@@ -219,6 +227,11 @@ export function describeEvent(
           detail: { released: 'abort' },
         };
       if (news.released === 'policy') return { message: `${id} runs again: its policy is back` };
+      if (news.released === 'org')
+        return {
+          message: `${id}: org ${news.org} resumed by ${news.actor}`,
+          detail: { released: 'org', org: news.org },
+        };
       return {
         message: `${id} resumed by ${news.actor}: released ${news.what}`,
         detail: { released: news.released },
@@ -238,8 +251,13 @@ export function describeEvent(
     case 'rollout.retried': {
       const n = news.released.length;
       return {
-        message: `${id}: ${news.retried} Collectors get one new attempt (${news.only.join(', ')})${n ? `; cohort${n > 1 ? 's' : ''} ${news.released.join(', ')} released from quarantine` : ''}${news.waits ? '; they start once the rollout is resumed' : ''}`,
-        detail: { retried: news.retried, byState: news.byState, ...(n ? { released: news.released } : {}) },
+        message: `${id}: ${news.retried} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} get one new attempt (${news.only.join(', ')})${n ? `; cohort${n > 1 ? 's' : ''} ${news.released.join(', ')} released from quarantine` : ''}${news.waits ? '; they start once the rollout is resumed' : ''}`,
+        detail: {
+          retried: news.retried,
+          byState: news.byState,
+          ...(n ? { released: news.released } : {}),
+          ...(news.org === undefined ? {} : { org: news.org }),
+        },
       };
     }
     case 'collectors.failed':
@@ -249,18 +267,33 @@ export function describeEvent(
       };
     case 'rollback.requested':
       return {
-        message: `${id}: rollback of ${news.collectors} Collectors (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
-        detail: { states: news.states, collectors: news.collectors },
+        message: `${id}: rollback of ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
+        detail: {
+          states: news.states,
+          collectors: news.collectors,
+          ...(news.org === undefined ? {} : { org: news.org }),
+        },
       };
     case 'rollback.started':
       return {
-        message: `${id}: ${news.collectors} Collectors go back to ${news.build} in rollout ${news.policy}@${news.build} (${news.reason})`,
-        detail: { build: news.build, collectors: news.collectors, policy: news.policy, states: news.states },
+        message: `${id}: ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} go back to ${news.build} in rollout ${news.policy}@${news.build} (${news.reason})`,
+        detail: {
+          build: news.build,
+          collectors: news.collectors,
+          policy: news.policy,
+          states: news.states,
+          ...(news.org === undefined ? {} : { org: news.org }),
+        },
       };
     case 'rollback.unavailable':
       return {
-        message: `${id}: ${news.collectors} Collectors were on ${news.build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${id}\`)`,
-        detail: { build: news.build, collectors: news.collectors, ids: news.ids },
+        message: `${id}: ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} were on ${news.build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${id}\`)`,
+        detail: {
+          build: news.build,
+          collectors: news.collectors,
+          ids: news.ids,
+          ...(news.org === undefined ? {} : { org: news.org }),
+        },
       };
     case 'cohort.quarantined':
       return {

@@ -62,6 +62,8 @@ export interface RolloutRecord {
   /** Who paused it and when (an operator), for `status`. */
   pausedBy?: string;
   pausedAt?: number;
+  /** Organizations whose part an operator paused (`pause --org`): their Collectors are not admitted. */
+  pausedOrgs?: OrgPause[];
   /** Why and by whom it was aborted. */
   abortReason?: string;
   /** An operator resumed the aborted rollout: its policy may start a newer build. */
@@ -102,6 +104,8 @@ export interface RolloutRecord {
 export interface RollbackEntry {
   /** The request it carried out (a request carried out twice after a crash adds nothing). */
   request: string;
+  /** The organization of its Collectors (absent: the default one). */
+  org?: string;
   /** The one-off rollout's policy that takes them back (`rollback-...`), or none when the build is gone. */
   policy?: string;
   /** The build they go back to. */
@@ -114,6 +118,12 @@ export interface RollbackEntry {
   at: number;
   by: string;
   reason: string;
+}
+
+export interface OrgPause {
+  org: string;
+  by: string;
+  at: number;
 }
 
 export interface CohortQuarantine {
@@ -167,6 +177,7 @@ const FIELDS = {
   firstPollMs: 'number',
   pausedBy: 'text',
   pausedAt: 'number',
+  pausedOrgs: 'json',
   abortReason: 'text',
   releasedAt: 'number',
   policyHash: 'text',

@@ -15,6 +15,7 @@ import {
   type CollectorState,
   type CollectorStore,
   type Move,
+  orgOf,
   RETRYABLE_STATES,
   SLOT_STATES,
   type StateCounts,
@@ -24,6 +25,7 @@ import type { Keys } from '../keys.js';
 import {
   isPolicyPause,
   moveChange,
+  orgsOf,
   type RecordedEvent,
   type RolloutNews,
   type RolloutRecord,
@@ -96,10 +98,45 @@ const result = (written: Written): ControlResult => {
 const conflict = (rollout: RolloutRecord, what: string) =>
   new ControlError('conflict', `rollout ${rollout.id} is ${rollout.phase}: ${what}`);
 
-/** Holds every admission of the rollout, first attempts and retries; tasks under way finish. */
-export async function pause(deps: ControlDeps, id: string, actor: string): Promise<ControlResult> {
+/** The organization an action is scoped to, when given: it must be one of the rollout's. */
+function checkOrg(rollout: RolloutRecord, org: string | undefined): void {
+  if (org !== undefined && !orgsOf(rollout).includes(org))
+    throw new ControlError(
+      'invalid',
+      `rollout ${rollout.id} covers no organization '${org}' (it covers ${orgsOf(rollout).join(', ')})`,
+    );
+}
+
+/**
+ * Holds every admission of the rollout, first attempts and retries; tasks under way finish.
+ * With `org`, only that organization's part is held (the others go on).
+ */
+export async function pause(
+  deps: ControlDeps,
+  id: string,
+  actor: string,
+  scope: { org?: string } = {},
+): Promise<ControlResult> {
   const rollout = await load(deps, id);
   const now = deps.clock.now();
+  const { org } = scope;
+  checkOrg(rollout, org);
+  if (org !== undefined) {
+    if (rollout.phase !== 'running' && rollout.phase !== 'converged')
+      throw conflict(rollout, 'only a running or converged rollout can be paused');
+    if (rollout.pausedOrgs?.some((p) => p.org === org))
+      throw conflict(rollout, `org ${org} is paused already`);
+    return act(
+      deps,
+      rollout,
+      {
+        phase: rollout.phase,
+        patch: { pausedOrgs: [...(rollout.pausedOrgs ?? []), { org, by: actor, at: now }] },
+        news: [{ type: 'rollout.paused', source: 'operator', actor, reason: `by ${actor}`, org }],
+      },
+      () => conflict(rollout, 'it changed meanwhile; look again'),
+    );
+  }
   return act(
     deps,
     rollout,
@@ -118,9 +155,30 @@ export async function pause(deps: ControlDeps, id: string, actor: string): Promi
  * Says what it released. Each is one compare-and-set with its event: of several at once, one
  * answers and the others are refused.
  */
-export async function resume(deps: ControlDeps, id: string, actor: string): Promise<ControlResult> {
+export async function resume(
+  deps: ControlDeps,
+  id: string,
+  actor: string,
+  scope: { org?: string } = {},
+): Promise<ControlResult> {
   const rollout = await load(deps, id);
   const now = deps.clock.now();
+  const { org } = scope;
+  checkOrg(rollout, org);
+  if (org !== undefined) {
+    const paused = rollout.pausedOrgs ?? [];
+    if (!paused.some((p) => p.org === org)) throw conflict(rollout, `org ${org} is not paused`);
+    return act(
+      deps,
+      rollout,
+      {
+        phase: rollout.phase,
+        patch: { pausedOrgs: paused.filter((p) => p.org !== org) },
+        news: [{ type: 'rollout.resumed', source: 'operator', actor, released: 'org', org }],
+      },
+      () => conflict(rollout, 'it changed meanwhile; look again'),
+    );
+  }
   if (rollout.phase === 'aborted') {
     if (rollout.releasedAt !== undefined) throw conflict(rollout, 'its policy was released already');
     return act(
@@ -289,8 +347,11 @@ export async function retry(
   id: string,
   actor: string,
   only: readonly CollectorState[],
+  scope: { org?: string } = {},
 ): Promise<ControlResult> {
   const rollout = await load(deps, id);
+  const { org } = scope;
+  checkOrg(rollout, org);
   const bad = only.filter((s) => !RETRYABLE_STATES.includes(s));
   if (only.length === 0 || bad.length)
     throw new ControlError(
@@ -301,7 +362,8 @@ export async function retry(
     throw conflict(rollout, 'its Collectors can no longer be retried');
   const now = deps.clock.now();
   const chosen: CollectorRecord[] = [];
-  for await (const r of deps.store.all(id)) if (only.includes(r.state)) chosen.push(r);
+  for await (const r of deps.store.all(id))
+    if (only.includes(r.state) && (org === undefined || orgOf(r) === org)) chosen.push(r);
   let retried = 0;
   for (let i = 0; i < chosen.length; i += 500) {
     const moves: Move[] = [];
@@ -339,6 +401,7 @@ export async function retry(
           byState,
           released,
           waits: rollout.phase === 'halted' || rollout.phase === 'paused',
+          ...(org === undefined ? {} : { org }),
         },
       ],
     },

@@ -20,19 +20,23 @@ import {
   type CollectorRecord,
   type CollectorState,
   type CollectorStore,
+  DEFAULT_ORG,
   DEFAULT_ROLLBACK_STATES,
   isCollectorState,
   type Move,
+  orgOf,
   ROLLBACK_STATES,
   transition,
 } from '../collector/index.js';
-import type {
-  EventSource,
-  RollbackEntry,
-  RolloutNews,
-  RolloutRecord,
-  RolloutSettings,
-  RolloutStore,
+import {
+  buildOf,
+  type EventSource,
+  orgsOf,
+  type RollbackEntry,
+  type RolloutNews,
+  type RolloutRecord,
+  type RolloutSettings,
+  type RolloutStore,
 } from '../life/index.js';
 import { type ControlDeps, ControlError, type ControlResult } from './control.js';
 import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from './one-off-policies.js';
@@ -46,6 +50,8 @@ const ENTRIES_KEPT = 50;
 export interface RollbackRequest {
   id: string;
   states: CollectorState[];
+  /** Only Collectors of this organization (`rollback --org`). */
+  org?: string;
   /** Only Collectors first admitted in this wave (0-based). */
   wave?: number;
   by: string;
@@ -82,20 +88,29 @@ export async function requestRollback(
   id: string,
   actor: string,
   states: readonly CollectorState[],
+  scope: { org?: string } = {},
 ): Promise<ControlResult> {
   const rollout = await deps.rollouts.get(id);
   if (!rollout) throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
-  const counts = await deps.store.counts(id);
+  const { org } = scope;
+  if (org !== undefined && !orgsOf(rollout).includes(org))
+    throw new ControlError(
+      'invalid',
+      `rollout ${id} covers no organization '${org}' (${orgsOf(rollout).join(', ')})`,
+    );
+  const counts =
+    org === undefined ? await deps.store.counts(id) : ((await deps.store.orgCounts(id)).get(org) ?? {});
   const chosen = states.reduce((n, s) => n + (counts[s] ?? 0), 0);
   if (chosen === 0)
     throw new ControlError(
       'conflict',
-      `rollout ${id} has no Collector in ${states.join(', ')}: nothing to roll back`,
+      `rollout ${id} has no Collector${org ? ` of org ${org}` : ''} in ${states.join(', ')}: nothing to roll back`,
     );
   const now = deps.clock.now();
   const request: RollbackRequest = {
     id: randomBytes(6).toString('hex'),
     states: [...states],
+    ...(org === undefined ? {} : { org }),
     by: actor,
     source: 'operator',
     at: now,
@@ -104,7 +119,18 @@ export async function requestRollback(
   await deps.rollouts.requestRollback(id, JSON.stringify(request));
   const written = await deps.rollouts.write(
     rollout,
-    { news: [{ type: 'rollback.requested', source: 'operator', actor, states, collectors: chosen }] },
+    {
+      news: [
+        {
+          type: 'rollback.requested',
+          source: 'operator',
+          actor,
+          states,
+          collectors: chosen,
+          ...(org === undefined ? {} : { org }),
+        },
+      ],
+    },
     now,
   );
   if (!written) throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
@@ -140,51 +166,70 @@ export async function carryOutRollback(
   deps: RollbackDeps,
   source: RolloutRecord,
   request: RollbackRequest,
-  options: { policy?: Policy; targets: readonly BuildTarget[]; now: number },
-): Promise<RollbackEntry[]> {
+  options: {
+    policy?: Policy;
+    /** The builds each organization's service offers (undefined: not known now). */
+    targets: (org: string) => readonly BuildTarget[] | undefined;
+    now: number;
+  },
+): Promise<RollbackEntry[] | 'wait'> {
   const done = (source.rollbacks ?? []).filter((e) => e.request === request.id);
   if (done.length) return done; // carried out before a crash: nothing twice
   const chosen: CollectorRecord[] = [];
   for await (const r of deps.store.all(source.id))
-    if (request.states.includes(r.state) && (request.wave === undefined || r.wave === request.wave))
+    if (
+      request.states.includes(r.state) &&
+      (request.wave === undefined || r.wave === request.wave) &&
+      (request.org === undefined || orgOf(r) === request.org)
+    )
       chosen.push(r);
+  // An organization whose builds are not known now (its service has a problem): the whole request
+  // waits for it, so that it is carried out once, whole.
+  if (chosen.some((r) => !options.targets(orgOf(r)))) return 'wait';
   // One under verification is taken back before its verification ends: it stays a success.
   await endVerification(deps.store, source, chosen, options.now);
-  const byBuild = new Map<string, number[]>();
+  // Grouped by organization (a Collector's id is its organization's) and previous build.
+  const groups = new Map<string, { org: string; build: string; ids: number[] }>();
   chosen.sort((a, b) => a.id - b.id);
   for (const r of chosen) {
-    if (r.from === source.build) continue;
-    byBuild.set(r.from, [...(byBuild.get(r.from) ?? []), r.id]);
+    const org = orgOf(r);
+    if (r.from === buildOf(source, org)) continue;
+    const key = `${org}|${r.from}`;
+    const group = groups.get(key) ?? { org, build: r.from, ids: [] };
+    group.ids.push(r.id);
+    groups.set(key, group);
   }
-  const offered = new Set(options.targets.map((t) => t.version));
   const entries: RollbackEntry[] = [];
   const news: RolloutNews[] = [];
   const base = { request: request.id, at: options.now, by: request.by, reason: request.reason };
-  for (const [build, ids] of byBuild) {
-    if (!offered.has(build)) {
+  for (const { org, build, ids } of groups.values()) {
+    const where = org === DEFAULT_ORG ? {} : { org };
+    const targets = options.targets(org) ?? [];
+    if (!targets.some((t) => t.version === build)) {
       const shown = ids.slice(0, ROLLBACK_IDS_SHOWN);
-      entries.push({ ...base, build, collectors: ids.length, ids: shown, state: 'unavailable' });
+      entries.push({ ...base, ...where, build, collectors: ids.length, ids: shown, state: 'unavailable' });
       news.push({
         type: 'rollback.unavailable',
         source: request.source,
         build,
         collectors: ids.length,
         ids: shown,
+        ...where,
       });
       continue;
     }
     for (let i = 0; i < ids.length; i += ONE_OFF_MAX_COLLECTORS) {
       const part = ids.slice(i, i + ONE_OFF_MAX_COLLECTORS);
       // The same name when a crash makes the scheduler carry the request out again: written once.
-      const tag = createHash('sha256').update(`${request.id}|${build}|${i}`).digest('hex').slice(0, 6);
+      const tag = createHash('sha256').update(`${request.id}|${org}|${build}|${i}`).digest('hex').slice(0, 6);
       const policy = await deps.oneOffs.addPolicy(
         'rollback',
-        (name) => rollbackPolicy(name, source, build, part, options.policy),
+        (name) => rollbackPolicy(name, source, build, part, options.policy, org),
         request.by,
         request.at,
         tag,
       );
-      entries.push({ ...base, policy, build, collectors: part.length, state: 'started' });
+      entries.push({ ...base, ...where, policy, build, collectors: part.length, state: 'started' });
       news.push({
         type: 'rollback.started',
         source: request.source,
@@ -193,6 +238,7 @@ export async function carryOutRollback(
         policy,
         states: request.states,
         reason: request.reason,
+        ...where,
       });
     }
   }
@@ -238,12 +284,15 @@ export function rollbackPolicy(
   build: string,
   ids: readonly number[],
   policy?: Policy,
+  org: string = DEFAULT_ORG,
 ): PolicyInput {
   const s: RolloutSettings = source.settings;
   const gate = policy?.failureGate;
   return {
     name,
     description: rollbackDescription(source.id),
+    // The ids are this organization's: the rollback covers it alone.
+    orgs: [org],
     target: build,
     allowDowngrade: true,
     select: { ids: [...ids] },

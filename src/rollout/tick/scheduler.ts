@@ -137,11 +137,13 @@ export class Scheduler {
     if (request && source) {
       const policy = policies.find((p) => p.name === source.policy);
       const parts = await this.orgs.partsOf(source, this.live);
-      await carryOutRollback({ ...this.deps, oneOffs: this.oneOffs }, source, request, {
+      const carried = await carryOutRollback({ ...this.deps, oneOffs: this.oneOffs }, source, request, {
         ...(policy ? { policy } : {}),
-        targets: parts.flatMap((p) => p.targets),
+        targets: (org) => parts.find((p) => p.org === org)?.targets,
         now,
       });
+      // An organization it needs has a problem: the request waits for a later tick.
+      if (carried === 'wait') return;
     } else
       this.deps.logger.error(
         { rollout: sourceId },
@@ -337,7 +339,11 @@ export class Scheduler {
       counts: view.counts,
       slotsHeld: view.slotsHeld,
       orgs: parts,
-      waiting: new Set(orgs.filter((o) => !parts.some((p) => p.org === o))),
+      // Organizations whose service has a problem, or that an operator paused (`pause --org`), wait.
+      waiting: new Set([
+        ...orgs.filter((o) => !parts.some((p) => p.org === o)),
+        ...(draft.view.pausedOrgs ?? []).map((p) => p.org),
+      ]),
       earlier,
       now,
     });

@@ -128,9 +128,10 @@ describe('rollback', () => {
     }));
     const entries = await carryOutRollback(w.rollbackDeps, source, request, {
       policy: POLICY,
-      targets,
+      targets: () => targets,
       now: T0,
     });
+    if (entries === 'wait') throw new Error('the rollback waits');
     await w.state.rollouts.rollbackRequestDone(ID, raw);
 
     expect(entries.map((e) => [e.build, e.collectors, e.state]).sort()).toEqual([
@@ -180,7 +181,7 @@ describe('rollback', () => {
       request,
       {
         policy: POLICY,
-        targets,
+        targets: () => targets,
         now: T0,
       },
     );
@@ -197,7 +198,7 @@ describe('rollback', () => {
     const source = await w.state.rollouts.get(ID);
     if (!source) throw new Error('no rollout');
     await carryOutRollback(w.rollbackDeps, source, request, {
-      targets: [{ version: '19.400-5', latest: false }],
+      targets: () => [{ version: '19.400-5', latest: false }],
       now: T0,
     });
     expect(await w.state.store.get(ID, 1)).toMatchObject({
