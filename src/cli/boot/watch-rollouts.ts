@@ -12,6 +12,16 @@ import {
 } from '../../rollout/index.js';
 import type { Daemon } from './start-daemon.js';
 
+/**
+ * Whether nothing of a rollout can move until a person acts: every organization's part that
+ * still has Collectors to move waits for its credentials to be fixed (refused, or not allowed to
+ * manage Collectors).
+ */
+export function blockedByCredentials(r: RolloutStatus): boolean {
+  const open = r.byOrg.filter((p) => p.total > p.done);
+  return open.length > 0 && open.every((p) => p.problem === 'credentials') && r.inflight === 0;
+}
+
 /** Rollouts of `policies` that have not finished; `current` maps a policy to its rollout id. */
 export function unfinished(
   rollouts: readonly RolloutStatus[],
@@ -25,6 +35,7 @@ export function unfinished(
     const r = rollouts.find((x) => x.id === id);
     if (!r) waiting.push(p.name);
     // A halted rollout is done once the tasks it had under way have ended: it admits nothing more.
+    else if (blockedByCredentials(r)) continue;
     else if (r.phase === 'halted' ? sumStates(r.counts, SLOT_STATES) > 0 : r.phase !== 'converged')
       waiting.push(r.id);
   }

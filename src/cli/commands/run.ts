@@ -14,7 +14,7 @@ import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
 import { type Daemon, startDaemon } from '../boot/start-daemon.js';
 import { createStopper, SIGNAL_EXIT } from '../boot/stop-on-signal.js';
-import { allSucceeded, watchRollouts } from '../boot/watch-rollouts.js';
+import { allSucceeded, blockedByCredentials, watchRollouts } from '../boot/watch-rollouts.js';
 import { formatRolloutTable } from '../render/format-status.js';
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -107,9 +107,18 @@ export function runCommand(): Command {
     finished = true;
     const good = allSucceeded(done);
     process.stdout.write(`${formatRolloutTable(done)}\n`);
-    const verdict = good ? 'every selected Collector succeeded' : 'some Collectors did not succeed';
+    // A rollout that cannot move until a person fixes credentials ends --once too: said, exit 1.
+    const blocked = done.filter(blockedByCredentials);
+    for (const r of blocked)
+      for (const p of r.byOrg.filter((part) => part.waiting))
+        process.stdout.write(`${r.id}: ${p.waiting}: fix the organization's access key; nothing else moves it\n`);
+    const verdict = blocked.length
+      ? 'stopped: organizations wait for their credentials'
+      : good
+        ? 'every selected Collector succeeded'
+        : 'some Collectors did not succeed';
     process.stdout.write(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s: ${verdict}\n`);
-    await stopper.stop(() => (good ? EXIT.ok : EXIT.incomplete));
+    await stopper.stop(() => (blocked.length ? EXIT.failure : good ? EXIT.ok : EXIT.incomplete));
   });
   return command;
 }

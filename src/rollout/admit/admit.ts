@@ -38,6 +38,8 @@ export interface AdmitInput {
   policy: Pick<Policy, 'windows' | 'maxInFlightPerOrg'>;
   /** Organizations whose part waits: their Collectors are not admitted now. */
   waiting?: ReadonlySet<string>;
+  /** Organizations whose problem is probed by one create now: one Collector of each is let through. */
+  probes?: ReadonlySet<string>;
   counts: StateCounts;
   /** First attempts the waves allow now (wave-progress.ts); retries need no room. */
   room: number;
@@ -77,9 +79,16 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   const quarantined = new Set((rollout.quarantined ?? []).map((q) => q.cohort));
   const hold: Move[] = [];
   const waiting = input.waiting ?? new Set<string>();
+  const probing = new Set(input.probes ?? []);
   for (const r of await deps.store.candidates(rollout.id, now, Math.max(free * 4, 100))) {
     if (chosen.length >= free) break;
-    if (waiting.has(orgOf(r))) continue;
+    const org = orgOf(r);
+    if (waiting.has(org)) continue;
+    if (input.probes?.has(org)) {
+      // One Collector of the organization is its probe; the others wait for its answer.
+      if (!probing.has(org)) continue;
+      probing.delete(org);
+    }
     if (r.cohort && quarantined.has(r.cohort)) {
       const t = transition(
         r,

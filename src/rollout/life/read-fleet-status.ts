@@ -18,7 +18,7 @@ import {
   sumStates,
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
-import { describeOrgProblem, type OrgProblem, parseOrgHealth } from '../orgs/index.js';
+import { describeOrgProblem, type OrgProblem, type OrgProblemKind, parseOrgHealth } from '../orgs/index.js';
 import { describePhase } from './rollout-phase.js';
 import { buildOf, orgsOf, type RolloutRecord } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
@@ -40,6 +40,8 @@ export interface OrgPartStatus extends Progress {
   build: string;
   /** Why its part waits, when its service has a problem (`credentials refused (401) since ...`). */
   waiting?: string;
+  /** The kind of that problem. */
+  problem?: OrgProblemKind;
 }
 
 export interface RolloutStatus extends RolloutRecord, Progress {
@@ -77,7 +79,7 @@ export function rolloutStatus(
       org,
       build: buildOf(r, org),
       ...progressOf(orgCounts.get(org) ?? (orgsOf(r).length === 1 && org === DEFAULT_ORG ? counts : {})),
-      ...(problem ? { waiting: describeOrgProblem(org, problem) } : {}),
+      ...(problem ? { waiting: describeOrgProblem(org, problem), problem: problem.kind } : {}),
     };
   });
   return { ...r, ...progressOf(counts), phaseText: describePhase(r.phase, r.pauseReason), byOrg };

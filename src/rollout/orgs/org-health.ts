@@ -8,6 +8,9 @@
  *
  *   healthy ──a call fails (org-wide kind)──► problem (since, reason) ──probe answers──► healthy
  *                                               └── probe fails: the next probe later (5 s, doubling, at most 5 min)
+ * The probe is the organization's build list, except for a create refused with 403 (a key that
+ * may read but not manage Collectors): only a create can tell that it is allowed again, so the
+ * probe is one create (the admitter lets one Collector of the organization through when due).
  */
 
 import type { Redis } from 'ioredis';
@@ -29,6 +32,10 @@ export interface OrgProblem {
   probes: number;
   /** When the scheduler may probe again. */
   nextProbeAt: number;
+  /** How it is probed: the build list, or one create (a create refused with 403). */
+  probe: 'list' | 'create';
+  /** The Collector let through as the last create probe (its record tells how the probe went). */
+  probeOf?: { rolloutId: string; key: string };
 }
 
 /** The first probe's delay after a problem, and the longest (clock ms). */
@@ -39,7 +46,9 @@ export const MAX_PROBE_MS = 5 * 60_000;
  * Whether an error of the service is the organization's (every request of it would fail the
  * same way), not one Collector's: the kind of its problem, or undefined.
  */
-export function orgProblemOf(err: unknown): { kind: OrgProblemKind; reason: string } | undefined {
+export function orgProblemOf(
+  err: unknown,
+): { kind: OrgProblemKind; reason: string; probe?: 'list' | 'create' } | undefined {
   const e = err as Partial<ApiError> | undefined;
   const kind = e?.kind as ApiErrorKind | undefined;
   const status = e?.status === undefined ? '' : ` (${e.status})`;
@@ -47,7 +56,11 @@ export function orgProblemOf(err: unknown): { kind: OrgProblemKind; reason: stri
     case 'authentication':
       return { kind: 'credentials', reason: `credentials refused${status}` };
     case 'permission':
-      return { kind: 'credentials', reason: `credentials may not manage Collectors${status}` };
+      return {
+        kind: 'credentials',
+        reason: `credentials may not manage Collectors${status}`,
+        ...(e?.endpoint === 'create' ? { probe: 'create' as const } : {}),
+      };
     case 'server':
       return { kind: 'unavailable', reason: `service unavailable${status}` };
     case 'rate_limited':
@@ -100,7 +113,7 @@ export class OrgHealth {
    */
   async report(
     org: string,
-    problem: { kind: OrgProblemKind; reason: string },
+    problem: { kind: OrgProblemKind; reason: string; probe?: 'list' | 'create' },
     now: number,
     probed = false,
   ): Promise<{ problem: OrgProblem; started: boolean }> {
@@ -109,7 +122,10 @@ export class OrgHealth {
     const probes = (before?.probes ?? 0) + (probed ? 1 : 0);
     const wait = Math.min(MAX_PROBE_MS, FIRST_PROBE_MS * 2 ** Math.min(probes, 10));
     const next: OrgProblem = {
-      ...problem,
+      kind: problem.kind,
+      reason: problem.reason,
+      probe: problem.probe ?? before?.probe ?? 'list',
+      ...(before?.probeOf ? { probeOf: before.probeOf } : {}),
       since: before?.since ?? now,
       lastAt: now,
       probes,
@@ -117,6 +133,19 @@ export class OrgHealth {
     };
     await this.redis.hset(this.keys.orgHealth, org, JSON.stringify(next));
     return { problem: next, started: before === undefined };
+  }
+
+  /** A create probe was let through (Collector `key` of `rolloutId`): the next one only after a longer back-off. */
+  async probing(org: string, rolloutId: string, key: string, now: number): Promise<void> {
+    const raw = await this.redis.hget(this.keys.orgHealth, org);
+    if (!raw) return;
+    const p = JSON.parse(raw) as OrgProblem;
+    const { problem } = await this.report(org, p, now, true);
+    await this.redis.hset(
+      this.keys.orgHealth,
+      org,
+      JSON.stringify({ ...problem, probeOf: { rolloutId, key } } satisfies OrgProblem),
+    );
   }
 
   /** The organization answers again; returns the problem it had, if any. */

@@ -24,6 +24,7 @@ import {
   COLLECTOR_STATES,
   type CollectorKey,
   keyOf,
+  orgOf,
   type StateCounts,
   sumStates,
 } from '../collector/index.js';
@@ -86,7 +87,10 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       now,
       room,
       waiting: pass.waiting,
+      probes: pass.probes,
     });
+    for (const r of admitted.records)
+      if (pass.probes.has(orgOf(r))) await ctx.probed(orgOf(r), id, String(keyOf(r)));
     if (admitted.heldByWindow > 0 && admitted.records.length === 0)
       holding.push(admitted.windowDetail ?? 'maintenance windows closed');
   }
@@ -210,6 +214,14 @@ async function admitDuringFirstScan(
   const { room } = progressWaves({ plan, progress: rollout.wave, counts, now });
   if (room <= 0) return [];
   const slotsHeld = (await ctx.store.slotHolders(rollout.policy)).length;
-  const admitted = await admit(ctx, { rollout, policy, counts, slotsHeld, now, room, waiting: pass.waiting });
+  const admitted = await admit(ctx, {
+    rollout,
+    policy,
+    counts,
+    slotsHeld,
+    now,
+    room,
+    waiting: new Set([...pass.waiting, ...pass.probes]),
+  });
   return admitted.records.map(keyOf);
 }

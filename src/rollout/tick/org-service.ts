@@ -7,6 +7,7 @@
  * (`org.waiting`, then `org.recovered`), while the other organizations go on.
  */
 import type { BuildTarget } from '../../api/index.js';
+import { keyFromMember } from '../collector/index.js';
 import { orgsOf, type RolloutRecord } from '../life/index.js';
 import { describeOrgProblem, OrgHealth, type OrgProblem, orgProblemOf } from '../orgs/index.js';
 import { type OrgApiSet, type OrgPart, orgApis, type TickDeps } from './tick-context.js';
@@ -20,7 +21,7 @@ export class OrgService {
   constructor(
     private readonly deps: Pick<
       TickDeps,
-      'api' | 'apis' | 'redis' | 'keys' | 'rollouts' | 'clock' | 'logger'
+      'api' | 'apis' | 'redis' | 'keys' | 'rollouts' | 'store' | 'clock' | 'logger'
     >,
     private readonly scanEveryMs: number,
   ) {
@@ -28,9 +29,28 @@ export class OrgService {
     this.health = new OrgHealth(deps.redis, deps.keys);
   }
 
-  /** The organizations with a problem now, as last read or found. */
+  /**
+   * The organizations whose Collectors are not admitted now: those with a problem, but for one
+   * whose create probe is due (one of its Collectors is let through: `probes`).
+   */
   get waiting(): ReadonlySet<string> {
-    return new Set(this.problems.keys());
+    const due = this.probes;
+    return new Set([...this.problems.keys()].filter((org) => !due.has(org)));
+  }
+
+  /** Organizations whose problem is probed by one create, now due. */
+  get probes(): ReadonlySet<string> {
+    const now = this.deps.clock.now();
+    return new Set(
+      [...this.problems].filter(([, p]) => p.probe === 'create' && now >= p.nextProbeAt).map(([org]) => org),
+    );
+  }
+
+  /** One Collector of `org` was let through as its create probe. */
+  async probed(org: string, rolloutId: string, key: string): Promise<void> {
+    await this.health.probing(org, rolloutId, key, this.deps.clock.now());
+    const stored = (await this.health.problems()).get(org);
+    if (stored) this.problems.set(org, stored);
   }
 
   problemOf(org: string): OrgProblem | undefined {
@@ -49,6 +69,11 @@ export class OrgService {
         // An organization no longer in the settings: nothing waits for it.
         await this.health.clear(org);
         this.problems.delete(org);
+        continue;
+      }
+      if (problem.probe === 'create') {
+        // Its probe is a create: the Collector let through tells whether it is allowed again.
+        if (await this.createProbeWorked(problem)) await this.recovered(org, rollouts);
         continue;
       }
       if (now < problem.nextProbeAt) continue;
@@ -72,7 +97,7 @@ export class OrgService {
   async builds(org: string, rollouts: readonly RolloutRecord[]): Promise<BuildTarget[] | undefined> {
     const now = this.deps.clock.now();
     const cached = this.lists.get(org);
-    if (this.problems.has(org) || (cached && now - cached.at < this.scanEveryMs)) return cached?.builds;
+    if (!this.readable(org) || (cached && now - cached.at < this.scanEveryMs)) return cached?.builds;
     try {
       const builds = await this.apis.get(org).client.listTargets();
       this.lists.set(org, { at: now, builds });
@@ -83,15 +108,31 @@ export class OrgService {
     }
   }
 
-  /** The part of each organization of `orgs` that goes on now: its client and its builds. */
+  /**
+   * The part of each organization of `orgs` whose listings are read now: its client and its
+   * builds (an organization whose only problem is its creates is still read).
+   */
   async parts(orgs: readonly string[], rollouts: readonly RolloutRecord[]): Promise<OrgPart[]> {
     const parts: OrgPart[] = [];
     for (const org of orgs) {
-      if (!this.apis.names.includes(org) || this.problems.has(org)) continue;
+      if (!this.apis.names.includes(org) || !this.readable(org)) continue;
       const targets = await this.builds(org, rollouts);
-      if (targets && !this.problems.has(org)) parts.push({ org, api: this.apis.get(org).client, targets });
+      if (targets && this.readable(org)) parts.push({ org, api: this.apis.get(org).client, targets });
     }
     return parts;
+  }
+
+  /** Whether the organization's listings can be read (no problem, or one of its creates only). */
+  readable(org: string): boolean {
+    const p = this.problems.get(org);
+    return p === undefined || p.probe === 'create';
+  }
+
+  /** Whether the Collector let through as a create probe got its task (the create was allowed). */
+  private async createProbeWorked(problem: OrgProblem): Promise<boolean> {
+    if (!problem.probeOf) return false;
+    const r = await this.deps.store.get(problem.probeOf.rolloutId, keyFromMember(problem.probeOf.key));
+    return r?.taskId !== undefined && (r.createSentAt ?? 0) > problem.since;
   }
 
   /** The parts of a rollout's organizations (for the passes of a rollout that admits nothing). */

@@ -81,6 +81,7 @@ export class Scheduler {
       scanEveryMs: this.scanEvery,
       reconcileEveryMs: Math.min(this.scanEvery, 30_000),
       orgFailed: (org, err) => this.orgs.failed(org, err, this.live),
+      probed: (org, rolloutId, key) => this.orgs.probed(org, rolloutId, key),
     };
   }
 
@@ -232,7 +233,7 @@ export class Scheduler {
         continue;
       }
       builds[org] = build;
-      if (!this.orgs.problemOf(org)) parts.push({ org, api: this.orgs.apis.get(org).client, targets });
+      if (this.orgs.readable(org)) parts.push({ org, api: this.orgs.apis.get(org).client, targets });
     }
     return { builds, parts, notOffered };
   }
@@ -341,9 +342,10 @@ export class Scheduler {
       orgs: parts,
       // Organizations whose service has a problem, or that an operator paused (`pause --org`), wait.
       waiting: new Set([
-        ...orgs.filter((o) => !parts.some((p) => p.org === o)),
+        ...orgs.filter((o) => !parts.some((p) => p.org === o) || this.orgs.waiting.has(o)),
         ...(draft.view.pausedOrgs ?? []).map((p) => p.org),
       ]),
+      probes: new Set(orgs.filter((o) => this.orgs.probes.has(o))),
       earlier,
       now,
     });

@@ -93,6 +93,8 @@ export interface TickContext extends TickDeps {
    * as its problem and its part waits), false when it is not (the caller decides).
    */
   orgFailed(org: string, err: unknown): Promise<boolean>;
+  /** A Collector of `org` was let through as its create probe (orgs/org-health.ts). */
+  probed(org: string, rolloutId: string, key: string): Promise<void>;
   /** Clock ms between two scans of a rollout's listing. */
   scanEveryMs: number;
   /** Clock ms between two looks at tasks of unknown id. */
@@ -118,6 +120,8 @@ export interface RolloutPass {
   orgs: readonly OrgPart[];
   /** The organizations whose part waits (their service has a problem: org-health.ts). */
   waiting: ReadonlySet<string>;
+  /** The organizations whose problem is probed by one create now (one of their Collectors goes). */
+  probes: ReadonlySet<string>;
   /** Policies that come first: a Collector they select is theirs. */
   earlier: readonly Policy[];
   now: number;
