@@ -108,12 +108,12 @@ export async function readFleetStatus(deps: {
       held: Number(perCohort[`${q.cohort}|quarantined`] ?? 0),
     }));
   });
-  const problems = parseOrgHealth(values[values.length - 1] as Record<string, string>);
+  const problems = parseOrgHealth((values[2 * n + held.length] ?? {}) as Record<string, string>);
   const rollouts = list.map((r, i) =>
     rolloutStatus(
       r,
-      parseCounts(values[i] as Record<string, string>),
-      parseGroupCounts(values[n + i] as Record<string, string>),
+      parseCounts((values[i] ?? {}) as Record<string, string>),
+      parseGroupCounts((values[n + i] ?? {}) as Record<string, string>),
       problems,
     ),
   );
