@@ -16,7 +16,12 @@ beforeAll(async () => {
   server = await startStubRolloutServer({
     get: async () => undefined,
     list: async () => [],
-    redis: { pipeline: () => ({ exec: async () => [] }) },
+    redis: {
+      pipeline() {
+        const pipe = { hgetall: () => pipe, exec: async () => [] };
+        return pipe;
+      },
+    },
     logger: captureLogger('warn').logger,
   });
 });
