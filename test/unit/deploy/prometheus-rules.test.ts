@@ -5,7 +5,7 @@
  * `promtool test rules`, every alert carries `for`, a severity and its annotations, every
  * dashboard query parses as PromQL, and every fleet_upgrade_* name used exists in the code.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,9 +39,10 @@ function readAlertRules(file = RULES): AlertRule[] {
   return doc.groups.flatMap((g) => g.rules);
 }
 
-/** fleet_upgrade_* names that src/metrics/create-metrics.ts registers. */
+/** fleet_upgrade_* names that the files of src/metrics register. */
 function definedMetricNames(): Set<string> {
-  const source = readFileSync('src/metrics/create-metrics.ts', 'utf8');
+  const files = readdirSync('src/metrics').filter((f) => f.endsWith('.ts'));
+  const source = files.map((f) => readFileSync(join('src/metrics', f), 'utf8')).join('\n');
   return new Set([...source.matchAll(/name: '(fleet_upgrade_\w+)'/g)].map((m) => m[1] as string));
 }
 
