@@ -157,6 +157,14 @@ export class OrgService {
     return true;
   }
 
+  /** A rollout that starts while some of its organizations wait is told, as the others were. */
+  async started(rollout: RolloutRecord): Promise<void> {
+    for (const org of orgsOf(rollout)) {
+      const problem = this.problems.get(org);
+      if (problem) await this.tell([rollout], org, problem, 'org.waiting');
+    }
+  }
+
   private async recovered(org: string, rollouts: readonly RolloutRecord[]): Promise<void> {
     const problem = await this.health.clear(org);
     this.problems.delete(org);

@@ -301,6 +301,8 @@ export class Scheduler {
       [view] = await rollouts.readMany([rollout.id]);
       if (!view) return undefined;
       logger.info({ rollout: rollout.id, policy: policy.name, build, replaced }, 'rollout started');
+      this.live.push(view.rollout);
+      await this.orgs.started(view.rollout);
       if (policy.target !== build && isOneOffPolicy(policy)) await this.oneOffs.pin(policy.name, build);
     }
     const draft = new RolloutDraft(view.rollout);
