@@ -68,6 +68,11 @@ export interface DaemonConfig {
    * `default` of `api`. Empty when the API settings were not asked for.
    */
   orgs: OrgSettings[];
+  /**
+   * The names of the file's `orgs`, read even when their keys are not (the operator commands);
+   * absent without `orgs` (see `orgNamesOf`).
+   */
+  orgNames?: string[];
   /** Where `run` sends rollout events (URLs and secrets resolved from the environment or files). */
   webhooks: Webhook[];
   /** The HTTP control API's token (read only when asked: `needControl`); unset: loopback callers only. */
@@ -215,6 +220,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     config.webhooks = hooks.webhooks;
     issues.push(...hooks.issues);
   }
+  if (file.orgs?.length) config.orgNames = file.orgs.map((o) => o.name);
   if (input.needApi && file.orgs?.length) {
     // With `orgs`, each organization's settings are its own; the SUMOLOGIC_* variables are not read.
     const read = readOrgs({ list: file.orgs, file: settingsFile, env, readFile: readText, locate });
@@ -245,6 +251,12 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
   }
   if (issues.length > 0) throw new ConfigError(issues.map(formatIssue).join('\n'), issues);
   return config;
+}
+
+/** The organizations the settings name: the file's `orgs`, or the one `default`. */
+export function orgNamesOf(config: Pick<DaemonConfig, 'orgNames' | 'orgs'>): string[] {
+  if (config.orgNames?.length) return [...config.orgNames];
+  return config.orgs.length ? config.orgs.map((o) => o.name) : [DEFAULT_ORG];
 }
 
 /**

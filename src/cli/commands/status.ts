@@ -1,6 +1,7 @@
 /**
  * `fleet-upgrade status`: every rollout with its progress and, under its row, what it waits for
- * (format-status.ts). Needs no daemon (open-state.ts). `--watch` redraws; when Redis (or the
+ * and each organization's part that is not done (format-status.ts); `--org NAME` only that
+ * organization's (focus-org.ts). Needs no daemon (open-state.ts). `--watch` redraws; when Redis (or the
  * daemon whose private Redis it read) goes away it says so in one sentence and keeps trying,
  * waiting 1, 2, 4 … 30 s between attempts, until Ctrl-C. Holding a private Redis it started
  * itself, it hands the folder over when a `run` starts, and then reads that run's Redis.
@@ -8,7 +9,7 @@
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import { readFleetStatus } from '../../rollout/index.js';
-import { type DaemonConfig, loadDaemonConfig } from '../boot/daemon-config.js';
+import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import {
   isConnectionError,
   openState,
@@ -17,6 +18,7 @@ import {
   withState,
 } from '../boot/open-state.js';
 import { addStateOptions } from '../boot/with-control.js';
+import { focusOrg } from '../render/focus-org.js';
 import { formatStatus } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
 
@@ -26,6 +28,7 @@ interface StatusFlags {
   wide?: boolean;
   watch?: boolean;
   interval: string;
+  org?: string;
 }
 
 /** Real ms between two attempts after `failures` failed ones in a row: 1 s, 2 s, 4 s … 30 s. */
@@ -33,13 +36,20 @@ export function retryDelayMs(failures: number): number {
   return Math.min(30_000, 1000 * 2 ** Math.max(0, Math.min(failures - 1, 15)));
 }
 
-async function render(state: StateAccess, flags: StatusFlags): Promise<string> {
-  const status = await readFleetStatus(state);
+async function render(state: StateAccess, flags: StatusFlags, config: DaemonConfig): Promise<string> {
+  const all = await readFleetStatus(state);
+  const status = flags.org === undefined ? all : focusOrg(all, flags.org, orgNamesOf(config));
   // Reasons and cohorts from outside: escaped where a terminal would act on them.
   if (flags.json) return safeJson(status, 2);
   const daemonRunning = (await state.redis.exists(state.keys.leader)) === 1;
   return formatStatus(
-    { rollouts: status.rollouts, now: state.clock.now(), daemonRunning },
+    {
+      rollouts: status.rollouts,
+      now: state.clock.now(),
+      daemonRunning,
+      orgProblems: status.orgProblems,
+      ...(flags.org === undefined ? {} : { focusOrg: flags.org }),
+    },
     { wide: flags.wide ?? false },
   );
 }
@@ -56,11 +66,12 @@ export function statusCommand(): Command {
       'redraw until interrupted; when Redis goes away, say so and try again (1 s, 2 s … 30 s apart)',
       false,
     )
-    .option('--interval <seconds>', 'with --watch: seconds between redraws', '2');
+    .option('--interval <seconds>', 'with --watch: seconds between redraws', '2')
+    .option('--org <name>', 'only the rollouts that cover this organization, and only its part of each');
   return addStateOptions(command).action(async (flags: StatusFlags) => {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
     if (flags.watch) return watchStatus(config, flags);
-    const text = await withState(config, (state) => render(state, flags), { name: 'status' });
+    const text = await withState(config, (state) => render(state, flags, config), { name: 'status' });
     process.stdout.write(`${text}\n`);
   });
 }
@@ -89,7 +100,7 @@ async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<vo
       let waitMs = intervalMs;
       try {
         state ??= await openState(config, { name: 'status --watch' });
-        const text = await render(state, flags);
+        const text = await render(state, flags, config);
         last = { text, at: new Date().toISOString().slice(11, 19) };
         failures = 0;
         screen = text;

@@ -2,13 +2,23 @@
  * Text renderings of rollouts for `status`, `run --once` and `status --watch`. `formatStatus`
  * is what `status` prints: by default a table that fits 80 columns (rollout, phase, a short
  * progress bar with done/total, in-flight/limit, the non-zero states as `12 ok 1 failed`) with
- * one sentence under a rollout's row saying what it waits for (explain-rollout.ts); `wide` gives
- * `formatRolloutTable`, a column per state. Text from outside goes through `sanitize`.
+ * one sentence under a rollout's row saying what it waits for (explain-rollout.ts); with several
+ * organizations, a line per organization not done under the row and a line per organization with
+ * a problem above the table (org-part-lines.ts); `wide` gives `formatRolloutTable`, a column per
+ * state. Text from outside goes through `sanitize`.
  */
 
 import type { RolloutStatus } from '../../rollout/index.js';
 import { countsByMetricState, METRIC_STATES, STATE_LABELS } from '../../rollout/index.js';
 import { explainRollout, oneLine } from './explain-rollout.js';
+import {
+  hasOrgParts,
+  type OrgProblemView,
+  orgPartLines,
+  orgProblemLines,
+  partNotDone,
+  partWaits,
+} from './org-part-lines.js';
 
 export { countsByMetricState };
 
@@ -37,23 +47,26 @@ const haltNote = (r: RolloutStatus) =>
 
 /**
  * The full table (`status --wide`, `run --once`): a column per state. `note` gives the lines
- * below it (default: the reasons of halted rollouts).
+ * below it (default: the reasons of halted rollouts); `subRows` rows of cells under a rollout's
+ * row (`status --wide`: its organizations').
  */
 export function formatRolloutTable(
   rollouts: readonly RolloutStatus[],
   note: (r: RolloutStatus) => string | undefined = haltNote,
+  subRows: (r: RolloutStatus) => string[][] = () => [],
 ): string {
   if (rollouts.length === 0) return 'no rollouts';
   const header = ['ROLLOUT', 'PHASE', 'PROGRESS', 'IN-FLIGHT', ...COLUMNS.map((c) => c.toUpperCase())];
-  const rows = rollouts.map((r) => {
+  const rows = rollouts.flatMap((r) => {
     const c = countsByMetricState(r.counts);
-    return [
+    const row = [
       oneLine(r.id),
       oneLine(r.phaseText),
       `${progressBar(r.done, r.total)} ${r.done}/${r.total}`,
       `${r.inflight}/${r.maxInFlight}`,
       ...COLUMNS.map((k) => String(c[k] ?? 0)),
     ];
+    return [row, ...subRows(r)];
   });
   const notes = rollouts.map(note).filter((n): n is string => n !== undefined);
   return [...alignRows([header, ...rows]), ...notes].join('\n');
@@ -119,6 +132,10 @@ export interface StatusView {
   now: number;
   /** Whether a scheduler leads; false adds a sentence that nothing moves (undefined: unknown). */
   daemonRunning?: boolean;
+  /** Organizations whose service has a problem: a line each above the table (default none). */
+  orgProblems?: readonly OrgProblemView[];
+  /** `status --org NAME`: under each row, this organization's line, done or not. */
+  focusOrg?: string;
 }
 
 export interface StatusFormat {
@@ -134,27 +151,74 @@ export const NO_DAEMON =
 /** What `status` prints (without `--json`). */
 export function formatStatus(view: StatusView, format: StatusFormat = {}): string {
   const width = Math.max(40, format.width ?? 80);
-  const head =
-    view.daemonRunning === false && view.rollouts.length > 0
+  const problems = view.orgProblems ?? [];
+  const head = [
+    ...(view.daemonRunning === false && view.rollouts.length > 0
       ? format.wide
         ? [NO_DAEMON]
         : wrapText(NO_DAEMON, width, '', '')
-      : [];
+      : []),
+    ...orgProblemLines(problems, view.now, format.wide ? undefined : width),
+  ];
   const explain = (r: RolloutStatus) => explainRollout(r, view.now);
+  const byOrg = new Map(problems.map((p) => [p.org, p]));
   if (format.wide) {
-    const table = formatRolloutTable(view.rollouts, (r) => {
-      const text = explain(r);
-      return text === undefined ? undefined : `${oneLine(r.id)}: ${text}`;
-    });
+    const table = formatRolloutTable(
+      view.rollouts,
+      (r) => {
+        const text = explain(r);
+        const notes = [
+          ...(text === undefined ? [] : [`${oneLine(r.id)}: ${text}`]),
+          ...wideOrgParts(r, view.focusOrg).flatMap((p) => {
+            const waits = partWaits(r, p, view.now, byOrg);
+            return waits ? [`${oneLine(r.id)} org ${oneLine(p.org)}: ${waits}`] : [];
+          }),
+        ];
+        return notes.length ? notes.join('\n') : undefined;
+      },
+      (r) => wideOrgParts(r, view.focusOrg).map((p) => wideOrgRow(r, p, byOrg)),
+    );
     return [...head, table].join('\n');
   }
-  return [...head, formatNarrowTable(view.rollouts, explain, width)].join('\n');
+  const orgLines = (r: RolloutStatus) =>
+    orgPartLines(r, {
+      now: view.now,
+      width,
+      problems: byOrg,
+      bar: shortProgress,
+      ...(view.focusOrg === undefined ? {} : { focus: view.focusOrg }),
+    });
+  return [...head, formatNarrowTable(view.rollouts, explain, width, orgLines)].join('\n');
+}
+
+/** The organizations of a rollout that `--wide` gives a row: those not done, or only `focus`. */
+function wideOrgParts(r: RolloutStatus, focus: string | undefined) {
+  const parts = r.byOrg ?? [];
+  if (focus !== undefined) return parts.filter((p) => p.org === focus);
+  return hasOrgParts(r) ? parts.filter((p) => partNotDone(r, p)) : [];
+}
+
+function wideOrgRow(
+  r: RolloutStatus,
+  p: RolloutStatus['byOrg'][number],
+  problems: Parameters<typeof partWaits>[3],
+): string[] {
+  const c = countsByMetricState(p.counts);
+  const paused = (r.pausedOrgs ?? []).some((o) => o.org === p.org);
+  return [
+    `  org ${oneLine(p.org)} (${oneLine(p.build)})`,
+    problems.has(p.org) || p.waiting ? 'waiting' : paused ? 'paused' : '',
+    `${progressBar(p.done, p.total)} ${p.done}/${p.total}`,
+    String(p.inflight),
+    ...COLUMNS.map((k) => String(c[k] ?? 0)),
+  ];
 }
 
 function formatNarrowTable(
   rollouts: readonly RolloutStatus[],
   explain: (r: RolloutStatus) => string | undefined,
   width: number,
+  orgLines: (r: RolloutStatus) => string[],
 ): string {
   if (rollouts.length === 0) return 'no rollouts';
   const header = ['ROLLOUT', 'PHASE', 'PROGRESS', 'IN-FLIGHT', 'STATES'];
@@ -180,6 +244,7 @@ function formatNarrowTable(
     // Queued Collectors are the rest of the bar: named only when they fit.
     const rest = states.rest.filter((part) => !part.endsWith(' queued'));
     if (rest.length) lines.push(...wrapText(`also ${rest.join(' ')}`, width));
+    lines.push(...orgLines(r));
     // A cut id is given whole below its row, so that it can be copied into a command.
     const text = explain(r);
     const note = cut === id || text?.includes(id) ? text : text ? `${id}: ${text}` : id;
