@@ -1,10 +1,13 @@
 /**
  * `fleet-upgrade report [ROLLOUT] [--worklist]`: every Collector of a rollout with its outcome, as
- * JSON or CSV; `--worklist`: only those whose failure needs a person (state `manual`).
+ * JSON or CSV; `--worklist`: only those whose failure needs a person (state `manual`). Each row
+ * names its organization (`org`, the last column: scripts that cut columns by position keep
+ * working); rows go by organization, in the rollout's order, then by Collector id (ids repeat
+ * across organizations).
  */
 import { Command, Option } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import type { CollectorRecord } from '../../rollout/index.js';
+import { type CollectorRecord, orgOf, orgsOf } from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
@@ -29,6 +32,7 @@ export const REPORT_COLUMNS = [
   'attemptLog',
   'failureClass',
   'cohort',
+  'org',
 ] as const;
 
 /** `report --worklist`: the Collectors a person must look at (failure class `manual`). */
@@ -42,13 +46,14 @@ export const WORKLIST_COLUMNS = [
   'message',
   'finishedAt',
   'cohort',
+  'org',
 ] as const;
 
 const TIME_COLUMNS: ReadonlySet<string> = new Set(['discoveredAt', 'requestTime', 'finishedAt']);
 
 /** One row of the worklist: what the failure's class says to do, and the service's own words. */
 export function toWorklistRow(r: CollectorRecord): Record<(typeof WORKLIST_COLUMNS)[number], unknown> {
-  return Object.fromEntries(WORKLIST_COLUMNS.map((c) => [c, r[c]])) as Record<
+  return Object.fromEntries(WORKLIST_COLUMNS.map((c) => [c, c === 'org' ? orgOf(r) : r[c]])) as Record<
     (typeof WORKLIST_COLUMNS)[number],
     unknown
   >;
@@ -69,16 +74,26 @@ export function formatAttempts(log: CollectorRecord['attemptLog']): string {
     .join('; ');
 }
 
+/** The cell of `column` of a Collector's row (its attempts in words, its organization named). */
+function cellOf(r: CollectorRecord, column: (typeof REPORT_COLUMNS)[number]): unknown {
+  if (column === 'attemptLog') return formatAttempts(r.attemptLog);
+  if (column === 'org') return orgOf(r);
+  return r[column];
+}
+
 export function toCsvRow(r: CollectorRecord): string {
-  return REPORT_COLUMNS.map((c) => csvCell(c === 'attemptLog' ? formatAttempts(r.attemptLog) : r[c], c)).join(
-    ',',
-  );
+  return REPORT_COLUMNS.map((c) => csvCell(cellOf(r, c), c)).join(',');
+}
+
+/** A report's JSON row: the record with its organization named (the default one too). */
+export function toJsonRow(r: CollectorRecord): CollectorRecord & { org: string } {
+  return { ...r, org: orgOf(r) };
 }
 
 export function reportCommand(): Command {
   const command = new Command('report')
     .description(
-      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class and cohort.',
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization.',
     )
     .argument('[rollout]', ROLLOUT_ARGUMENT)
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
@@ -106,7 +121,12 @@ export function reportCommand(): Command {
         const records: CollectorRecord[] = [];
         for await (const r of state.store.all(rollout.id))
           if (!flags.worklist || r.state === 'manual') records.push(r);
-        records.sort((a, b) => a.id - b.id);
+        const order = orgsOf(rollout);
+        const rank = (r: CollectorRecord) => {
+          const i = order.indexOf(orgOf(r));
+          return i < 0 ? order.length : i;
+        };
+        records.sort((a, b) => rank(a) - rank(b) || orgOf(a).localeCompare(orgOf(b)) || a.id - b.id);
         if (flags.worklist) {
           const rows = records.map(toWorklistRow);
           if (flags.format === 'csv') {
@@ -121,7 +141,9 @@ export function reportCommand(): Command {
           process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
           for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
         } else {
-          process.stdout.write(`${JSON.stringify({ rollout, collectors: records }, null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ rollout, collectors: records.map(toJsonRow) }, null, 2)}\n`,
+          );
         }
       });
     },

@@ -135,6 +135,7 @@ describe('toCsvRow', () => {
       'attemptLog',
       'failureClass',
       'cohort',
+      'org',
     ]);
   });
 
@@ -161,6 +162,7 @@ describe('toCsvRow', () => {
       attemptLog: '',
       failureClass: '',
       cohort: '',
+      org: 'default',
     });
   });
 
@@ -185,8 +187,22 @@ describe('toCsvRow', () => {
     const { taskId: _t, requestTime: _r, finishedAt: _f, message: _m, ...queued } = result();
     const row = toCsvRow({ ...queued, state: 'queued' });
     expect(row).toBe(
-      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,,,,,',
+      '101,web-1,web-1.prod.internal,19.400-5,19.470-4,queued,,1,2,4,2025-01-06T09:00:00.000Z,,,,,,,,default',
     );
+  });
+
+  it('names the organization last: `default`, or the record’s own', () => {
+    expect(toCsvRow(result()).split(',').at(-1)).toBe('default');
+    expect(
+      toCsvRow({ ...result(), org: 'emea' })
+        .split(',')
+        .at(-1),
+    ).toBe('emea');
+    expect(
+      toCsvRow({ ...result(), org: 'emea' })
+        .split(',')
+        .slice(0, -1),
+    ).toEqual(toCsvRow(result()).split(',').slice(0, -1));
   });
 
   it('keeps a large task id as written (task ids are strings)', () => {
@@ -346,6 +362,7 @@ describe('report command (real Redis)', () => {
           failureClass: 'disk_space',
           message: 'Upgrade failed: not enough disk space, 120 MB free',
           finishedAt: web3.finishedAt,
+          org: 'default',
         },
       ],
     });
@@ -361,6 +378,31 @@ describe('report command (real Redis)', () => {
       'disk_space',
       'Upgrade failed: not enough disk space, 120 MB free',
     ]);
+  });
+
+  it('rows of several organizations: grouped in the rollout’s order, each naming its organization', async () => {
+    const keys = createKeys(ctx.prefix);
+    const rollouts = new RolloutStore(ctx.redis, keys);
+    const store = new CollectorStore(ctx.redis, keys);
+    await rollouts.start('spread', 'latest', '19.470-4', 5, SETTINGS, T, { patch: { orgs: ['us', 'emea'] } });
+    const found = (id: number, org: string) =>
+      newRecord({ id, name: `c-${org}-${id}`, collectorVersion: '19.400-5' }, '19.470-4', T, undefined, org);
+    // Ids repeat across organizations.
+    await store.discover('spread@19.470-4', [
+      found(7, 'emea'),
+      found(7, 'us'),
+      found(3, 'emea'),
+      found(9, 'us'),
+    ]);
+    const rows = parseCsv(await run(['spread@19.470-4', '--format', 'csv']));
+    const org = REPORT_COLUMNS.indexOf('org');
+    expect(rows.slice(1).map((r) => `${r[org]}:${r[0]}`)).toEqual(['us:7', 'us:9', 'emea:3', 'emea:7']);
+    const json = JSON.parse(await run(['spread@19.470-4'])) as { collectors: { id: number; org: string }[] };
+    expect(json.collectors.map((c) => `${c.org}:${c.id}`)).toEqual(['us:7', 'us:9', 'emea:3', 'emea:7']);
+    // The default organization is named in JSON too.
+    await seed();
+    const one = JSON.parse(await run(['linux-fleet@19.450-12'])) as { collectors: { org: string }[] };
+    expect(one.collectors.map((c) => c.org)).toEqual(['default']);
   });
 
   it('refuses an unknown rollout, naming the known ones', async () => {

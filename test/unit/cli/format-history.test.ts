@@ -1,0 +1,60 @@
+/**
+ * `history`'s lines: an event about one organization names it in a column of its own; a history
+ * with no such event prints as before (no column).
+ */
+import { describe, expect, it } from 'vitest';
+import { eventOrg, formatHistory } from '../../../src/cli/render/format-history.js';
+import type { RecordedEvent } from '../../../src/rollout/index.js';
+
+const AT = Date.UTC(2026, 10, 25, 10, 2);
+
+function event(fields: Partial<RecordedEvent>): RecordedEvent {
+  return {
+    id: 'e1',
+    type: 'rollout.started',
+    rollout: 'web@19.470-4',
+    policy: 'web',
+    build: '19.470-4',
+    at: AT,
+    source: 'scheduler',
+    message: 'web@19.470-4 started: web to 19.470-4',
+    ...fields,
+  };
+}
+
+describe('formatHistory', () => {
+  it('without events about an organization: time, type, who, what', () => {
+    expect(formatHistory([event({})])).toBe(
+      `2026-11-25T10:02:00.000Z  ${'rollout.started'.padEnd(25)}  ${'scheduler'.padEnd(20)}  web@19.470-4 started: web to 19.470-4`,
+    );
+  });
+
+  it('names the organization of the events that have one, in a column of its own', () => {
+    const lines = formatHistory([
+      event({}),
+      event({
+        type: 'org.waiting',
+        message: 'web@19.470-4: org emea waits: credentials refused (401)',
+        detail: { org: 'emea', reason: 'credentials refused (401)', since: AT },
+      }),
+      event({
+        type: 'rollout.paused',
+        source: 'operator',
+        actor: 'ops@host',
+        message: 'web@19.470-4: org us paused by ops@host',
+        detail: { org: 'us' },
+      }),
+    ]).split('\n');
+    // After time (24), type (25) and who (20), each followed by two spaces: the organization.
+    const start = 24 + 2 + 25 + 2 + 20 + 2;
+    const column = (line: string) => line.slice(start, start + 8);
+    expect(lines.map(column)).toEqual(['        ', 'org emea', 'org us  ']);
+    expect(lines[1]).toMatch(/ {2}org emea {2}web@19\.470-4: org emea waits/);
+  });
+
+  it('eventOrg reads the detail’s org, and only text', () => {
+    expect(eventOrg({ detail: { org: 'eu' } })).toBe('eu');
+    expect(eventOrg({ detail: { org: 3 } })).toBeUndefined();
+    expect(eventOrg({})).toBeUndefined();
+  });
+});
