@@ -14,8 +14,8 @@ export { countsByMetricState, type FleetSnapshot, METRIC_STATES, type MetricStat
 
 export interface Metrics {
   registry: Registry;
-  tasksCreated: Counter<'rollout'>;
-  results: Counter<'rollout' | 'outcome'>;
+  tasksCreated: Counter<'rollout' | 'org'>;
+  results: Counter<'rollout' | 'org' | 'outcome'>;
   retries: Counter<'reason'>;
   upgradeDuration: Histogram<'outcome'>;
   /** The hooks of the default organization's client (a deployment without `orgs`). */
@@ -55,14 +55,14 @@ export function createMetrics(
     .set(1);
   const tasksCreated = new Counter({
     name: 'fleet_upgrade_tasks_created_total',
-    help: 'Upgrade tasks created, per rollout.',
-    labelNames: ['rollout'],
+    help: 'Upgrade tasks created, per rollout and organization.',
+    labelNames: ['rollout', 'org'],
     registers: [registry],
   });
   const results = new Counter({
     name: 'fleet_upgrade_results_total',
-    help: 'Collectors that reached an outcome (final, or not_alive), per rollout and outcome.',
-    labelNames: ['rollout', 'outcome'],
+    help: 'Collectors that reached an outcome (final, or not_alive), per rollout, organization and outcome.',
+    labelNames: ['rollout', 'org', 'outcome'],
     registers: [registry],
   });
   const retries = new Counter({
@@ -99,21 +99,24 @@ export function createMetrics(
     labelNames: ['org'],
     registers: [registry],
   });
-  rateLimited.labels('default').inc(0);
   const budgetWait = new Counter({
     name: 'fleet_upgrade_api_budget_wait_seconds_total',
     help: 'Time spent waiting for the shared API budget before sending.',
     registers: [registry],
   });
 
-  const apiHooksOf = (org: string): ApiHooks => ({
-    onAttempt(e) {
-      apiRequests.labels(org, e.endpoint, String(e.statusCode ?? 0)).inc();
-      apiDuration.labels(e.endpoint).observe(e.durationMs / 1000);
-      budgetWait.inc(e.budgetWaitMs / 1000);
-      if (e.rateLimited) rateLimited.labels(org).inc();
-    },
-  });
+  /** Each organization's 429 counter starts at 0 with its hooks, so that rate() sees its first 429. */
+  const apiHooksOf = (org: string): ApiHooks => {
+    rateLimited.labels(org).inc(0);
+    return {
+      onAttempt(e) {
+        apiRequests.labels(org, e.endpoint, String(e.statusCode ?? 0)).inc();
+        apiDuration.labels(e.endpoint).observe(e.durationMs / 1000);
+        budgetWait.inc(e.budgetWaitMs / 1000);
+        if (e.rateLimited) rateLimited.labels(org).inc();
+      },
+    };
+  };
   const apiHooks = apiHooksOf('default');
 
   const budgetRate = new Gauge({

@@ -14,6 +14,7 @@ import {
   type CollectorRecord,
   isSettled,
   type OrgHealth,
+  orgOf,
   type RolloutStore,
   transition,
 } from '../rollout/index.js';
@@ -24,7 +25,8 @@ export type Step = { kind: 'done' } | { kind: 'delay'; ms: number };
 export type RetryReason = 'collector_not_alive' | 'rate_limited' | 'server_error' | 'network' | 'error';
 
 export interface UpgradeEvents {
-  onTaskCreated?(rolloutId: string): void;
+  /** A task was created for a Collector of organization `org` (`default` without `orgs`). */
+  onTaskCreated?(rolloutId: string, org: string): void;
   onRetry?(reason: RetryReason): void;
   /** A Collector reached an outcome (final, or not_alive). */
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
@@ -120,7 +122,7 @@ export function createStepContext(
       }
       const next = t.move.next;
       ctx.record = next;
-      if (event.type === 'created') deps.events?.onTaskCreated?.(rollout.id);
+      if (event.type === 'created') deps.events?.onTaskCreated?.(rollout.id, orgOf(next));
       if (next.state === 'waiting_retry' && options.retryReason) deps.events?.onRetry?.(options.retryReason);
       if (options.durationMs !== undefined && (isSettled(next.state) || next.state === 'verifying'))
         deps.events?.onTaskEnded?.(next.state === 'verifying' ? 'succeeded' : next.state, options.durationMs);

@@ -4,13 +4,15 @@
  * Collector upgraded, a gate, an admission that ends a Collector).
  */
 import type { Metrics } from '../../metrics/create-metrics.js';
+import { orgOf } from '../../rollout/index.js';
 import type { UpgradeEvents } from '../../worker/upgrade-processor.js';
 
 export function metricEvents(metrics: Metrics): Required<UpgradeEvents> {
   return {
-    onTaskCreated: (rollout) => metrics.tasksCreated.labels(rollout).inc(),
+    onTaskCreated: (rollout, org) => metrics.tasksCreated.labels({ rollout, org }).inc(),
     onRetry: (reason) => metrics.retries.labels(reason).inc(),
-    onOutcome: (rollout, record) => metrics.results.labels(rollout, record.state).inc(),
+    onOutcome: (rollout, record) =>
+      metrics.results.labels({ rollout, org: orgOf(record), outcome: record.state }).inc(),
     onTaskEnded: (state, durationMs) => metrics.upgradeDuration.labels(state).observe(durationMs / 1000),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApiAttemptEvent } from '../../../src/api/index.js';
+import { metricEvents } from '../../../src/cli/boot/metric-events.js';
 import {
   countsByMetricState,
   createMetrics,
@@ -13,7 +14,7 @@ import {
   metricState,
 } from '../../../src/metrics/create-metrics.js';
 import * as collectorState from '../../../src/rollout/collector/index.js';
-import { COLLECTOR_STATES } from '../../../src/rollout/collector/index.js';
+import { COLLECTOR_STATES, newRecord } from '../../../src/rollout/collector/index.js';
 import { ROLLOUT_PHASES } from '../../../src/rollout/life/index.js';
 
 afterEach(() => {
@@ -97,11 +98,13 @@ describe('createMetrics', () => {
     const a = createMetrics({ role: 'run' });
     const b = createMetrics({ role: 'worker' });
     expect(a.registry).not.toBe(b.registry);
-    a.tasksCreated.labels('r@1').inc();
+    a.tasksCreated.labels({ rollout: 'r@1', org: 'default' }).inc();
     const textA = await a.registry.metrics();
     const textB = await b.registry.metrics();
-    expect(sample(textA, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBe(1);
-    expect(sample(textB, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBeUndefined();
+    expect(sample(textA, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1', org: 'default' })).toBe(1);
+    expect(
+      sample(textB, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1', org: 'default' }),
+    ).toBeUndefined();
     expect(sample(textA, 'fleet_upgrade_process_info', { role: 'run' })).toBe(1);
     expect(sample(textB, 'fleet_upgrade_process_info', { role: 'worker' })).toBe(1);
   });
@@ -130,6 +133,10 @@ describe('createMetrics', () => {
         'fleet_upgrade_rollout_phase',
         'fleet_upgrade_cohort_quarantined',
         'fleet_upgrade_rollback_unavailable',
+        'fleet_upgrade_rollout_org_info',
+        'fleet_upgrade_rollout_org_paused',
+        'fleet_upgrade_org_up',
+        'fleet_upgrade_org_problem',
       ]),
     );
   });
@@ -138,6 +145,14 @@ describe('createMetrics', () => {
     const text = await createMetrics().registry.metrics();
     for (const reason of ['collector_not_alive', 'rate_limited', 'server_error', 'network', 'error'])
       expect(sample(text, 'fleet_upgrade_retries_total', { reason })).toBe(0);
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total', { org: 'default' })).toBe(0);
+  });
+
+  it("starts each organization's 429 counter at zero when its client's hooks are made", async () => {
+    const m = createMetrics();
+    m.apiHooksOf('emea');
+    const text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_api_rate_limited_total', { org: 'emea' })).toBe(0);
     expect(sample(text, 'fleet_upgrade_api_rate_limited_total', { org: 'default' })).toBe(0);
   });
 });
@@ -213,6 +228,7 @@ describe('exportFleet', () => {
         maxInFlight: 50,
         inflight,
         counts,
+        byOrg: [{ org: 'default', build: '19.470-4', counts, inflight }],
       },
     ],
     queue: { waiting: 2, active: 1, delayed: 40, failed: 0 },
@@ -235,7 +251,7 @@ describe('exportFleet', () => {
     );
     const text = await m.registry.metrics();
     const c = (state: string) =>
-      sample(text, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state });
+      sample(text, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', org: 'default', state });
     expect(c('queued')).toBe(10);
     expect(c('pending')).toBe(7);
     expect(c('progressing')).toBe(4);
@@ -245,7 +261,9 @@ describe('exportFleet', () => {
     for (const s of ['failed', 'timed_out', 'not_alive', 'rejected', 'skipped']) expect(c(s)).toBe(0);
     // One series per dashboard state, none for internal or old names.
     for (const s of ['admitted', 'creating', 'reconciling', 'waiting_alive']) expect(c(s)).toBeUndefined();
-    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(3);
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4', org: 'default' })).toBe(
+      3,
+    );
     expect(sample(text, 'fleet_upgrade_inflight_limit', { rollout: 'linux-fleet@19.470-4' })).toBe(50);
     expect(sample(text, 'fleet_upgrade_queue_jobs', { state: 'delayed' })).toBe(40);
     expect(
@@ -274,8 +292,12 @@ describe('exportFleet', () => {
       queue: {},
     }));
     const text = await m.registry.metrics();
-    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(3);
-    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.450-12' })).toBe(2);
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4', org: 'default' })).toBe(
+      3,
+    );
+    expect(sample(text, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.450-12', org: 'default' })).toBe(
+      2,
+    );
     expect(
       sample(text, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.450-12', phase: 'superseded' }),
     ).toBe(1);
@@ -306,7 +328,11 @@ describe('exportFleet', () => {
     const first = await m.registry.metrics();
     expect(reads).toBe(1);
     expect(
-      sample(first, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state: 'queued' }),
+      sample(first, 'fleet_upgrade_collectors', {
+        rollout: 'linux-fleet@19.470-4',
+        org: 'default',
+        state: 'queued',
+      }),
     ).toBe(5);
 
     current = {
@@ -319,26 +345,31 @@ describe('exportFleet', () => {
     const second = await m.registry.metrics();
     expect(reads).toBe(2);
     const c = (state: string) =>
-      sample(second, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', state });
+      sample(second, 'fleet_upgrade_collectors', { rollout: 'linux-fleet@19.470-4', org: 'default', state });
     expect(c('queued')).toBe(0);
     expect(c('succeeded')).toBe(5);
     expect(
       sample(second, 'fleet_upgrade_rollout_phase', { rollout: 'linux-fleet@19.470-4', phase: 'converged' }),
     ).toBe(1);
-    expect(sample(second, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4' })).toBe(0);
+    expect(
+      sample(second, 'fleet_upgrade_inflight', { rollout: 'linux-fleet@19.470-4', org: 'default' }),
+    ).toBe(0);
   });
 
   it('a snapshot that fails (Redis down) leaves the process’s own metrics readable', async () => {
     const m = createMetrics();
-    m.tasksCreated.labels('r@1').inc();
+    m.tasksCreated.labels({ rollout: 'r@1', org: 'default' }).inc();
     m.exportFleet(async () => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
     });
     const text = await m.registry.metrics();
-    expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1' })).toBe(1);
+    expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout: 'r@1', org: 'default' })).toBe(1);
     // The fleet gauges show no series rather than stale or invented ones.
     expect(text).not.toMatch(/^fleet_upgrade_collectors\{/m);
     expect(text).not.toMatch(/^fleet_upgrade_inflight\{/m);
+    // Nor an organization up or down: a Redis that cannot be read says nothing of the services.
+    expect(text).not.toMatch(/^fleet_upgrade_org_up\{/m);
+    expect(text).not.toMatch(/^fleet_upgrade_org_problem\{/m);
   });
 
   it('drops the series of a rollout that is gone', async () => {
@@ -376,7 +407,9 @@ describe('exportFleet', () => {
     const first = await m.registry.metrics();
     expect(sample(first, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: mac })).toBe(5);
     expect(sample(first, 'fleet_upgrade_cohort_quarantined', { rollout, cohort: win })).toBe(2);
-    expect(sample(first, 'fleet_upgrade_collectors', { rollout, state: 'quarantined' })).toBe(7);
+    expect(sample(first, 'fleet_upgrade_collectors', { rollout, org: 'default', state: 'quarantined' })).toBe(
+      7,
+    );
 
     // `retry --only quarantined` released the Mac cohort: its series goes at the next scrape.
     current = {
@@ -429,7 +462,164 @@ describe('exportFleet', () => {
     }));
     const text = await m.registry.metrics();
     // Collectors 1 to 4 (3 found twice); the ones that went back are not counted.
-    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'linux-fleet@19.470-4' })).toBe(4);
-    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'other@1' })).toBe(0);
+    expect(
+      sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'linux-fleet@19.470-4', org: 'default' }),
+    ).toBe(4);
+    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'other@1', org: 'default' })).toBe(
+      0,
+    );
+  });
+});
+
+describe('organizations', () => {
+  const part = (org: string, build: string, counts: Record<string, number>, inflight = 0) => ({
+    org,
+    build,
+    counts,
+    inflight,
+  });
+  /** One rollout over three organizations; emea's latest is an older build than the others'. */
+  const threeOrgs = (over: Partial<FleetSnapshot> = {}): FleetSnapshot => ({
+    rollouts: [
+      {
+        id: 'linux-fleet@19.470-4',
+        policy: 'linux-fleet',
+        target: 'latest',
+        phase: 'running',
+        maxInFlight: 50,
+        inflight: 7,
+        counts: { queued: 30, pending: 7, succeeded: 13 },
+        byOrg: [
+          part('us1', '19.470-4', { queued: 10, pending: 5, succeeded: 10 }, 5),
+          part('emea', '19.450-12', { queued: 20, pending: 2 }, 2),
+          part('apac', '19.470-4', { succeeded: 3 }),
+        ],
+        pausedOrgs: [{ org: 'apac' }],
+      },
+    ],
+    orgProblems: [{ org: 'emea', kind: 'credentials' }],
+    queue: {},
+    ...over,
+  });
+  const rollout = 'linux-fleet@19.470-4';
+
+  it('shows Collectors and in-flight per rollout and organization, every state of every organization', async () => {
+    const m = createMetrics();
+    m.exportFleet(async () => threeOrgs());
+    const text = await m.registry.metrics();
+    const c = (org: string, state: string) =>
+      sample(text, 'fleet_upgrade_collectors', { rollout, org, state });
+    expect([c('us1', 'queued'), c('us1', 'pending'), c('us1', 'succeeded')]).toEqual([10, 5, 10]);
+    expect([c('emea', 'queued'), c('emea', 'pending'), c('emea', 'succeeded')]).toEqual([20, 2, 0]);
+    expect(c('apac', 'succeeded')).toBe(3);
+    for (const org of ['us1', 'emea', 'apac'])
+      for (const state of METRIC_STATES) expect(c(org, state), `${org} ${state}`).toBeTypeOf('number');
+    // No series without the organization (it would count the rollout twice in a sum).
+    expect(text).not.toMatch(/^fleet_upgrade_collectors\{rollout="[^"]*",state=/m);
+    const inflight = (org: string) => sample(text, 'fleet_upgrade_inflight', { rollout, org });
+    expect([inflight('us1'), inflight('emea'), inflight('apac')]).toEqual([5, 2, 0]);
+    // What belongs to the whole rollout keeps its labels.
+    expect(sample(text, 'fleet_upgrade_inflight_limit', { rollout })).toBe(50);
+    expect(sample(text, 'fleet_upgrade_rollout_phase', { rollout, phase: 'running' })).toBe(1);
+    expect(
+      sample(text, 'fleet_upgrade_rollout_info', { rollout, policy: 'linux-fleet', target: 'latest' }),
+    ).toBe(1);
+  });
+
+  it("names each organization's build and whether an operator paused its part", async () => {
+    const m = createMetrics();
+    m.exportFleet(async () => threeOrgs());
+    const text = await m.registry.metrics();
+    const info = (org: string, build: string) =>
+      sample(text, 'fleet_upgrade_rollout_org_info', { rollout, org, build });
+    expect([info('us1', '19.470-4'), info('emea', '19.450-12'), info('apac', '19.470-4')]).toEqual([1, 1, 1]);
+    expect(info('emea', '19.470-4')).toBeUndefined();
+    const paused = (org: string) => sample(text, 'fleet_upgrade_rollout_org_paused', { rollout, org });
+    expect([paused('us1'), paused('emea'), paused('apac')]).toEqual([0, 0, 1]);
+  });
+
+  it('shows each organization up, or down with its problem’s kind, every kind from the start', async () => {
+    const m = createMetrics();
+    m.exportFleet(async () =>
+      threeOrgs({
+        // An organization no rollout covers (yet) that has a problem is shown too.
+        orgProblems: [
+          { org: 'emea', kind: 'credentials' },
+          { org: 'au', kind: 'unreachable' },
+        ],
+      }),
+    );
+    const text = await m.registry.metrics();
+    const up = (org: string) => sample(text, 'fleet_upgrade_org_up', { org });
+    expect([up('us1'), up('emea'), up('apac'), up('au')]).toEqual([1, 0, 1, 0]);
+    const problem = (org: string, kind: string) => sample(text, 'fleet_upgrade_org_problem', { org, kind });
+    const kinds = ['credentials', 'unavailable', 'rate_limited', 'malformed', 'unreachable'];
+    expect(kinds.map((k) => problem('emea', k))).toEqual([1, 0, 0, 0, 0]);
+    expect(kinds.map((k) => problem('au', k))).toEqual([0, 0, 0, 0, 1]);
+    expect(kinds.map((k) => problem('us1', k))).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('a problem that ends takes its organization back up at the next scrape', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const m = createMetrics();
+    let current = threeOrgs();
+    m.exportFleet(async () => current);
+    expect(sample(await m.registry.metrics(), 'fleet_upgrade_org_up', { org: 'emea' })).toBe(0);
+    current = threeOrgs({ orgProblems: [] });
+    vi.advanceTimersByTime(15_000);
+    const text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_org_up', { org: 'emea' })).toBe(1);
+    expect(sample(text, 'fleet_upgrade_org_problem', { org: 'emea', kind: 'credentials' })).toBe(0);
+  });
+
+  it('a deployment without orgs shows every series with org="default"', async () => {
+    const m = createMetrics();
+    const counts = { queued: 2, succeeded: 1 };
+    m.exportFleet(async () => ({
+      rollouts: [
+        {
+          id: 'r@1',
+          policy: 'r',
+          target: '1',
+          phase: 'running',
+          maxInFlight: 5,
+          inflight: 0,
+          counts,
+          byOrg: [{ org: 'default', build: '1', counts, inflight: 0 }],
+        },
+      ],
+      queue: {},
+    }));
+    const text = await m.registry.metrics();
+    const orgs = new Set(
+      [...text.matchAll(/^fleet_upgrade_\w+\{[^}]*\borg="([^"]*)"/gm)].map((x) => x[1] as string),
+    );
+    expect([...orgs]).toEqual(['default']);
+    expect(
+      sample(text, 'fleet_upgrade_collectors', { rollout: 'r@1', org: 'default', state: 'queued' }),
+    ).toBe(2);
+    expect(sample(text, 'fleet_upgrade_org_up', { org: 'default' })).toBe(1);
+    expect(sample(text, 'fleet_upgrade_rollback_unavailable', { rollout: 'r@1', org: 'default' })).toBe(0);
+  });
+
+  it("counts the workers' events per rollout and organization (cli/boot/metric-events.ts)", async () => {
+    const m = createMetrics();
+    const events = metricEvents(m);
+    const collector = { id: 7, name: 'c', collectorVersion: '19.450-12' };
+    events.onTaskCreated(rollout, 'emea');
+    events.onTaskCreated(rollout, 'default');
+    events.onOutcome(rollout, {
+      ...newRecord(collector, '19.450-12', 0, undefined, 'emea'),
+      state: 'failed',
+    });
+    // A record without an organization is the default one's.
+    events.onOutcome(rollout, { ...newRecord(collector, '19.470-4', 0), state: 'succeeded' });
+    const text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout, org: 'emea' })).toBe(1);
+    expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout, org: 'default' })).toBe(1);
+    expect(sample(text, 'fleet_upgrade_results_total', { rollout, org: 'emea', outcome: 'failed' })).toBe(1);
+    expect(
+      sample(text, 'fleet_upgrade_results_total', { rollout, org: 'default', outcome: 'succeeded' }),
+    ).toBe(1);
   });
 });

@@ -24,6 +24,7 @@ describe('rolloutHolds', () => {
         { cohort: cohort(2), held: 0 },
       ],
       rollbackUnavailable: 0,
+      rollbackUnavailableByOrg: {},
     });
   });
 
@@ -65,5 +66,22 @@ describe('rolloutHolds', () => {
       }).rollbackUnavailable,
     ).toBe(150 + 3);
     expect(rolloutHolds({ phase: 'running' }).rollbackUnavailable).toBe(0);
+  });
+
+  it('counts them per organization: the same ids in two organizations are two Collectors each', () => {
+    const base = { request: 'r', at: 0, by: 'ops', reason: 'x', build: 'a', state: 'unavailable' };
+    const holds = rolloutHolds({
+      phase: 'running',
+      rollbacks: [
+        { ...base, collectors: 2, ids: [1, 2] },
+        { ...base, org: 'default', collectors: 2, ids: [2, 3] },
+        { ...base, org: 'emea', collectors: 2, ids: [1, 2] },
+        { ...base, org: 'emea', build: 'b', collectors: 5 },
+        { ...base, org: 'apac', collectors: 9, state: 'started' },
+      ],
+    });
+    // A rollback without `org` is the default organization's (from before organizations).
+    expect(holds.rollbackUnavailableByOrg).toEqual({ default: 3, emea: 2 + 5 });
+    expect(holds.rollbackUnavailable).toBe(10);
   });
 });
