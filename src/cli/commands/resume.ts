@@ -1,12 +1,13 @@
 /**
  * `fleet-upgrade resume ROLLOUT`: a rollout halted by its failure gate or paused by an operator
  * goes on (the gate then judges only later outcomes); on an aborted rollout it releases the
- * policy, so that a newer build starts a new rollout. It says what it released.
+ * policy, so that a newer build starts a new rollout. It says what it released. `--org NAME`:
+ * lets the part of that organization that `pause --org` held go on.
  */
 import { Command } from 'commander';
 import { resume } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
-import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function resumeCommand(): Command {
@@ -14,8 +15,9 @@ export function resumeCommand(): Command {
     .description(
       'Resume a halted or paused rollout (the failure gate then judges only later outcomes), or release the policy of an aborted one; says what it released.',
     )
-    .argument('<rollout>', ROLLOUT_ARGUMENT);
-  return addStateOptions(command).action((id: string, flags: { config?: string }) =>
-    actAndTell(flags, (deps) => resume(deps, id, operatorName())),
+    .argument('<rollout>', ROLLOUT_ARGUMENT)
+    .option('--org <name>', "only this organization's part, paused by `pause --org`");
+  return addStateOptions(command).action((id: string, flags: { config?: string; org?: string }) =>
+    actAndTell(flags, (deps) => resume(deps, id, operatorName(), orgScope(flags))),
   );
 }

@@ -1,9 +1,12 @@
-/** `fleet-upgrade retry ROLLOUT --only failed,timed_out,...`: exactly those Collectors get one new attempt. */
+/**
+ * `fleet-upgrade retry ROLLOUT --only failed,timed_out,... [--org NAME]`: exactly those Collectors
+ * (of that organization only, with `--org`) get one new attempt.
+ */
 import { Command } from 'commander';
 import type { CollectorState } from '../../rollout/index.js';
 import { ControlError, RETRYABLE_STATES, retry } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
-import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function retryCommand(): Command {
@@ -12,13 +15,16 @@ export function retryCommand(): Command {
       'Give the Collectors of a rollout that ended in the named outcomes one new attempt each (through the same admission: waves, windows, slots). Counted as an attempt of the same Collector, never a new one.',
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
-    .requiredOption('--only <outcomes>', `comma-separated outcomes: ${RETRYABLE_STATES.join(', ')}`);
-  return addStateOptions(command).action(async (id: string, flags: { config?: string; only: string }) => {
-    const only = flags.only
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean) as CollectorState[];
-    if (only.length === 0) throw new ControlError('invalid', `--only takes ${RETRYABLE_STATES.join(', ')}`);
-    await actAndTell(flags, (deps) => retry(deps, id, operatorName(), only));
-  });
+    .requiredOption('--only <outcomes>', `comma-separated outcomes: ${RETRYABLE_STATES.join(', ')}`)
+    .option('--org <name>', "only this organization's Collectors");
+  return addStateOptions(command).action(
+    async (id: string, flags: { config?: string; only: string; org?: string }) => {
+      const only = flags.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean) as CollectorState[];
+      if (only.length === 0) throw new ControlError('invalid', `--only takes ${RETRYABLE_STATES.join(', ')}`);
+      await actAndTell(flags, (deps) => retry(deps, id, operatorName(), only, orgScope(flags)));
+    },
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * `fleet-upgrade rollback ROLLOUT [--only unhealthy,failed,... | --all]`: the chosen Collectors of
  * a rollout go back to the build they had before it, as rollouts of their own (src/rollout/
- * rollback.ts). Without --only or --all: what went wrong (unhealthy, failed, timed_out).
+ * rollback.ts). Without --only or --all: what went wrong (unhealthy, failed, timed_out). `--org
+ * NAME`: only that organization's Collectors.
  */
 import { Command } from 'commander';
 import {
@@ -12,7 +13,7 @@ import {
   rollbackStates,
 } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
-import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
+import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function rollbackCommand(): Command {
@@ -31,16 +32,17 @@ export function rollbackCommand(): Command {
       '--all',
       'every Collector whose task ran (succeeded, verifying, unhealthy, failed, timed_out)',
       false,
-    );
+    )
+    .option('--org <name>', "only this organization's Collectors");
   return addStateOptions(command).action(
-    async (id: string, flags: { config?: string; only?: string; all: boolean }) => {
+    async (id: string, flags: { config?: string; only?: string; all: boolean; org?: string }) => {
       if (flags.only !== undefined && flags.all)
         throw new ControlError('invalid', 'give --only or --all, not both');
       const states = rollbackStates({
         ...(flags.only === undefined ? {} : { only: flags.only.split(',') }),
         all: flags.all,
       });
-      await actAndTell(flags, (deps) => requestRollback(deps, id, operatorName(), states));
+      await actAndTell(flags, (deps) => requestRollback(deps, id, operatorName(), states, orgScope(flags)));
     },
   );
 }
