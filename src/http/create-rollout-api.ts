@@ -7,7 +7,9 @@
  * `Allow`), the caller's rate (429), the token or loopback rule (401/403; authorize-request.ts),
  * the body (415/413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep
  * their kind as the code (`not_found` 404, `conflict` 409, `invalid` 400). Nothing is read from
- * Redis before the caller is authorized. The history records the actor `http:<address>`.
+ * Redis before the caller is authorized. The history records the actor `http:<address>`. `pause`,
+ * `resume`, `retry` and `rollback` take an optional `org`: that organization's part only (one the
+ * rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
@@ -23,6 +25,7 @@ import {
   type EventLog,
   forget,
   HISTORY_LIMIT,
+  OrgHealth,
   pause,
   promote,
   readFleetStatus,
@@ -37,7 +40,15 @@ import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
-import { AbortBody, describeIssues, EmptyBody, PromoteBody, RetryBody, RollbackBody } from './schema.js';
+import {
+  AbortBody,
+  describeIssues,
+  EmptyBody,
+  PromoteBody,
+  RetryBody,
+  RollbackBody,
+  ScopeBody,
+} from './schema.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -74,18 +85,22 @@ interface Action<S extends z.ZodType> {
 }
 const action = <S extends z.ZodType>(body: S, run: Action<S>['run']): Action<S> => ({ body, run });
 
+/** The organization a body scopes its action to, when it names one. */
+const scopeOf = (body: { org?: string | undefined }): { org?: string } =>
+  body.org === undefined ? {} : { org: body.org };
+
 const ACTIONS: Record<string, Action<z.ZodType>> = {
-  pause: action(EmptyBody, (deps, id, actor) => pause(deps, id, actor)),
-  resume: action(EmptyBody, (deps, id, actor) => resume(deps, id, actor)),
+  pause: action(ScopeBody, (deps, id, actor, body: ScopeBody) => pause(deps, id, actor, scopeOf(body))),
+  resume: action(ScopeBody, (deps, id, actor, body: ScopeBody) => resume(deps, id, actor, scopeOf(body))),
   abort: action(AbortBody, (deps, id, actor, body: AbortBody) => abort(deps, id, actor, body.reason)),
   promote: action(PromoteBody, (deps, id, actor, body: PromoteBody) =>
     promote(deps, id, actor, body.full ?? false),
   ),
   retry: action(RetryBody, (deps, id, actor, body: RetryBody) =>
-    retry(deps, id, actor, body.only as CollectorState[]),
+    retry(deps, id, actor, body.only as CollectorState[], scopeOf(body)),
   ),
   rollback: action(RollbackBody, (deps, id, actor, body: RollbackBody) =>
-    requestRollback(deps, id, actor, rollbackStates(body)),
+    requestRollback(deps, id, actor, rollbackStates(body), scopeOf(body)),
   ),
   forget: action(EmptyBody, (deps, id, _actor, _body, redis) => forget(deps, id, redis)),
 };
@@ -139,8 +154,15 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    const counts = await redisWork(deps.store.counts(id), 'try again');
-    sendJson(res, 200, rolloutStatus(record, counts));
+    const [counts, orgCounts, problems] = await redisWork(
+      Promise.all([
+        deps.store.counts(id),
+        deps.store.orgCounts(id),
+        new OrgHealth(redis, deps.keys).problems(),
+      ]),
+      'try again',
+    );
+    sendJson(res, 200, rolloutStatus(record, counts, orgCounts, problems));
   };
 
   const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {
@@ -206,7 +228,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
           readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }),
           'try again',
         );
-        sendJson(res, 200, { rollouts: status.rollouts });
+        sendJson(res, 200, { rollouts: status.rollouts, orgProblems: status.orgProblems });
         return true;
       }
       if (sub === undefined) {

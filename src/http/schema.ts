@@ -5,9 +5,25 @@
 import { z } from 'zod';
 import { RETRYABLE_STATES, ROLLBACK_STATES } from '../rollout/index.js';
 
-/** pause, resume, forget: nothing to say (an empty body is `{}`). */
+/** forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});
 export type EmptyBody = z.infer<typeof EmptyBody>;
+
+/**
+ * An organization the action is scoped to (`--org`): its name as the settings give it. Whether
+ * the rollout covers it is the action's to say (400 naming the rollout's organizations).
+ */
+const org = z
+  .string({ error: 'expected the name of an organization' })
+  .min(1, { error: 'write the name of an organization, or leave the field out' })
+  .max(64, { error: 'at most 64 characters' })
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  .regex(/^[^\u0000-\u001f\u007f-\u009f\s]*$/, { error: 'white space and control characters are refused' })
+  .optional();
+
+/** pause, resume: the whole rollout, or one organization's part (`org`). */
+export const ScopeBody = z.strictObject({ org });
+export type ScopeBody = z.infer<typeof ScopeBody>;
 
 export const AbortBody = z.strictObject({
   /** Why, for the history and the notifications (default `by http:<address>`). */
@@ -34,6 +50,8 @@ export const RetryBody = z.strictObject({
     .array(z.enum(RETRYABLE_STATES, { error: `expected one of ${RETRYABLE_STATES.join(', ')}` }))
     .min(1, { error: `list at least one of ${RETRYABLE_STATES.join(', ')}` })
     .max(RETRYABLE_STATES.length * 2),
+  /** Only this organization's Collectors (`retry --org`). */
+  org,
 });
 export type RetryBody = z.infer<typeof RetryBody>;
 
@@ -47,6 +65,8 @@ export const RollbackBody = z
       .optional(),
     /** Every Collector whose task ran (`rollback --all`). */
     all: z.boolean().optional(),
+    /** Only this organization's Collectors (`rollback --org`). */
+    org,
   })
   .refine((b) => !(b.only && b.all), { error: 'give only or all, not both' });
 export type RollbackBody = z.infer<typeof RollbackBody>;

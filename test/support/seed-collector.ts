@@ -10,6 +10,7 @@ import {
   type CollectorEvent,
   type CollectorRecord,
   type CollectorState,
+  keyOf,
   type LifeSettings,
   newRecord,
   transition,
@@ -103,7 +104,7 @@ export async function seedCollector(
   taskId?: string,
 ): Promise<CollectorRecord> {
   const { store, rolloutId, now } = options;
-  expect(await store.discover(rolloutId, [base])).toEqual([base.id]);
+  expect(await store.discover(rolloutId, [base])).toEqual([keyOf(base)]);
   let record = base;
   const reach: LifeSettings = {
     ...options.settings,
