@@ -22,8 +22,8 @@ import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import type { MetricState, RolloutPhase } from '../../src/rollout/index.js';
-import { PHASE_NUMBERS, Q } from './dashboard-queries.js';
+import type { MetricState, OrgProblemKind, RolloutPhase } from '../../src/rollout/index.js';
+import { ORG_PROBLEM_NUMBERS, PHASE_NUMBERS, Q } from './dashboard-queries.js';
 
 export const DASHBOARD_UID = 'fleet-upgrade';
 export const DASHBOARD_FILE = join(
@@ -52,6 +52,15 @@ const legend = (asTable = false) =>
     .showLegend(true)
     .displayMode(asTable ? common.LegendDisplayMode.Table : common.LegendDisplayMode.List)
     .placement(asTable ? common.LegendPlacement.Right : common.LegendPlacement.Bottom);
+
+/** An instant query in table format, for table panels. */
+const tableQuery = (refId: string, expr: string) =>
+  new prometheus.DataqueryBuilder()
+    .datasource(DS)
+    .refId(refId)
+    .expr(expr)
+    .format(prometheus.PromQueryFormat.Table)
+    .instant();
 
 const lastValue = () => new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
 
@@ -108,6 +117,90 @@ const phaseMapping = (): dashboard.ValueMap => ({
   ),
 });
 
+/** How each kind of an organization's problem reads in the "waiting" column (0: it answers). */
+const ORG_PROBLEM_TEXT: Record<OrgProblemKind, string> = {
+  credentials: 'credentials refused',
+  unavailable: 'service unavailable',
+  unreachable: 'unreachable',
+  rate_limited: 'rate limited (429s)',
+  malformed: 'malformed answers',
+};
+
+/** "waiting" value → what its organization waits for (ORG_PROBLEM_NUMBERS), in red; 0 → no. */
+const orgWaitingMapping = (): dashboard.ValueMap => ({
+  type: dashboard.MappingType.ValueToText,
+  options: {
+    '0': { text: 'no', color: 'green', index: 0 },
+    ...Object.fromEntries(
+      Object.entries(ORG_PROBLEM_NUMBERS).map(([kind, n]) => [
+        String(n),
+        { text: ORG_PROBLEM_TEXT[kind as OrgProblemKind], color: 'red', index: n },
+      ]),
+    ),
+  },
+});
+
+/** One row per organization: done, total, progress, why it waits, paused parts. */
+function orgProgressTable() {
+  return new table.PanelBuilder()
+    .title('Progress by organization')
+    .description(
+      'Per organization, over the rollouts picked: Collectors with an outcome (done) out of all those selected (total). ' +
+        "waiting: its service's problem (credentials refused, service unavailable or unreachable, 429s on every retry, malformed answers): " +
+        'its part of every rollout waits while the other organizations go on, and goes on by itself once a probe answers (`fleet-upgrade status` says since when; alert FleetUpgradeOrganizationWaiting). ' +
+        'paused parts: rollouts whose part in it an operator paused (`fleet-upgrade pause ROLLOUT --org ORG`).',
+    )
+    .datasource(DS)
+    .withTarget(tableQuery('A', Q.orgDone))
+    .withTarget(tableQuery('B', Q.orgTotal))
+    .withTarget(tableQuery('C', Q.orgProgress))
+    .withTarget(tableQuery('D', Q.orgWaiting))
+    .withTarget(tableQuery('E', Q.orgPausedParts))
+    .withTransformation({ id: 'merge', options: {} })
+    .withTransformation({
+      id: 'organize',
+      options: {
+        excludeByName: { Time: true },
+        indexByName: { org: 0, 'Value #A': 1, 'Value #B': 2, 'Value #C': 3, 'Value #D': 4, 'Value #E': 5 },
+        renameByName: {
+          org: 'organization',
+          'Value #A': 'done',
+          'Value #B': 'total',
+          'Value #C': 'progress',
+          'Value #D': 'waiting',
+          'Value #E': 'paused parts',
+        },
+      },
+    })
+    .overrideByName('progress', [
+      { id: 'unit', value: 'percentunit' },
+      { id: 'min', value: 0 },
+      { id: 'max', value: 1 },
+      { id: 'custom.cellOptions', value: { type: 'gauge', mode: 'basic' } },
+    ])
+    .overrideByName('waiting', [
+      { id: 'mappings', value: [orgWaitingMapping()] },
+      { id: 'custom.cellOptions', value: { type: 'color-text' } },
+    ])
+    .overrideByName('paused parts', [
+      {
+        id: 'thresholds',
+        value: {
+          mode: 'absolute',
+          steps: [
+            { value: null, color: 'text' },
+            { value: 1, color: 'orange' },
+          ],
+        },
+      },
+      { id: 'custom.cellOptions', value: { type: 'color-text' } },
+    ])
+    .sortBy([new common.TableSortByFieldStateBuilder().displayName('organization')])
+    .noValue('no organization')
+    .span(24)
+    .height(7);
+}
+
 /**
  * Fixed colours of the states on the "Collectors by state" panel: bad outcomes in reds and
  * oranges, waits in blue and yellow, a success under verification in light green, held
@@ -153,14 +246,7 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       .title('Rollouts')
       .description('Each rollout (policy × target build) with its policy and the target the policy asks for.')
       .datasource(DS)
-      .withTarget(
-        new prometheus.DataqueryBuilder()
-          .datasource(DS)
-          .refId('A')
-          .expr(Q.rolloutInfo)
-          .format(prometheus.PromQueryFormat.Table)
-          .instant(),
-      )
+      .withTarget(tableQuery('A', Q.rolloutInfo))
       .withTransformation({
         id: 'organize',
         options: {
@@ -170,6 +256,7 @@ function progressRow(): cog.Builder<dashboard.Panel>[] {
       })
       .span(12)
       .height(8),
+    orgProgressTable(),
     new statetimeline.PanelBuilder()
       .title('Rollout phase')
       .description(
@@ -364,14 +451,7 @@ function holdsRow(): cog.Builder<dashboard.Panel>[] {
           'held: Collectors held when the cohort was quarantined. `fleet-upgrade retry ROLLOUT --only quarantined` releases them (the row goes).',
       )
       .datasource(DS)
-      .withTarget(
-        new prometheus.DataqueryBuilder()
-          .datasource(DS)
-          .refId('A')
-          .expr(Q.quarantinedCohorts)
-          .format(prometheus.PromQueryFormat.Table)
-          .instant(),
-      )
+      .withTarget(tableQuery('A', Q.quarantinedCohorts))
       .withTransformation({
         id: 'organize',
         options: {
@@ -502,7 +582,7 @@ export function buildDashboard(): dashboard.Dashboard {
   const builder = new dashboard.DashboardBuilder('fleet-upgrade')
     .uid(DASHBOARD_UID)
     .description(
-      'Rollouts of the fleet-upgrade daemon: progress, outcomes, durations, verification, worklist and quarantined cohorts, in-flight, vendor API and processes.',
+      'Rollouts of the fleet-upgrade daemon across its organizations: progress (by organization too), outcomes, durations, verification, worklist and quarantined cohorts, in-flight, vendor API and processes.',
     )
     .tags(['fleet-upgrade'])
     .editable()
@@ -519,6 +599,22 @@ export function buildDashboard(): dashboard.Dashboard {
         .datasource(DS)
         .query({ query: 'label_values(fleet_upgrade_rollout_info, rollout)', refId: 'rollout' })
         .definition('label_values(fleet_upgrade_rollout_info, rollout)')
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .sort(dashboard.VariableSort.NaturalAsc)
+        .multi(true)
+        .includeAll(true)
+        .allValue('.*')
+        .current({ selected: true, text: ['All'], value: ['$__all'] }),
+    )
+    .withVariable(
+      new dashboard.QueryVariableBuilder('org')
+        .label('Organization')
+        .description(
+          "The organizations whose parts of the rollouts the panels show (`default` in a deployment without `orgs`). A rollout's own figures (phase, limit, cohorts) show for the rollouts that cover one of them.",
+        )
+        .datasource(DS)
+        .query({ query: 'label_values(fleet_upgrade_collectors, org)', refId: 'org' })
+        .definition('label_values(fleet_upgrade_collectors, org)')
         .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
         .sort(dashboard.VariableSort.NaturalAsc)
         .multi(true)

@@ -57,13 +57,20 @@ export function dashboardQueries(dashboard: Dashboard): DashboardQuery[] {
 }
 
 /**
- * Replaces the dashboard's variables as Grafana does before sending a query: `$rollout` by a
- * regex (All is `.*`), `$__rate_interval` and `$__interval` by a range.
+ * Replaces the dashboard's variables as Grafana does before sending a query: `$rollout` and
+ * `$org` by a regex (All is `.*`, the default for `org`), `$__rate_interval` and `$__interval`
+ * by a range.
  */
-export function substituteVariables(expr: string, values: { rollout: string; interval: string }): string {
+export function substituteVariables(
+  expr: string,
+  values: { rollout: string; interval: string; org?: string },
+): string {
+  const org = values.org ?? '.*';
   return expr
     .replaceAll('$__rate_interval', values.interval)
     .replaceAll('$__interval', values.interval)
     .replaceAll('$rollout', values.rollout)
-    .replace(/\$\{rollout(:[a-z]+)?\}/g, values.rollout);
+    .replace(/\$\{rollout(:[a-z]+)?\}/g, values.rollout)
+    .replaceAll('$org', org)
+    .replace(/\$\{org(:[a-z]+)?\}/g, org);
 }

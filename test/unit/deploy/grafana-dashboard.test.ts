@@ -1,8 +1,9 @@
 /**
  * The Grafana dashboard: the committed JSON is exactly what Grafana's Foundation SDK builds from
  * deploy/grafana/build-dashboard.ts (so the two never drift and the JSON follows Grafana's
- * schema), it has the `rollout` variable the issue asks for, every panel the README describes,
- * and its queries follow the aggregation rules of the metrics (max over Redis-derived gauges).
+ * schema), it has the `rollout` and `org` variables the issues ask for, every panel the README
+ * describes, and its queries follow the aggregation rules of the metrics (max over Redis-derived
+ * gauges, keeping `org`) and both variables.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import {
   DATASOURCE,
   dashboardJson,
 } from '../../../deploy/grafana/build-dashboard.js';
+import { ORG_PROBLEM_NUMBERS } from '../../../deploy/grafana/dashboard-queries.js';
+import { ORG_PROBLEM_KINDS } from '../../../src/metrics/fleet-snapshot.js';
 import {
   COLLECTOR_STATES,
   gateClass,
@@ -34,6 +37,10 @@ const REDIS_GAUGES = [
   'fleet_upgrade_rollout_phase',
   'fleet_upgrade_cohort_quarantined',
   'fleet_upgrade_rollback_unavailable',
+  'fleet_upgrade_rollout_org_info',
+  'fleet_upgrade_rollout_org_paused',
+  'fleet_upgrade_org_up',
+  'fleet_upgrade_org_problem',
 ];
 /** Metrics with a `rollout` label: the panels must follow the `rollout` variable on them. */
 const ROLLOUT_METRICS = [
@@ -46,7 +53,32 @@ const ROLLOUT_METRICS = [
   'fleet_upgrade_tasks_created_total',
   'fleet_upgrade_cohort_quarantined',
   'fleet_upgrade_rollback_unavailable',
+  'fleet_upgrade_rollout_org_info',
+  'fleet_upgrade_rollout_org_paused',
 ];
+/** Metrics with an `org` label: the panels must follow the `org` variable on them. */
+const ORG_METRICS = [
+  'fleet_upgrade_collectors',
+  'fleet_upgrade_inflight',
+  'fleet_upgrade_results_total',
+  'fleet_upgrade_tasks_created_total',
+  'fleet_upgrade_rollback_unavailable',
+  'fleet_upgrade_rollout_org_info',
+  'fleet_upgrade_rollout_org_paused',
+  'fleet_upgrade_org_up',
+  'fleet_upgrade_org_problem',
+  'fleet_upgrade_api_requests_total',
+  'fleet_upgrade_api_rate_limited_total',
+];
+/** Metrics of a whole rollout (no `org`): they follow `org` through the rollouts covering one picked. */
+const WHOLE_ROLLOUT_METRICS = [
+  'fleet_upgrade_rollout_info',
+  'fleet_upgrade_rollout_phase',
+  'fleet_upgrade_inflight_limit',
+  'fleet_upgrade_cohort_quarantined',
+];
+const COVERS_PICKED_ORG =
+  'and on (rollout)\nmax by (rollout) (fleet_upgrade_rollout_org_info{rollout=~"$rollout", org=~"$org"})';
 
 /** Each occurrence of `name` as a whole metric name, with the selector that follows it. */
 function occurrences(expr: string, name: string): { index: number; selector: string }[] {
@@ -89,6 +121,19 @@ describe('Grafana dashboard', () => {
     });
   });
 
+  it('has the org variable: label values of fleet_upgrade_collectors, multi, with All as .*', () => {
+    const org = readCommittedDashboard().templating.list.find((v) => v.name === 'org');
+    expect(org).toMatchObject({
+      type: 'query',
+      multi: true,
+      includeAll: true,
+      allValue: '.*',
+      definition: 'label_values(fleet_upgrade_collectors, org)',
+      query: { query: 'label_values(fleet_upgrade_collectors, org)' },
+      datasource: DATASOURCE,
+    });
+  });
+
   it('has every panel the issue lists', () => {
     const titles = dashboardPanels(readCommittedDashboard()).map((p) => p.title);
     for (const title of [
@@ -108,6 +153,7 @@ describe('Grafana dashboard', () => {
       'Worklist (manual)',
       'Quarantined cohorts',
       'Rollbacks not possible',
+      'Progress by organization',
     ]) {
       expect(titles, title).toContain(title);
     }
@@ -164,11 +210,60 @@ describe('Grafana dashboard', () => {
     expect(checked).toBeGreaterThan(10);
   });
 
+  it('follows the org variable on every metric that has an org label', () => {
+    let checked = 0;
+    for (const q of dashboardQueries(readCommittedDashboard())) {
+      for (const name of ORG_METRICS) {
+        for (const { selector } of occurrences(q.expr, name)) {
+          expect(selector, `${q.panel} ${q.refId}: ${name}`).toContain('org=~"$org"');
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('follows the org variable on the metrics of a whole rollout, through the rollouts that cover a picked organization', () => {
+    let checked = 0;
+    for (const q of dashboardQueries(readCommittedDashboard())) {
+      if (!WHOLE_ROLLOUT_METRICS.some((name) => occurrences(q.expr, name).length > 0)) continue;
+      expect(q.expr, `${q.panel} ${q.refId}`).toContain(COVERS_PICKED_ORG);
+      checked++;
+    }
+    // Rollouts, Rollout phase, In flight vs limit (the limit), Quarantined cohorts.
+    expect(checked).toBe(4);
+  });
+
+  it('keeps org in the max by (...) of the gauges that have it (a max across organizations keeps only the largest)', () => {
+    let checked = 0;
+    for (const q of dashboardQueries(readCommittedDashboard())) {
+      // rollout_org_info is 1 for each organization a rollout covers: `max by (rollout)` of it
+      // asks only whether the rollout covers a picked one.
+      const counted = REDIS_GAUGES.filter(
+        (n) => ORG_METRICS.includes(n) && n !== 'fleet_upgrade_rollout_org_info',
+      );
+      for (const name of counted) {
+        for (const { index } of occurrences(q.expr, name)) {
+          const by = /max by \(([^)]*)\) \($/.exec(q.expr.slice(0, index))?.[1] ?? '';
+          expect(
+            by.split(',').map((l) => l.trim()),
+            `${q.panel} ${q.refId}: ${name}`,
+          ).toContain('org');
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(15);
+  });
+
   it('draws the API budget (the vendor limit, times the time scale in rehearsals) next to the API requests', () => {
     const q = dashboardQueries(readCommittedDashboard()).filter(
       (x) => x.panel === 'API requests by status code',
     );
-    expect(q.map((x) => x.expr)).toContain('max(fleet_upgrade_api_budget_requests_per_second)');
+    // One organization's budget times the organizations picked that made requests: their sum.
+    expect(q.map((x) => x.expr)).toContain(
+      'max(fleet_upgrade_api_budget_requests_per_second)\n* count(count by (org) (fleet_upgrade_api_requests_total{org=~"$org"}))',
+    );
   });
 
   it('shows every state where states are shown: the panels take them from the state label, not a list', () => {
@@ -176,7 +271,7 @@ describe('Grafana dashboard', () => {
       (q) => q.panel === 'Collectors by state: $rollout',
     );
     expect(byState.map((q) => q.expr)).toEqual([
-      'sum by (state) (max by (rollout, state) (fleet_upgrade_collectors{rollout=~"$rollout"}))',
+      'sum by (state) (max by (rollout, org, state) (fleet_upgrade_collectors{rollout=~"$rollout", org=~"$org"}))',
     ]);
     expect(METRIC_STATES).toEqual(
       expect.arrayContaining(['verifying', 'unhealthy', 'manual', 'quarantined']),
@@ -208,7 +303,7 @@ describe('Grafana dashboard', () => {
       | undefined;
     expect(panel?.type).toBe('table');
     expect(panel?.targets[0]).toMatchObject({
-      expr: 'max by (rollout, cohort) (fleet_upgrade_cohort_quarantined{rollout=~"$rollout"})',
+      expr: `max by (rollout, cohort) (fleet_upgrade_cohort_quarantined{rollout=~"$rollout"})\n${COVERS_PICKED_ORG}`,
       format: 'table',
       instant: true,
     });
@@ -218,5 +313,56 @@ describe('Grafana dashboard', () => {
         options: expect.objectContaining({ renameByName: { Value: 'held' } }),
       }),
     ]);
+  });
+
+  it('shows progress by organization: done, total, progress, why it waits, paused parts, one row each', () => {
+    const panel = dashboardPanels(readCommittedDashboard()).find(
+      (p) => p.title === 'Progress by organization',
+    ) as
+      | (Record<string, unknown> & {
+          targets: { refId: string; expr: string; format: string; instant: boolean }[];
+          transformations: { id: string; options: Record<string, unknown> }[];
+          fieldConfig: {
+            overrides: { matcher: { options: string }; properties: { id: string; value: unknown }[] }[];
+          };
+        })
+      | undefined;
+    expect(panel?.type).toBe('table');
+    const collectors = (states: string) =>
+      `max by (rollout, org, state) (fleet_upgrade_collectors{rollout=~"$rollout", org=~"$org"${states}})`;
+    const settled = `, state=~"${METRIC_STATES.filter((s) => isSettled(s)).join('|')}"`;
+    const exprs = Object.fromEntries((panel?.targets ?? []).map((t) => [t.refId, t.expr]));
+    expect(exprs.A).toBe(`sum by (org) (${collectors(settled)})`);
+    expect(exprs.B).toBe(`sum by (org) (${collectors('')})`);
+    expect(exprs.E).toBe(
+      'sum by (org) (max by (rollout, org) (fleet_upgrade_rollout_org_paused{rollout=~"$rollout", org=~"$org"}))',
+    );
+    for (const t of panel?.targets ?? [])
+      expect(t, t.refId).toMatchObject({ format: 'table', instant: true });
+    // Waiting: every kind of problem has its own number, and the table reads each back as words.
+    const numbers = Object.values(ORG_PROBLEM_NUMBERS);
+    expect(Object.keys(ORG_PROBLEM_NUMBERS).sort()).toEqual([...ORG_PROBLEM_KINDS].sort());
+    expect(new Set(numbers).size).toBe(numbers.length);
+    expect(numbers).not.toContain(0);
+    for (const [kind, n] of Object.entries(ORG_PROBLEM_NUMBERS))
+      expect(exprs.D, kind).toContain(
+        `${n} * max by (org) (fleet_upgrade_org_problem{org=~"$org", kind="${kind}"})`,
+      );
+    const waiting = panel?.fieldConfig.overrides.find((o) => o.matcher.options === 'waiting');
+    const mappings = waiting?.properties.find((p) => p.id === 'mappings')?.value as {
+      options: Record<string, { text: string }>;
+    }[];
+    expect(Object.keys(mappings[0]?.options ?? {}).sort()).toEqual(['0', ...numbers.map(String)].sort());
+    expect(mappings[0]?.options['0']?.text).toBe('no');
+    // The five queries merged into one row per organization, columns named.
+    expect(panel?.transformations.map((t) => t.id)).toEqual(['merge', 'organize']);
+    expect(panel?.transformations[1]?.options.renameByName).toMatchObject({
+      org: 'organization',
+      'Value #A': 'done',
+      'Value #B': 'total',
+      'Value #C': 'progress',
+      'Value #D': 'waiting',
+      'Value #E': 'paused parts',
+    });
   });
 });
