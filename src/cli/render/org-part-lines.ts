@@ -50,7 +50,12 @@ export function partWaits(
 
 /** The cells of an organization's line before what it says: `org emea`, build, bar with done/total. */
 function partCells(part: OrgPartStatus, bar: (done: number, total: number) => string): string[] {
-  return [`org ${oneLine(part.org)}`, oneLine(part.build), bar(part.done, part.total)];
+  // None found yet (its listing waits for its service): an empty bar, not a full one.
+  const progress =
+    part.total === 0 && part.waiting !== undefined
+      ? bar(0, 1).replace(/ 0\/1$/, ' 0/0')
+      : bar(part.done, part.total);
+  return [`org ${oneLine(part.org)}`, oneLine(part.build), progress];
 }
 
 /**

@@ -198,6 +198,14 @@ describe('several organizations', () => {
     expect(formatStatus({ rollouts: [done], now: NOW })).not.toMatch(/org /);
   });
 
+  it('an organization that waits before any of its Collectors was found shows an empty bar', () => {
+    const p = [problem('eu')];
+    const r = spanning({ id: 'x@19.470-4' }, { us: { queued: 2 }, eu: {} }, p);
+    expect(formatStatus({ rollouts: [r], now: NOW, orgProblems: p }).split('\n')).toContain(
+      '  org eu  19.470-4  [........] 0/0  credentials refused (401) since 10:00 UTC',
+    );
+  });
+
   it('one organization not named default gets its line', () => {
     const one = spanning({ id: 'x@19.470-4' }, { emea: { succeeded: 1, queued: 1 } });
     expect(formatStatus({ rollouts: [one], now: NOW }).split('\n')).toContain(
