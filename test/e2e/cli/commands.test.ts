@@ -118,7 +118,7 @@ describe('fleet-upgrade commands', () => {
     expect(report.code, report.out).toBe(0);
     const lines = report.out.trim().split('\n');
     expect(lines[0]).toBe(
-      'id,name,hostName,from,to,state,taskId,attempts,admissions,statusReads,discoveredAt,requestTime,finishedAt,message,retries,attemptLog,failureClass,cohort',
+      'id,name,hostName,from,to,state,taskId,attempts,admissions,statusReads,discoveredAt,requestTime,finishedAt,message,retries,attemptLog,failureClass,cohort,org',
     );
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 6).join(','))).toEqual([
       '1,web-1,web-1.example,19.400-5,19.470-4,succeeded',
