@@ -1,14 +1,16 @@
 /**
- * `fleet-upgrade upgrade --collector ID[,ID...] --to BUILD|latest [--allow-downgrade]`: a one-off
- * rollout for the named Collectors, run by the daemon like any policy (the same API budget, slots,
- * records, report and history). It needs only Redis: a daemon that is down picks it up when it
- * starts.
+ * `fleet-upgrade upgrade --collector ID[,ID...] --to BUILD|latest [--allow-downgrade] [--org NAME]`:
+ * a one-off rollout for the named Collectors, run by the daemon like any policy (the same API
+ * budget, slots, records, report and history). The ids are of one organization (ids repeat across
+ * organizations): `--org` names it, required when the settings name several, else the one. It
+ * needs only Redis: a daemon that is down picks it up when it starts.
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
-import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
+import { DEFAULT_ORG, ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
+import { loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import { intOption } from '../boot/int-option.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
@@ -36,6 +38,22 @@ export function parseCollectorIds(text: string): number[] {
   return unique;
 }
 
+/** The organization of a one-off's ids: `--org` (one the settings name), or the settings' only one. */
+export function oneOffOrg(org: string | undefined, names: readonly string[]): string {
+  if (org !== undefined) {
+    if (names.includes(org)) return org;
+    throw new FleetError(
+      'FLEET_ERR_USAGE',
+      `--org: the settings name no organization '${org}' (they name ${names.join(', ')})`,
+    );
+  }
+  if (names.length === 1) return names[0] as string;
+  throw new FleetError(
+    'FLEET_ERR_USAGE',
+    `--org is required: Collector ids repeat across organizations, and the settings name ${names.length} (${names.join(', ')})`,
+  );
+}
+
 export function upgradeCommand(): Command {
   const command = new Command('upgrade')
     .description(
@@ -52,6 +70,10 @@ export function upgradeCommand(): Command {
       '--max-in-flight <n>',
       'Collectors with an unfinished task at once (default: 10, or fewer Collectors)',
       intOption('--max-in-flight', 1, 100_000),
+    )
+    .option(
+      '--org <name>',
+      'the organization the ids are of (required when the settings name several; default: the only one)',
     );
   return addStateOptions(command).action(
     async (flags: {
@@ -60,8 +82,11 @@ export function upgradeCommand(): Command {
       to: string;
       allowDowngrade: boolean;
       maxInFlight?: number;
+      org?: string;
     }) => {
       const collectors = parseCollectorIds(flags.collector.join(','));
+      const names = orgNamesOf(loadDaemonConfig({ env: process.env, flags, needApi: false }));
+      const org = oneOffOrg(flags.org, names);
       if (flags.to !== LATEST && !isBuildVersion(flags.to))
         throw new FleetError(
           'FLEET_ERR_USAGE',
@@ -73,6 +98,7 @@ export function upgradeCommand(): Command {
             collectors,
             to: flags.to,
             allowDowngrade: flags.allowDowngrade,
+            org,
             ...(flags.maxInFlight === undefined ? {} : { maxInFlight: flags.maxInFlight }),
           },
           operatorName(),
@@ -80,7 +106,7 @@ export function upgradeCommand(): Command {
         ),
       );
       process.stdout.write(
-        `one-off rollout ${name}: ${collectors.length} Collectors to ${flags.to}; the daemon starts it at its next round ` +
+        `one-off rollout ${name}: ${collectors.length} Collectors${names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : ''} to ${flags.to}; the daemon starts it at its next round ` +
           `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${name}@<build>\`)\n`,
       );
     },

@@ -50,6 +50,8 @@ export interface OneOffRequest {
   to: string;
   allowDowngrade: boolean;
   maxInFlight?: number;
+  /** The organization the Collector ids are of (ids repeat across organizations); none: every one. */
+  org?: string;
 }
 
 /** The policy a one-off request stands for (validated like a policy file). */
@@ -63,6 +65,7 @@ function oneOffInput(name: string, request: OneOffRequest): PolicyInput {
     description: ONE_OFF_DESCRIPTION,
     target: request.to,
     allowDowngrade: request.allowDowngrade,
+    ...(request.org === undefined ? {} : { orgs: [request.org] }),
     select: { ids: [...request.collectors] },
     maxInFlight: request.maxInFlight ?? Math.min(10, request.collectors.length),
   };
