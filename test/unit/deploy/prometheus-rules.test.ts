@@ -2,8 +2,9 @@
  * The Prometheus side, offline, with Debian's promtool (found or installed by
  * test/support/prometheus.ts; the test fails when it cannot be had): the compose scrape config and
  * the alert rules pass `promtool check`, the rules' own unit tests (deploy/prometheus/tests) pass
- * `promtool test rules`, every alert carries `for`, a severity and its annotations, every
- * dashboard query parses as PromQL, and every fleet_upgrade_* name used exists in the code.
+ * `promtool test rules`, every alert carries `for`, a severity and its annotations, the alerts of
+ * an organization name it, every dashboard query parses as PromQL, and every fleet_upgrade_*
+ * name used exists in the code.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { ORG_PROBLEM_KINDS } from '../../../src/metrics/fleet-snapshot.js';
 import { gateClass, isSettled, METRIC_STATES } from '../../../src/rollout/collector/index.js';
 import {
   dashboardQueries,
@@ -105,6 +107,7 @@ describe('Prometheus configuration and alert rules', () => {
       'FleetUpgradeUnhealthyAfterUpgrade',
       'FleetUpgradeCohortQuarantined',
       'FleetUpgradeWorklistGrowing',
+      'FleetUpgradeOrganizationWaiting',
     ]) {
       expect(names).toContain(name);
     }
@@ -130,8 +133,37 @@ describe('Prometheus configuration and alert rules', () => {
     const notJudged = METRIC_STATES.filter((s) => isSettled(s) && gateClass(s) === 'none').sort();
     expect(bad).toContain('unhealthy');
     expect(notJudged).toEqual(['aborted', 'manual', 'quarantined', 'skipped']);
-    expect(sets('=~')).toEqual([bad]);
-    expect(sets('!~')).toEqual([notJudged, notJudged]);
+    // Per organization (its share, and its outcomes), or the whole rollout's share and outcomes,
+    // each counted the same way.
+    expect(sets('=~')).toEqual([bad, bad, bad]);
+    expect(sets('!~')).toEqual([notJudged, notJudged, notJudged, notJudged, notJudged]);
+  });
+
+  it("the alerts of a rollout's part in an organization, and of an organization's service, name the organization", () => {
+    const rules = readAlertRules();
+    for (const name of [
+      'FleetUpgradeFailureRateHigh',
+      'FleetUpgradeUnhealthyAfterUpgrade',
+      'FleetUpgradeWorklistGrowing',
+      'FleetUpgradeRolloutStalled',
+      'FleetUpgradeRolloutPaused',
+      'FleetUpgradeApiRateLimited',
+      'FleetUpgradeOrganizationWaiting',
+    ]) {
+      const rule = rules.find((r) => r.alert === name);
+      expect(rule?.expr, name).toMatch(/by \((rollout, )?org[,)]/);
+      expect(rule?.annotations?.summary, name).toContain('{{ $labels.org }}');
+      expect(rule?.annotations?.description, name).toContain('{{ $labels.org }}');
+    }
+  });
+
+  it('FleetUpgradeOrganizationWaiting: a problem of an organization for 10 minutes, named with its kind, with advice for every kind', () => {
+    const rule = readAlertRules().find((r) => r.alert === 'FleetUpgradeOrganizationWaiting');
+    expect(rule?.expr).toBe('max by (org, kind) (fleet_upgrade_org_problem) == 1');
+    expect(rule?.for).toBe('10m');
+    expect(rule?.annotations?.summary).toContain('{{ $labels.kind }}');
+    for (const kind of ORG_PROBLEM_KINDS)
+      expect(rule?.annotations?.description, kind).toContain(`eq $labels.kind "${kind}"`);
   });
 
   it('every alert has a case in the rule unit tests where it fires', () => {
