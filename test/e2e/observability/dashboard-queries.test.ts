@@ -4,16 +4,21 @@
  * both every second with the alert rules loaded, during a 40-Collector rollout at 60× speed in
  * which a third of the upgrades fail (the Mac ones until their cohort is quarantined, the others
  * for want of disk space: the worklist) and a few upgraded Collectors stop at once (unhealthy
- * after verification). Then, through Prometheus's HTTP API:
+ * after verification). The settings name two organizations: `main`, whose Collectors those are,
+ * and `locked`, whose credentials the service refuses (its part of the rollout waits while main's
+ * goes on). Then, through Prometheus's HTTP API:
  * - every query of every dashboard panel (variables replaced as Grafana would) parses and
- *   returns at least one series, and the `rollout` variable's label_values lists the rollout;
+ *   returns at least one series, and the `rollout` and `org` variables' label_values list the
+ *   rollout and both organizations;
  * - every alert rule is loaded and evaluates without error, its full expression parses, and each
  *   of its parts (test/support/promql-signals.ts) returns series. An alert's expression returns
  *   series only while it fires, so on this data its parts are what proves that every metric,
  *   label and function it relies on exists; the failure-rate alert, whose condition this
  *   rollout does meet, must in addition be pending for the rollout, and so must the unhealthy,
- *   quarantined-cohort and worklist alerts;
- * - the verification, worklist and quarantined-cohort panels show what the rollout did.
+ *   quarantined-cohort and worklist alerts, each naming main, and the organization-waiting alert
+ *   for locked;
+ * - the verification, worklist and quarantined-cohort panels show what the rollout did, and the
+ *   progress by organization shows main's progress and what locked waits for.
  * Loopback only; every wait is bounded; everything started here is stopped in afterAll.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -25,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { ORG_PROBLEM_NUMBERS } from '../../../deploy/grafana/dashboard-queries.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
@@ -50,6 +56,9 @@ const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
 const RULES = join(ROOT, 'deploy/prometheus/rules/fleet-upgrade.rules.yml');
 const TIME_SCALE = 60;
 const USER = { accessId: 'observer', accessKey: 'observer-secret' };
+/** The organization whose Collectors roll out, and the one whose credentials are refused. */
+const MAIN = 'main';
+const LOCKED = 'locked';
 const POLICY = 'observability';
 const COLLECTORS = 40;
 /** What Grafana would send for `$__rate_interval` with a 1 s scrape interval, and a bit more. */
@@ -170,6 +179,11 @@ beforeAll(async () => {
     settingsFile,
     stringify({
       webhooks: [{ name: 'observer', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/` }],
+      // Both on the one simulator, which knows no user `locked`: its requests are answered 401.
+      orgs: [
+        { name: MAIN, baseUrl: sim.baseUrl, accessId: USER.accessId, accessKeyEnv: 'OBSERVER_MAIN_KEY' },
+        { name: LOCKED, baseUrl: sim.baseUrl, accessId: 'locked', accessKeyEnv: 'OBSERVER_LOCKED_KEY' },
+      ],
     }),
   );
 
@@ -200,9 +214,8 @@ beforeAll(async () => {
     FLEET_UPGRADE_KEY_PREFIX: prefix,
     FLEET_UPGRADE_TICK: '200ms',
     FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
-    SUMOLOGIC_BASE_URL: sim.baseUrl,
-    SUMOLOGIC_ACCESSID: USER.accessId,
-    SUMOLOGIC_ACCESSKEY: USER.accessKey,
+    OBSERVER_MAIN_KEY: USER.accessKey,
+    OBSERVER_LOCKED_KEY: 'not-the-key',
     LOG_LEVEL: 'warn',
   };
   const scale = ['--time-scale', String(TIME_SCALE)];
@@ -212,7 +225,9 @@ beforeAll(async () => {
       env,
     ),
   );
-  processes.push(spawnCli(['worker', '--listen', `127.0.0.1:${workerPort}`, ...scale], env));
+  processes.push(
+    spawnCli(['worker', '--config', settingsFile, '--listen', `127.0.0.1:${workerPort}`, ...scale], env),
+  );
   for (const port of [runPort, workerPort]) {
     await waitUntil(
       async () => ((await answers(`http://127.0.0.1:${port}/readyz`)) ? true : undefined),
@@ -222,7 +237,8 @@ beforeAll(async () => {
   }
 
   // Bounded wait for data: both targets scraped a few times, and every kind of outcome counted:
-  // successes, failures, the worklist, unhealthy ones, and the Mac cohort quarantined.
+  // successes, failures, the worklist, unhealthy ones, the Mac cohort quarantined, and the locked
+  // organization waiting for its credentials.
   const url = prometheus.url;
   await waitUntil(
     async () => {
@@ -232,7 +248,11 @@ beforeAll(async () => {
       );
       const outcomes = await promQuery(url, 'sum by (outcome) (fleet_upgrade_results_total)');
       const cohorts = await promQuery(url, 'max by (cohort) (fleet_upgrade_cohort_quarantined)');
-      if (!scrapes.ok || !outcomes.ok || !cohorts.ok) return undefined;
+      const locked = await promQuery(
+        url,
+        `max(fleet_upgrade_org_problem{org="${LOCKED}", kind="credentials"})`,
+      );
+      if (!scrapes.ok || !outcomes.ok || !cohorts.ok || !locked.ok) return undefined;
       const enoughScrapes = Number(scrapes.series[0]?.value[1] ?? 0) >= 5;
       const seen = new Map(outcomes.series.map((s) => [s.metric.outcome, Number(s.value[1])]));
       const total = [...seen.values()].reduce((a, b) => a + b, 0);
@@ -242,7 +262,8 @@ beforeAll(async () => {
         (seen.get('manual') ?? 0) >= 1 &&
         (seen.get('unhealthy') ?? 0) >= 1 &&
         total >= 20 &&
-        quarantined
+        quarantined &&
+        Number(locked.series[0]?.value[1] ?? 0) === 1
         ? true
         : undefined;
     },
@@ -313,6 +334,9 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     expect(total.map((s) => Number(s.value[1]))).toEqual([COLLECTORS]);
     const roles = await one('count by (role) (fleet_upgrade_process_info)');
     expect(roles.map((s) => s.metric.role).sort()).toEqual(['run', 'worker']);
+    // The `org` variable's values: both organizations the rollout covers.
+    const orgs = await promApi<string[]>(url, '/api/v1/label/org/values?match[]=fleet_upgrade_collectors');
+    expect(orgs.sort()).toEqual([LOCKED, MAIN]);
   });
 
   it('every alert rule is loaded, evaluates without error, parses, and each of its parts returns series', async () => {
@@ -368,7 +392,7 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
       15_000,
       () => 'FleetUpgradeFailureRateHigh never became active',
     );
-    expect(alert.labels).toMatchObject({ severity: 'warning', rollout: `${POLICY}@19.470-4` });
+    expect(alert.labels).toMatchObject({ severity: 'warning', rollout: `${POLICY}@19.470-4`, org: MAIN });
     expect(alert.state).toBe('pending');
   });
 
@@ -393,9 +417,9 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
       () => `not all of ${names.join(', ')} became active`,
     );
     expect(alerts.map((a) => a?.labels)).toEqual([
-      { alertname: names[0], severity: 'warning', rollout },
+      { alertname: names[0], severity: 'warning', rollout, org: MAIN },
       { alertname: names[1], severity: 'warning', rollout, cohort: MAC_COHORT },
-      { alertname: names[2], severity: 'info', rollout },
+      { alertname: names[2], severity: 'info', rollout, org: MAIN },
     ]);
     // Each waits its `for` (1m) before it fires.
     for (const a of alerts) expect(a?.state).toBe('pending');
@@ -426,5 +450,55 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     // Held: the Mac Collectors still waiting when it was quarantined (3 of the 7 had failed).
     expect(cohorts[0]?.value).toBeLessThanOrEqual(4);
     expect(await panel('Rollbacks not possible')).toEqual([{ metric: { rollout }, value: 0 }]);
+  });
+
+  it('progress by organization: main goes on, locked waits for its credentials (and its alert is pending)', async () => {
+    const url = prometheus?.url as string;
+    const queries = dashboardQueries(readCommittedDashboard()).filter(
+      (q) => q.panel === 'Progress by organization',
+    );
+    expect(queries.map((q) => q.refId)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    const column: Record<string, Record<string, number>> = {};
+    for (const q of queries) {
+      const r = await promQuery(url, substituteVariables(q.expr, { rollout: '.*', interval: INTERVAL }));
+      if (!r.ok) throw new Error(`${q.refId}: ${r.error}`);
+      column[q.refId] = Object.fromEntries(r.series.map((s) => [s.metric.org, Number(s.value[1])]));
+    }
+    const [done, total, progress, waiting, paused] = ['A', 'B', 'C', 'D', 'E'].map(
+      (ref) => column[ref] ?? {},
+    );
+    // main: every one of its Collectors selected, at least the 20 outcomes waited for; locked: none listed.
+    expect(total).toEqual({ [MAIN]: COLLECTORS, [LOCKED]: 0 });
+    expect(done?.[MAIN]).toBeGreaterThanOrEqual(20);
+    expect(progress?.[MAIN]).toBeCloseTo((done?.[MAIN] ?? 0) / COLLECTORS, 6);
+    // What each waits for: nothing (0), or its credentials (the number of `credentials`).
+    expect(waiting).toEqual({ [MAIN]: 0, [LOCKED]: ORG_PROBLEM_NUMBERS.credentials });
+    expect(paused).toEqual({ [MAIN]: 0, [LOCKED]: 0 });
+    // Picking one organization shows it alone.
+    const onlyMain = await promQuery(
+      url,
+      substituteVariables(queries[1]?.expr ?? '', { rollout: '.*', interval: INTERVAL, org: MAIN }),
+    );
+    expect(onlyMain.ok && onlyMain.series.map((s) => s.metric.org)).toEqual([MAIN]);
+
+    const alert = await waitUntil(
+      async () => {
+        const data = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
+          url,
+          '/api/v1/alerts',
+        );
+        return data.alerts.find((a) => a.labels.alertname === 'FleetUpgradeOrganizationWaiting');
+      },
+      15_000,
+      () => 'FleetUpgradeOrganizationWaiting never became active',
+    );
+    expect(alert.labels).toEqual({
+      alertname: 'FleetUpgradeOrganizationWaiting',
+      severity: 'warning',
+      org: LOCKED,
+      kind: 'credentials',
+    });
+    // It waits its `for` (10m) before it fires.
+    expect(alert.state).toBe('pending');
   });
 });
