@@ -136,13 +136,15 @@ describe('startHttpServer', () => {
 
   it('/metrics serves the registry in the Prometheus text format with its content type', async () => {
     const metrics = createMetrics({ role: 'run' });
-    metrics.tasksCreated.labels('linux-fleet@19.470-4').inc(3);
+    metrics.tasksCreated.labels({ rollout: 'linux-fleet@19.470-4', org: 'default' }).inc(3);
     const { server } = await start({ registry: metrics.registry });
     const res = await call(server, '/metrics');
     expect(res.status).toBe(200);
     expect(res.type).toBe(metrics.registry.contentType);
     expect(res.type).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(res.text).toContain('fleet_upgrade_tasks_created_total{rollout="linux-fleet@19.470-4"} 3');
+    expect(res.text).toContain(
+      'fleet_upgrade_tasks_created_total{rollout="linux-fleet@19.470-4",org="default"} 3',
+    );
     expect(res.text).toContain('# TYPE fleet_upgrade_tasks_created_total counter');
   });
 
