@@ -1,19 +1,22 @@
 /**
- * Benchmark: the chaos test of issue 12 at full size (test/support/chaos/run-chaos.ts): about
- * 1,000 Collectors on the simulator with every fault, `run` + 3 `worker` processes of the built
- * CLI on one Redis with append-only persistence, tens of SIGKILLs of random processes and one of
- * redis-server; then every invariant checked and the figures printed as a table. Exit code 1
- * when an invariant does not hold. Every figure also goes to bench/results/chaos-<time>.json.
+ * Benchmark: the chaos test of issues 12 and 17 at full size (test/support/chaos/run-chaos.ts):
+ * about 1,000 Collectors in three organizations (three simulator processes) with every fault,
+ * one organization with a 429 storm and a 10-minute outage, `run` + 3 `worker` processes of the
+ * built CLI driving the three from one settings file, on one Redis with append-only persistence,
+ * tens of SIGKILLs of random processes and one of redis-server; then every invariant checked and
+ * the figures printed as tables, in all and per organization. Exit code 1 when an invariant does
+ * not hold. Every figure also goes to bench/results/chaos-<time>.json.
  *
  * Run: npm run build && npm run bench -- chaos [--collectors 1000] [--kills 30] [--time-scale 30]
- *        [--seed 12] [--in-flight 60] [--kill-gap 4] [--deadline 480] [--keep]
- * (--kill-gap and --deadline in real seconds.) Needs redis-server on PATH: the scenario kills its
- * own.
+ *        [--seed 12] [--in-flight 60] [--in-flight-per-org 25] [--storm-at 10] [--storm-for 10]
+ *        [--outage-at 30] [--outage-for 10] [--kill-gap 4] [--deadline 600] [--keep]
+ * (--storm-*, --outage-* in simulated minutes from the simulators' start; --kill-gap and
+ * --deadline in real seconds.) Needs redis-server on PATH: the scenario kills its own.
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chaosViolations } from '../test/support/chaos/chaos-figures.js';
+import { chaosViolations, faultPlan } from '../test/support/chaos/chaos-figures.js';
 import { formatChaos } from '../test/support/chaos/format-chaos.js';
 import { runChaos } from '../test/support/chaos/run-chaos.js';
 
@@ -27,14 +30,20 @@ function arg(name: string, fallback: number): number {
   return value;
 }
 
+const plan = faultPlan();
 const figures = await runChaos({
   collectors: arg('collectors', 1000),
   kills: arg('kills', 30),
   timeScale: arg('time-scale', 30),
   seed: arg('seed', 12),
   maxInFlight: arg('in-flight', 60),
+  maxInFlightPerOrg: arg('in-flight-per-org', 25),
+  faults: {
+    storm: { ...plan.storm, fromMinutes: arg('storm-at', 10), forMinutes: arg('storm-for', 10) },
+    outage: { ...plan.outage, fromMinutes: arg('outage-at', 30), forMinutes: arg('outage-for', 10) },
+  },
   meanKillGapMs: arg('kill-gap', 4) * 1000,
-  deadlineMs: arg('deadline', 480) * 1000,
+  deadlineMs: arg('deadline', 600) * 1000,
   keepFiles: process.argv.includes('--keep'),
   onProgress: (line) => process.stderr.write(`${line}\n`),
 });

@@ -1,19 +1,20 @@
 /**
- * The fleet and the policy of the chaos scenario (issue 12): every fault the simulator has, at
- * once, and a policy under which each Collector gets at most one task in the rollout, so that
- * "no Collector has two tasks" is an invariant and not a matter of degree.
+ * The fleet of one organization and the policy of the chaos scenario (issues 12 and 17): every
+ * fault the simulator has, at once, and a policy under which each Collector gets at most one task
+ * in the rollout, so that "no Collector has two tasks" is an invariant and not a matter of degree.
+ * The three organizations of the scenario: chaos-orgs.ts.
  *
  * Faults (simulated time): 5 % of API requests answered 500/503 before anything is done; 2 % of
  * the connections dropped after the request was carried out (a create whose task runs but whose
  * answer never arrives); latency; flapping Collectors (online ~20 min, offline ~5 min, mean);
  * Collectors offline for good, and some that come back; Collectors whose tasks get stuck (the
  * service times them out after 30 minutes) or fail. 429 bursts come from a second client on
- * the same key (noisy-neighbour.ts), as they do in real life.
+ * the same key (noisy-neighbour.ts), as they do in real life. An organization may also suffer
+ * faults of its own for a while (`schedule`: a 429 storm, an outage).
  */
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 
 export const CHAOS_BUILDS = ['19.400-5', '19.450-12', '19.470-4'] as const;
-export const CHAOS_TARGET = CHAOS_BUILDS[CHAOS_BUILDS.length - 1] as string;
 
 export interface ChaosFleetOptions {
   /** Collectors in the fleet (explicit ones included). */
@@ -22,7 +23,14 @@ export interface ChaosFleetOptions {
   /** The user's access key: the secret that must show nowhere. */
   accessId: string;
   accessKey: string;
+  /** Builds, oldest to newest (the last is the latest); they must include 19.400-5 and 19.450-12. Default CHAOS_BUILDS. */
+  builds?: readonly string[];
+  /** Faults of the whole organization for a while (simulated seconds from the simulator's start). */
+  schedule?: FaultWindow[];
 }
+
+/** A window of the fleet file's `faults.schedule`. */
+export type FaultWindow = NonNullable<NonNullable<FleetFileInput['faults']>['schedule']>[number];
 
 /** Explicit Collectors per 1,000: stuck, failing, offline for good, offline then back. */
 const PER_THOUSAND = { stuck: 5, fail: 10, offline: 8, backOnline: 6 } as const;
@@ -40,7 +48,7 @@ export function chaosFleet(o: ChaosFleetOptions): FleetFileInput {
   for (let i = 0; i < n(PER_THOUSAND.backOnline); i++)
     collectors.push({ id: id++, version: '19.450-12', alive: false, offlineForSeconds: 300 + i * 120 });
   return {
-    builds: [...CHAOS_BUILDS],
+    builds: [...(o.builds ?? CHAOS_BUILDS)],
     users: [{ accessId: o.accessId, accessKey: o.accessKey }],
     collectors,
     generate: {
@@ -63,22 +71,25 @@ export function chaosFleet(o: ChaosFleetOptions): FleetFileInput {
       latencyMs: { min: 20, max: 300 },
       flapRatio: 0.03,
       flap: { onlineSeconds: 1200, offlineSeconds: 300 },
+      ...(o.schedule?.length ? { schedule: o.schedule } : {}),
     },
     seed: o.seed,
   };
 }
 
 /**
- * The policy as its YAML file holds it. Every failure class ends `failed` (the default retries
+ * The policy as its YAML file holds it; it covers every organization (no `orgs`: all), each going
+ * to its own latest build. Every failure class ends `failed` (the default retries
  * `network` failures with a new task, by design: that would be a second task for one rollout);
  * a Collector that is not alive is tried 3 times, 5 minutes apart. Verification stays on (the
  * product's default): a success must be seen alive on the build.
  */
-export function chaosPolicy(maxInFlight: number): Record<string, unknown> {
+export function chaosPolicy(maxInFlight: number, maxInFlightPerOrg?: number): Record<string, unknown> {
   return {
     name: 'chaos',
     target: 'latest',
     maxInFlight,
+    ...(maxInFlightPerOrg ? { maxInFlightPerOrg } : {}),
     failureCauses: {
       actions: {
         disk_space: 'fail',

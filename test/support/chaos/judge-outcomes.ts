@@ -1,7 +1,8 @@
 /**
- * What the deployment recorded of each Collector, judged against what the simulator knows
- * happened (/_sim/collectors: its tasks, its changes of `alive`, the creates it refused). The
- * deployment and the simulator share one clock, so times compare directly.
+ * What the deployment recorded of each Collector, judged against what its organization's
+ * simulator knows happened (/_sim/collectors: its tasks, its changes of `alive`, the creates it
+ * refused). A record is matched by organization and id (ids repeat across organizations). The
+ * deployment and the simulators share one clock, so times compare directly.
  *
  * A recorded outcome agrees when:
  * - succeeded: the last task succeeded and the Collector is on the build;
@@ -29,7 +30,7 @@
  * Such records agree only as far as that: no task succeeded, and the Collector is not on the
  * build; anything else is a mismatch.
  */
-import { type CollectorRecord, isSettled } from '../../../src/rollout/collector/index.js';
+import { type CollectorRecord, DEFAULT_ORG, isSettled } from '../../../src/rollout/collector/index.js';
 import { UNANSWERED_CREATE } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 
@@ -53,9 +54,65 @@ export interface Judgement {
   missing: number[];
 }
 
+/** A judgement of several organizations: every entry names its organization. */
+export interface OrgsJudgement {
+  mismatches: WithOrg<Disagreement>[];
+  unknowable: WithOrg<Disagreement>[];
+  doubleTasks: WithOrg<Judgement['doubleTasks'][number]>[];
+  notSettled: WithOrg<Judgement['notSettled'][number]>[];
+  missing: { org: string; id: number }[];
+}
+
+type WithOrg<T> = { org: string } & T;
+
+/** One organization as the judge sees it: its simulator's Collectors now, and those the rollout should take. */
+export interface OrgTruth {
+  org: string;
+  sim: ReadonlyMap<number, SimView>;
+  expected: ReadonlySet<number>;
+}
+
+/**
+ * Every record judged against its organization's simulator: the judgement of all (each entry
+ * with its organization), and of each organization. A record of an organization that is none of
+ * `orgs` is a mismatch.
+ */
+export function judgeOrgs(
+  records: readonly CollectorRecord[],
+  orgs: readonly OrgTruth[],
+): { all: OrgsJudgement; byOrg: Map<string, Judgement> } {
+  const byOrg = new Map<string, Judgement>();
+  const all: OrgsJudgement = { mismatches: [], unknowable: [], doubleTasks: [], notSettled: [], missing: [] };
+  for (const o of orgs) {
+    const j = judgeOutcomes(
+      records.filter((r) => (r.org ?? DEFAULT_ORG) === o.org),
+      o.sim,
+      o.expected,
+    );
+    byOrg.set(o.org, j);
+    const org = o.org;
+    all.mismatches.push(...j.mismatches.map((x) => ({ org, ...x })));
+    all.unknowable.push(...j.unknowable.map((x) => ({ org, ...x })));
+    all.doubleTasks.push(...j.doubleTasks.map((x) => ({ org, ...x })));
+    all.notSettled.push(...j.notSettled.map((x) => ({ org, ...x })));
+    all.missing.push(...j.missing.map((id) => ({ org, id })));
+  }
+  const names = new Set(orgs.map((o) => o.org));
+  for (const r of records)
+    if (!names.has(r.org ?? DEFAULT_ORG))
+      all.mismatches.push({
+        org: r.org ?? DEFAULT_ORG,
+        id: r.id,
+        state: r.state,
+        why: 'an organization the scenario does not have',
+      });
+  return { all, byOrg };
+}
+
 /** The reconciler's words for a task of unknown id that ended without reaching the build. */
 const UNKNOWN_ID_ENDED = 'its task of unknown id ended without reaching the build';
 
+/** The records of one organization judged against its simulator. */
 export function judgeOutcomes(
   records: readonly CollectorRecord[],
   sim: ReadonlyMap<number, SimView>,

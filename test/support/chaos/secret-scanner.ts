@@ -1,8 +1,9 @@
 /**
- * Looks for the API access key wherever the deployment leaves text: log lines, /metrics and
+ * Looks for the API access keys (every organization's) wherever the deployment leaves text: log lines, /metrics and
  * /status answers, `report` output, every Redis key and value (read by type), and the Redis
- * append-only file, which holds every value ever written, deleted ones included. The key is
- * looked for as written and inside the Basic credentials (base64 of `id:key`) that carry it.
+ * append-only file, which holds every value ever written, deleted ones included. Each key is
+ * looked for as written and inside the Basic credentials (base64 of `id:key`) that carry it; a
+ * hit names the access ID whose key it is.
  * Each place counts what it looked at, so that "no hit" is never "looked at nothing".
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import type { Redis } from '../../../src/lib/redis/create-redis.js';
 
 export interface SecretHit {
+  /** The access ID whose key was found. */
+  accessId: string;
   where: string;
   /** Up to 60 characters around the hit, the secret itself masked. */
   excerpt: string;
@@ -42,20 +45,23 @@ export class SecretScanner {
     aofBytes: 0,
     hits: [],
   };
-  readonly #needles: string[];
+  readonly #needles: { accessId: string; needle: string }[];
 
-  constructor(accessId: string, accessKey: string) {
-    this.#needles = [accessKey, Buffer.from(`${accessId}:${accessKey}`).toString('base64')];
+  constructor(credentials: readonly { accessId: string; accessKey: string }[]) {
+    this.#needles = credentials.flatMap(({ accessId, accessKey }) => [
+      { accessId, needle: accessKey },
+      { accessId, needle: Buffer.from(`${accessId}:${accessKey}`).toString('base64') },
+    ]);
   }
 
-  /** Records a hit when `text` holds the secret; true when it does. */
+  /** Records a hit when `text` holds a secret; true when it does. */
   check(where: string, text: string): boolean {
-    for (const needle of this.#needles) {
+    for (const { accessId, needle } of this.#needles) {
       const at = text.indexOf(needle);
       if (at < 0) continue;
       const around = text.slice(Math.max(0, at - 30), at + needle.length + 30);
       if (this.figures.hits.length < 100)
-        this.figures.hits.push({ where, excerpt: around.split(needle).join('<secret>') });
+        this.figures.hits.push({ accessId, where, excerpt: around.split(needle).join('<secret>') });
       return true;
     }
     return false;
@@ -140,7 +146,7 @@ export class SecretScanner {
       // A Buffer: the file may be larger than a string can be.
       const bytes = readFileSync(file);
       this.figures.aofBytes += bytes.length;
-      for (const needle of this.#needles) {
+      for (const { needle } of this.#needles) {
         const at = bytes.indexOf(needle);
         if (at >= 0) {
           this.check(
