@@ -18,7 +18,7 @@ import { describeAnswer, errorInfoOf, kindForStatus, readRetryAfter } from './cl
 import type { HttpAnswer, HttpTransport } from './http-transport.js';
 import { TransportError } from './http-transport.js';
 import { redirectTarget } from './redirect-target.js';
-import type { RequestBudget } from './request-budget.js';
+import { REQUEST_PRIORITY, type RequestBudget } from './request-budget.js';
 import { decideRetry, MAX_RETRY_AFTER_MS, type RetryOptions } from './retry-policy.js';
 import { clipText, TEXT_LIMITS } from './untrusted-text.js';
 
@@ -265,7 +265,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
 
   async function acquire(spec: CallSpec) {
     try {
-      return await deps.budget.acquire(spec.signal);
+      return await deps.budget.acquire(spec.signal, REQUEST_PRIORITY[spec.endpoint]);
     } catch (err) {
       if (err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET')
         throw new ApiError('rate_limited', `${spec.method} ${spec.path}: ${err.message}`, {

@@ -11,9 +11,10 @@ import {
   type BudgetLease,
   type BudgetLimits,
   boundedPauseMs,
-  createFifo,
+  createPriorityLine,
   currentFactor,
   FULL_RATE,
+  REQUEST_PRIORITY,
   type RequestBudget,
   rateWait,
   resolveBudgetLimits,
@@ -28,7 +29,7 @@ export interface MemoryRequestBudgetOptions extends Partial<BudgetLimits> {
 export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = {}): RequestBudget {
   const limits = resolveBudgetLimits(options);
   const clock = options.clock ?? systemClock;
-  const fifo = createFifo();
+  const line = createPriorityLine();
   /** Slots granted (the last 2N), each moved to its send time by `sent()`. */
   const log: { at: number }[] = [];
   let state: AimdState = FULL_RATE;
@@ -61,8 +62,8 @@ export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = 
     });
 
   return {
-    acquire: (signal) =>
-      fifo(async (): Promise<BudgetLease> => {
+    acquire: (signal, priority = REQUEST_PRIORITY.list) =>
+      line(priority, async (): Promise<BudgetLease> => {
         signal?.throwIfAborted();
         const started = clock.now();
         const deadline = started + limits.maxWaitMs;

@@ -1,8 +1,9 @@
 /**
  * The request budget in Redis, shared by every process (on any host) that uses one access ID.
- * Three keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
- * factor after 429s, Retry-After pause) and `leases` (sorted set of concurrency leases by expiry,
- * so that a process killed mid-request frees its lease after `leaseMs`). Each step is one Lua
+ * Four keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
+ * factor after 429s, Retry-After pause), `leases` (sorted set of concurrency leases by expiry,
+ * so that a process killed mid-request frees its lease after `leaseMs`) and `urgent` (the creates
+ * waiting for a slot in any process: less urgent requests let them go first). Each step is one Lua
  * script (lua/budget-*.lua) using the Redis server's clock, so hosts with skewed clocks still agree.
  * The algorithm is the one in request-budget.ts; keep the two in step.
  */
@@ -16,7 +17,8 @@ import {
   type BudgetLimits,
   boundedPauseMs,
   budgetWindowMs,
-  createFifo,
+  createPriorityLine,
+  REQUEST_PRIORITY,
   type RequestBudget,
   resolveBudgetLimits,
   slotsPerWindow,
@@ -26,10 +28,12 @@ type BudgetRedis = Redis & {
   fleetBudgetTakeSlot(
     rate: string,
     aimd: string,
+    urgent: string,
     slots: number,
     window: number,
     recovery: number,
     token: string,
+    priority: number,
   ): Promise<number>;
   fleetBudgetMarkSent(rate: string, token: string): Promise<number>;
   fleetBudgetRateLimited(
@@ -46,7 +50,7 @@ type BudgetRedis = Redis & {
 
 function withScripts(redis: Redis): BudgetRedis {
   defineScripts(redis, [
-    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot', keys: 2 },
+    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot', keys: 3 },
     { command: 'fleetBudgetMarkSent', module: 'api', name: 'budget-mark-sent', keys: 1 },
     { command: 'fleetBudgetRateLimited', module: 'api', name: 'budget-rate-limited', keys: 1 },
     { command: 'fleetBudgetFactor', module: 'api', name: 'budget-factor', keys: 1 },
@@ -77,10 +81,15 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
     .digest('hex')
     .slice(0, 16);
   const base = `${options.keyPrefix ?? 'fleet-upgrade:'}api-budget:{${id}}:`;
-  const keys = { rate: `${base}rate`, aimd: `${base}aimd`, leases: `${base}leases` };
+  const keys = {
+    rate: `${base}rate`,
+    aimd: `${base}aimd`,
+    leases: `${base}leases`,
+    urgent: `${base}urgent`,
+  };
   const window = budgetWindowMs(limits);
   const slots = slotsPerWindow(limits);
-  const fifo = createFifo();
+  const line = createPriorityLine();
 
   const budgetFailure = (err: unknown) =>
     new FleetError(
@@ -101,15 +110,22 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
     throw new FleetError('FLEET_ERR_API_BUDGET', `no concurrency lease within ${limits.maxWaitMs} ms`);
   }
 
-  async function takeSlot(token: string, deadline: number, signal?: AbortSignal): Promise<void> {
+  async function takeSlot(
+    token: string,
+    priority: number,
+    deadline: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     while (Date.now() < deadline) {
       const wait = await redis.fleetBudgetTakeSlot(
         keys.rate,
         keys.aimd,
+        keys.urgent,
         slots,
         window,
         limits.recoveryPerWindow,
         token,
+        priority,
       );
       if (wait === 0) return;
       await delay(Math.min(wait, Math.max(1, deadline - Date.now())), undefined, { signal });
@@ -118,8 +134,8 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
   }
 
   return {
-    acquire: (signal) =>
-      fifo(async (): Promise<BudgetLease> => {
+    acquire: (signal, priority = REQUEST_PRIORITY.list) =>
+      line(priority, async (): Promise<BudgetLease> => {
         signal?.throwIfAborted();
         const started = Date.now();
         const deadline = started + limits.maxWaitMs;
@@ -130,7 +146,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         };
         try {
           if (leased) await takeLease(token, deadline, signal);
-          if (limits.perSecond > 0) await takeSlot(token, deadline, signal);
+          if (limits.perSecond > 0) await takeSlot(token, priority, deadline, signal);
         } catch (err) {
           await release();
           if (err instanceof FleetError || signal?.aborted) throw err;

@@ -62,8 +62,11 @@ export interface BudgetLease {
 }
 
 export interface RequestBudget {
-  /** Waits (FIFO within this process) for a concurrency lease and then a rate slot. */
-  acquire(signal?: AbortSignal): Promise<BudgetLease>;
+  /**
+   * Waits for a concurrency lease and then a rate slot: within this process in the order of
+   * `priority` (REQUEST_PRIORITY; default that of a listing page), then first come, first served.
+   */
+  acquire(signal?: AbortSignal, priority?: number): Promise<BudgetLease>;
   /**
    * Tells the budget the service answered 429: the rate shrinks for every user of the budget,
    * and nobody sends before `retryAfterMs` (service time, bounded by `boundedPauseMs`: at most
@@ -184,14 +187,49 @@ function definedOnly<T extends object>(o: T): Partial<T> {
 }
 
 /**
- * Runs `task`s one at a time in call order: within one process only the head of the line polls
- * the budget, so waiting requests do not stampede Redis and are served first come, first served.
+ * How urgent a request is, for its place in the budget's line (lower goes first): a create starts
+ * work on a free slot, a status read ends a task (and frees its slot), a listing page serves a
+ * pass that can wait a moment. Within one class, first come, first served.
  */
-export function createFifo(): <T>(task: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(task: () => Promise<T>) => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => undefined);
-    return run;
+export const REQUEST_PRIORITY = { create: 0, status: 1, targets: 1, list: 2 } as const;
+export type RequestPriority = (typeof REQUEST_PRIORITY)[keyof typeof REQUEST_PRIORITY];
+
+/**
+ * Runs tasks one at a time: within one process only the head of the line polls the budget, so
+ * waiting requests do not stampede Redis. When the head is done, the most urgent waiter goes next
+ * (the lowest `priority`, then the earliest): a create queued behind a listing pass of ten pages
+ * waits for one page, not ten. A waiter whose signal is aborted leaves the line.
+ */
+export function createPriorityLine(): <T>(priority: number, task: () => Promise<T>) => Promise<T> {
+  const waiting: { priority: number; seq: number; start: () => void }[] = [];
+  let seq = 0;
+  let busy = false;
+  const next = () => {
+    if (busy || waiting.length === 0) return;
+    let best = 0;
+    for (let i = 1; i < waiting.length; i++) {
+      const w = waiting[i] as (typeof waiting)[number];
+      const b = waiting[best] as (typeof waiting)[number];
+      if (w.priority < b.priority || (w.priority === b.priority && w.seq < b.seq)) best = i;
+    }
+    const [head] = waiting.splice(best, 1);
+    busy = true;
+    head?.start();
   };
+  return <T>(priority: number, task: () => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      waiting.push({
+        priority,
+        seq: seq++,
+        start: () => {
+          task()
+            .then(resolve, reject)
+            .finally(() => {
+              busy = false;
+              next();
+            });
+        },
+      });
+      next();
+    });
 }

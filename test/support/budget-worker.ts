@@ -38,8 +38,8 @@ let sentInWindow = 0;
 /** The shared budget, counting the requests written out inside the window. */
 const budget: RequestBudget = {
   ...shared,
-  acquire: async (signal) => {
-    const lease = await shared.acquire(signal);
+  acquire: async (signal, priority) => {
+    const lease = await shared.acquire(signal, priority);
     return {
       ...lease,
       sent: () => {

@@ -8,7 +8,12 @@ import {
   createRedisRequestBudget,
   type RedisRequestBudgetOptions,
 } from '../../../src/api/redis-request-budget.js';
-import { budgetWindowMs, type RequestBudget, resolveBudgetLimits } from '../../../src/api/request-budget.js';
+import {
+  budgetWindowMs,
+  REQUEST_PRIORITY,
+  type RequestBudget,
+  resolveBudgetLimits,
+} from '../../../src/api/request-budget.js';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { useTestRedis } from '../../support/redis.js';
 
@@ -53,6 +58,34 @@ describe('redis request budget', () => {
       expect((grants[i + 4] as number) - (grants[i] as number)).toBeGreaterThanOrEqual(0.75 * window);
     const seconds = ((grants.at(-1) as number) - (grants[0] as number)) / 1000;
     expect((grants.length - 4) / seconds).toBeGreaterThan(0.7 * 4 * 5);
+  });
+
+  it("lets another process's creates go before the listing pages queued in this one", async () => {
+    const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
+    const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real: 4 slots each
+    const [worker, ...schedulers] = budgets(4, limits) as RequestBudget[];
+    const order: string[] = [];
+    const take = async (b: RequestBudget, name: string, priority: number) => {
+      const lease = await b.acquire(undefined, priority);
+      order.push(name);
+      lease.sent();
+      await lease.release();
+    };
+    // Listing passes of 15 pages in each of three processes wait for the window's slots...
+    const pages = schedulers.flatMap((scheduler, s) =>
+      Array.from({ length: 15 }, (_, i) => take(scheduler, `page ${s}.${i + 1}`, REQUEST_PRIORITY.list)),
+    );
+    // ... and creates come, one by one, in another process: each takes the next slot that frees
+    // (at most a page of each process, whose slot was being taken, goes between).
+    const passed: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, window / 2));
+      const before = order.length;
+      await take(worker as RequestBudget, `create ${i + 1}`, REQUEST_PRIORITY.create);
+      passed.push(order.length - 1 - before);
+    }
+    await Promise.all(pages);
+    expect(passed.every((n) => n <= 3)).toBe(true);
   });
 
   it('holds concurrent leases across instances to the limit', async () => {

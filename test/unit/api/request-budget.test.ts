@@ -6,6 +6,7 @@ import {
   budgetWindowMs,
   currentFactor,
   FULL_RATE,
+  REQUEST_PRIORITY,
   rateWait,
   resolveBudgetLimits,
   slotsPerWindow,
@@ -165,6 +166,31 @@ describe('memory request budget', () => {
     await d;
     expect(order).toEqual(['c', 'd']);
     await lc.release();
+  });
+
+  it('gives the next lease to the most urgent waiter: a create before listing pages queued earlier', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 1, clock });
+    const held = await budget.acquire(undefined, REQUEST_PRIORITY.list);
+    const order: string[] = [];
+    const wait = (name: string, priority: number) =>
+      budget.acquire(undefined, priority).then(async (l) => {
+        order.push(name);
+        await l.release();
+      });
+    // The head of the line waits for the lease; behind it, two pages and then a create.
+    const head = wait('page 1', REQUEST_PRIORITY.list);
+    await new Promise((r) => setImmediate(r));
+    const rest = [
+      wait('page 2', REQUEST_PRIORITY.list),
+      wait('page 3', REQUEST_PRIORITY.list),
+      wait('status', REQUEST_PRIORITY.status),
+      wait('create', REQUEST_PRIORITY.create),
+    ];
+    await held.release();
+    await Promise.all([head, ...rest]);
+    // The head keeps its turn; then by urgency, and first come first served within one class.
+    expect(order).toEqual(['page 1', 'create', 'status', 'page 2', 'page 3']);
   });
 
   it('slows down after a 429 and honours Retry-After in the service time scale', async () => {
