@@ -95,7 +95,12 @@ export async function* walkCollectorPages(
   const staleOffsets: number[] = [];
   /** Where the next page starts when nothing left the listing. */
   let next = 0;
-  /** The next page starts at least here: stepping back for those that left moves on all the same. */
+  /**
+   * The next page starts at least here: stepping back for those that left moves on all the same,
+   * by a tenth of a page at least (so that Collectors admitted whose tasks never start cannot hold
+   * the walk in place). Only when more than nine tenths of a page left between two pages can it
+   * skip some, which the next scan finds.
+   */
   let floor = 0;
   let before: LeftBounds | undefined;
   for (let page = 0; page < maxPages; page++) {
@@ -114,7 +119,7 @@ export async function* walkCollectorPages(
     if (collectors.length === 0) return;
     const pageOffset = offset;
     next = pageOffset + collectors.length;
-    floor = pageOffset + Math.ceil(collectors.length / 2);
+    floor = pageOffset + Math.ceil(collectors.length / 10);
     let fresh = 0;
     for (const c of collectors) {
       if (seen.has(c.id)) continue;

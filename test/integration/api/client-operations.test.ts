@@ -90,6 +90,27 @@ describe('read operations', () => {
     expect(listed.filter((id) => !seen.has(id)).length).toBeGreaterThan(5);
   });
 
+  it('steps back for most of a page that left between two pages (creates go before listing pages)', async () => {
+    // 60 Collectors, pages of 10; after each page, tasks start for 8 of its Collectors.
+    const t = await startTestSimulator(testFleet({ generate: { count: 60, seed: 5, offlineRatio: 0 } }));
+    const { client } = createTestClient(t.sim.baseUrl);
+    const listed = (await listCollectors(t, 'limit=1000')).filter((c) => c.alive).map((c) => c.id);
+    let started = 0;
+    const seen = new Set<number>();
+    for await (const page of client.collectorPages({
+      limit: 10,
+      left: async () => ({ atMost: started, atLeast: started }),
+    })) {
+      for (const c of page) seen.add(c.id);
+      for (const c of page.filter((c) => c.alive && listed.includes(c.id)).slice(0, 8)) {
+        const r = await client.createTask({ collectorId: c.id });
+        if (r.kind === 'created') started++;
+      }
+    }
+    expect(started).toBeGreaterThan(20);
+    expect(listed.filter((id) => !seen.has(id))).toEqual([]);
+  });
+
   it('lists for a downgrade target with toVersion', async () => {
     const t = await startTestSimulator();
     const { client } = createTestClient(t.sim.baseUrl);
