@@ -112,8 +112,22 @@ export async function handleApi(
   const routed = route(method, path);
   stats.total++;
   stats.byEndpoint['endpoint' in routed ? routed.endpoint : 'other']++;
+  const subject =
+    'endpoint' in routed
+      ? routed.endpoint === 'status'
+        ? path.slice(path.lastIndexOf('/') + 1)
+        : routed.endpoint === 'list'
+          ? (query.get('toVersion') ?? query.get('to') ?? undefined)
+          : undefined
+      : undefined;
   const answer = (a: Answer) => {
     stats.record(a.status, a.code);
+    stats.logRequest({
+      at: clock.now(),
+      endpoint: 'endpoint' in routed ? routed.endpoint : 'other',
+      status: a.status,
+      ...(subject ? { subject: subject.slice(0, 64) } : {}),
+    });
     send(res, a);
     logger.debug(
       {

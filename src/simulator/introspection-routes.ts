@@ -159,6 +159,30 @@ function patchCollector(model: FleetModel, c: SimCollector, bodyText: string, no
   return json(200, simCollectorRecord(model, c, now));
 }
 
+/**
+ * GET /_sim/requests?org=NAME&since=MS&limit=N: the organization's latest requests answered at or
+ * after `since` (simulated ms), oldest first: when each was answered, its endpoint, status and
+ * subject (a status read's task, a listing's build). At most `limit` (default and most 10,000);
+ * the log keeps the latest REQUEST_LOG_SIZE (`dropped`: how many went before).
+ */
+function requests(view: SimView, query: URLSearchParams): Answer {
+  const org = selectOrg(view.orgs, query);
+  if (isAnswer(org)) return org;
+  const since = Number(query.get('since') ?? '0');
+  const limit = Number(query.get('limit') ?? String(MAX_REQUESTS));
+  if (!Number.isFinite(since)) return simError(400, 'since must be a number of simulated ms');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REQUESTS)
+    return simError(400, `limit must be a whole number from 1 to ${MAX_REQUESTS}`);
+  return json(200, {
+    org: org.name,
+    now: view.now,
+    dropped: org.stats.logDropped,
+    requests: org.stats.requests(since, limit),
+  });
+}
+
+const MAX_REQUESTS = 10_000;
+
 export function introspect(
   view: SimView,
   method: string,
@@ -168,6 +192,7 @@ export function introspect(
 ): Answer {
   const { now } = view;
   if (path === '/_sim/stats') return method === 'GET' ? stats(view, query) : simError(405, 'use GET');
+  if (path === '/_sim/requests') return method === 'GET' ? requests(view, query) : simError(405, 'use GET');
   if (path === '/_sim/orgs') {
     if (method !== 'GET') return simError(405, 'use GET');
     const orgs = view.orgs.map((o) => ({

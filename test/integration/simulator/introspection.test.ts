@@ -1,6 +1,6 @@
 /**
  * Introspection for tests, demos and benchmarks (no auth, loopback only): GET /_sim/stats,
- * GET /_sim/collectors, PATCH /_sim/collectors/:id.
+ * GET /_sim/requests, GET /_sim/collectors, PATCH /_sim/collectors/:id.
  */
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
@@ -66,6 +66,36 @@ describe('GET /_sim/stats', () => {
     expect(stats.requests.total).toBeGreaterThanOrEqual(8);
     // The introspection calls themselves (at most this one) may or may not be counted.
     expect(stats.requests.total).toBeLessThanOrEqual(9);
+  });
+
+  it('GET /_sim/requests logs each answered request: when, endpoint, status, and its subject', async () => {
+    const t = await startTestSimulator();
+    await t.api('GET', 'collectors/upgrades/collectors?toVersion=19.470-4&limit=5');
+    t.clock.advance(2_000);
+    const id = await t.createTask(C.web1);
+    t.clock.advance(3_000);
+    await t.task(id);
+    await t.api('GET', 'collectors/upgrades/987654');
+    const log = (await (await fetch(`${t.sim.url}/_sim/requests`)).json()) as {
+      dropped: number;
+      requests: { at: number; endpoint: string; status: number; subject?: string }[];
+    };
+    const start = log.requests[0]?.at as number;
+    expect(log.dropped).toBe(0);
+    expect(log.requests.map((r) => [r.at - start, r.endpoint, r.status, r.subject])).toEqual([
+      [0, 'list', 200, '19.470-4'],
+      [2_000, 'create', 202, undefined],
+      [5_000, 'status', 200, String(id)],
+      [5_000, 'status', 404, '987654'],
+    ]);
+    // `since` keeps the later ones; a limit out of bounds is refused with a clear error.
+    const later = (await (await fetch(`${t.sim.url}/_sim/requests?since=${start + 1}`)).json()) as {
+      requests: unknown[];
+    };
+    expect(later.requests).toHaveLength(3);
+    const bad = await fetch(`${t.sim.url}/_sim/requests?limit=0`);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/limit must be a whole number from 1 to 10000/);
   });
 
   it('tasksCreated and tasksByOutcome follow the tasks; now moves with the clock', async () => {
