@@ -57,6 +57,8 @@ describe('chaos: three organizations, SIGKILLs of every process and of Redis, ev
     expect(stormy?.waits.map((w) => w.type)).toEqual(
       expect.arrayContaining(['org.waiting', 'org.recovered']),
     );
+    // A wait names the cause the service showed: none for 429s it did not answer.
+    for (const o of f.orgs) expect(o.misnamedWaits, `${o.org}\n${table}`).toEqual([]);
     // Every Collector has an outcome, and it is its simulator's.
     expect(f.records).toBe(f.expected);
     for (const o of f.orgs) expect(o.records, o.org).toBe(o.expected);

@@ -107,6 +107,11 @@ export interface OrgFigures {
   faultWindows: { kind: string; fromMinutes: number; untilMinutes: number | null }[];
   /** The rollout's org.waiting / org.recovered events for it; simulated minutes from the rollout's start. */
   waits: { type: string; atMinutes: number; reason: string }[];
+  /**
+   * Its waits said to be for 429s when the service answered none (no neighbour, no 429 of its
+   * rate limit, outside its storm): a cause named that was not there.
+   */
+  misnamedWaits: { type: string; atMinutes: number; reason: string }[];
   /** Simulated minutes from the rollout's start until its last Collector had an outcome. */
   doneMinutes?: number;
 }
@@ -181,6 +186,10 @@ export function chaosViolations(f: ChaosFigures): string[] {
     for (const w of o.faultWindows)
       if (w.fromMinutes < 0 || w.untilMinutes === null || w.untilMinutes > f.simulatedMinutes)
         v.push(`the ${w.kind} of ${o.org} was not within the rollout (${JSON.stringify(w)})`);
+    for (const w of o.misnamedWaits)
+      v.push(
+        `${o.org} waited for "${w.reason}" at minute ${w.atMinutes}, but its service answered no 429 then (outside its storm, no neighbour)`,
+      );
     for (const kind of new Set(o.faultWindows.map((w) => w.kind)))
       if (!o.simulator.faults[kind])
         v.push(`the ${kind} of ${o.org} refused or altered none of our requests`);

@@ -134,6 +134,7 @@ function orgTable(orgs: readonly OrgFigures[]): string[] {
             )
             .join(', ') || 'none',
       ),
+      row('waits for 429s the service did not answer', (x) => String(x.misnamedWaits.length)),
       row('last outcome (min)', (x) => minutes(x.doneMinutes)),
     ],
   );

@@ -58,6 +58,14 @@ export function orgFigures(i: {
     : 0;
   const share = (i.options.max429Share ?? 0.01) + bursting;
   const s = i.stats;
+  const windows = i.windows.map((w) => ({
+    kind: w.kind,
+    fromMinutes: minutes(w.since),
+    untilMinutes: w.until === null ? null : minutes(w.until),
+  }));
+  const waits = i.history
+    .filter((e) => (e.type === 'org.waiting' || e.type === 'org.recovered') && e.detail?.org === i.org.name)
+    .map((e) => ({ type: e.type, atMinutes: minutes(e.at), reason: String(e.detail?.reason ?? '') }));
   return {
     org: i.org.name,
     target: i.org.target,
@@ -90,16 +98,28 @@ export function orgFigures(i: {
     rateLimitedDeployment: s.rateLimited - (neighbour?.rateLimited ?? 0),
     allowed429: 2 + Math.ceil(deploymentRequests * share),
     ...(neighbour ? { neighbour } : {}),
-    faultWindows: i.windows.map((w) => ({
-      kind: w.kind,
-      fromMinutes: minutes(w.since),
-      untilMinutes: w.until === null ? null : minutes(w.until),
-    })),
-    waits: i.history
-      .filter((e) => (e.type === 'org.waiting' || e.type === 'org.recovered') && e.detail?.org === i.org.name)
-      .map((e) => ({ type: e.type, atMinutes: minutes(e.at), reason: String(e.detail?.reason ?? '') })),
+    faultWindows: windows,
+    waits,
+    misnamedWaits: neighbour || s.rateLimited > 0 ? [] : waitsForNo429(waits, windows),
     ...(finished.length ? { doneMinutes: minutes(Math.max(...finished)) } : {}),
   };
+}
+
+/**
+ * Waits said to be for 429s that the service did not answer: in an organization without a
+ * neighbour whose rate limit answered no 429, a wait for 429s that began outside its storm (and
+ * the minute after it, for a call's last retries) names a cause that was not there.
+ */
+function waitsForNo429(
+  waits: OrgFigures['waits'],
+  windows: OrgFigures['faultWindows'],
+): OrgFigures['misnamedWaits'] {
+  const storms = windows.filter((w) => w.kind === 'rateLimitStorm');
+  const inStorm = (at: number) =>
+    storms.some((w) => at >= w.fromMinutes && (w.untilMinutes === null || at <= w.untilMinutes + 1));
+  return waits.filter(
+    (w) => w.type === 'org.waiting' && /^rate limited/.test(w.reason) && !inStorm(w.atMinutes),
+  );
 }
 
 /** The organizations' counts summed (faults by kind too). */
