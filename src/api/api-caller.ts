@@ -272,6 +272,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
           endpoint: spec.endpoint,
           cause: err,
           attempts: 0,
+          local: true,
         });
       throw err;
     }

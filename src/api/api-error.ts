@@ -56,6 +56,11 @@ export interface ApiErrorDetails {
   attempts?: number;
   /** How many of them the service answered 429. */
   rateLimitedCount?: number;
+  /**
+   * Nothing was sent: this deployment's own request budget failed (its Redis unavailable, or no
+   * slot within maxWaitMs). Retried like a 429, but it says nothing of the service.
+   */
+  local?: boolean;
   cause?: unknown;
 }
 
@@ -67,6 +72,7 @@ export class ApiError extends FleetError {
   readonly requestId: string | undefined;
   readonly attempts: number;
   readonly rateLimitedCount: number;
+  readonly local: boolean;
 
   constructor(kind: ApiErrorKind, message: string, details: ApiErrorDetails) {
     super(`FLEET_ERR_API_${kind.toUpperCase()}`, message, { cause: details.cause });
@@ -78,6 +84,7 @@ export class ApiError extends FleetError {
     this.requestId = details.requestId;
     this.attempts = details.attempts ?? 1;
     this.rateLimitedCount = details.rateLimitedCount ?? 0;
+    this.local = details.local ?? false;
   }
 
   /** The same error, after `attempts` attempts in all. */
@@ -89,6 +96,7 @@ export class ApiError extends FleetError {
       requestId: this.requestId,
       attempts,
       rateLimitedCount: this.rateLimitedCount,
+      local: this.local,
       cause: this.cause,
     });
     copy.stack = this.stack;

@@ -50,6 +50,8 @@ export function orgProblemOf(
   err: unknown,
 ): { kind: OrgProblemKind; reason: string; probe?: 'list' | 'create' } | undefined {
   const e = err as Partial<ApiError> | undefined;
+  // Our own budget failed (its Redis, or no slot in time): nothing was asked of the service.
+  if (e?.local) return undefined;
   const kind = e?.kind as ApiErrorKind | undefined;
   const status = e?.status === undefined ? '' : ` (${e.status})`;
   switch (kind) {
