@@ -188,10 +188,11 @@ function definedOnly<T extends object>(o: T): Partial<T> {
 
 /**
  * How urgent a request is, for its place in the budget's line (lower goes first): a create starts
- * work on a free slot, a status read ends a task (and frees its slot), a listing page serves a
- * pass that can wait a moment. Within one class, first come, first served.
+ * work on a free in-flight slot, so it goes before the rest; status reads, listing pages and the
+ * build list then share the budget first come, first served (a status read ahead of listing
+ * pages would starve a first scan while hundreds of tasks are polled).
  */
-export const REQUEST_PRIORITY = { create: 0, status: 1, targets: 1, list: 2 } as const;
+export const REQUEST_PRIORITY = { create: 0, status: 1, targets: 1, list: 1 } as const;
 export type RequestPriority = (typeof REQUEST_PRIORITY)[keyof typeof REQUEST_PRIORITY];
 
 /**

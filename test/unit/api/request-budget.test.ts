@@ -168,7 +168,7 @@ describe('memory request budget', () => {
     await lc.release();
   });
 
-  it('gives the next lease to the most urgent waiter: a create before listing pages queued earlier', async () => {
+  it('gives the next lease to the most urgent waiter: a create before listing pages and status reads queued earlier', async () => {
     const clock = createManualClock(0);
     const budget = createMemoryRequestBudget({ perSecond: 0, concurrent: 1, clock });
     const held = await budget.acquire(undefined, REQUEST_PRIORITY.list);
@@ -189,8 +189,8 @@ describe('memory request budget', () => {
     ];
     await held.release();
     await Promise.all([head, ...rest]);
-    // The head keeps its turn; then by urgency, and first come first served within one class.
-    expect(order).toEqual(['page 1', 'create', 'status', 'page 2', 'page 3']);
+    // The head keeps its turn; then the create, and the rest first come, first served.
+    expect(order).toEqual(['page 1', 'create', 'page 2', 'page 3', 'status']);
   });
 
   it('slows down after a 429 and honours Retry-After in the service time scale', async () => {

@@ -66,6 +66,8 @@ function sim(id: number, patch: Partial<SimView>): SimView {
     upgrading: false,
     aliveChanges: [],
     refusals: [],
+    durationKind: 'default',
+    stepSeconds: { median: 180, p95: 600 },
     tasks: [],
     ...patch,
   };
