@@ -27,7 +27,12 @@ import {
   TaskStatus,
   type UpgradeTask,
 } from './schema.js';
-import { DEFAULT_PAGE_SIZE, PageFill, walkCollectorPages } from './walk-collector-pages.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  PageFill,
+  type WalkCollectorPagesParams,
+  walkCollectorPages,
+} from './walk-collector-pages.js';
 
 export type CreateTaskResult =
   | { kind: 'created'; taskId: string; href: string | undefined; attempts: number }
@@ -52,6 +57,8 @@ export type CollectorPagesParams = Omit<ListCollectorsParams, 'offset'> & {
   maxPages?: number;
   /** Distinct Collectors listed at most (default 1 000 000, DEFAULT_MAX_COLLECTORS). */
   maxCollectors?: number;
+  /** How many Collectors listed earlier have left the listing since (walk-collector-pages.ts). */
+  left?: WalkCollectorPagesParams['left'];
 };
 
 export interface CollectorUpgradeClientOptions {

@@ -50,6 +50,8 @@ export interface Keys {
   readonly orgHealth: string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
+  /** HASH duration kind (OS × build distance) → JSON list of its latest durations (ms), newest last. */
+  kindDurations(rolloutId: string): string;
   /** LIST of a rollout's events (JSON), oldest first: its audit trail (event-log.ts). */
   history(rolloutId: string): string;
   /** STREAM of every rollout event, for delivery to webhooks at least once (src/notify). */
@@ -92,6 +94,7 @@ export function createKeys(prefix = ''): Keys {
     orgCounts: (id) => `${base}:org-counts:${id}`,
     orgHealth: `${base}:org-health`,
     durations: (id) => `${base}:durations:${id}`,
+    kindDurations: (id) => `${base}:kind-durations:${id}`,
     history: (id) => `${base}:history:${id}`,
     outbox: `${base}:outbox`,
     leader: `${base}:leader`,

@@ -42,10 +42,14 @@ class CreateNotSent extends Error {}
 export async function createTaskStep(ctx: StepContext, resend: boolean): Promise<Step> {
   const { deps, record, log } = ctx;
   const counters = { createRequests: 1 };
-  // Before each attempt goes out: `send` from admitted, `resend` (the time it is sent) after.
+  const pickedAt = deps.clock.now();
+  // Before each attempt goes out: `send` from admitted (with when the job was taken up: what it
+  // waited for the budget is the rest), `resend` (the time it is sent) after.
   const beforeSend = async () => {
-    const event = ctx.record.state === 'admitted' ? 'send' : 'resend';
-    if (!(await ctx.apply({ type: event }))) throw new CreateNotSent();
+    const sent = await ctx.apply(
+      ctx.record.state === 'admitted' ? { type: 'send', pickedAt } : { type: 'resend' },
+    );
+    if (!sent) throw new CreateNotSent();
   };
   let result: CreateTaskResult;
   try {

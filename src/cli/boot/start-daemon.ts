@@ -142,7 +142,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         onTaskEnded: counted.onTaskEnded,
       });
       const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
-      const loop = startSchedulerLoop({ scheduler, lock, policies, intervalMs: config.tickMs, logger });
+      const loop = startSchedulerLoop({
+        scheduler,
+        lock,
+        policies,
+        intervalMs: config.tickMs,
+        logger,
+        // The scheduler's due times are clock time; a rehearsal's clock runs timeScale times faster.
+        dueInMs: () => {
+          const due = scheduler.dueInMs();
+          return due === undefined ? undefined : due / config.timeScale;
+        },
+      });
       shutdown.add(() => loop.stop());
       daemon.loop = loop;
       // A Collector that gives its slot back is published (lua/apply-moves.lua): admit at once.

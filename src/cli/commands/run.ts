@@ -111,7 +111,9 @@ export function runCommand(): Command {
     const blocked = done.filter(blockedByCredentials);
     for (const r of blocked)
       for (const p of r.byOrg.filter((part) => part.waiting))
-        process.stdout.write(`${r.id}: ${p.waiting}: fix the organization's access key; nothing else moves it\n`);
+        process.stdout.write(
+          `${r.id}: ${p.waiting}: fix the organization's access key; nothing else moves it\n`,
+        );
     const verdict = blocked.length
       ? 'stopped: organizations wait for their credentials'
       : good

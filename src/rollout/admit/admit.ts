@@ -3,15 +3,17 @@
  * Collector, the first and every retry, comes through here, so that every rule applies to each:
  * - the rollout admits (running or converged: not halted, paused or superseded);
  * - the policy holds fewer than `maxInFlight` slots (taken atomically with the record's move), and,
- *   with `maxInFlightPerOrg`, the Collector's organization fewer than that;
+ *   with `maxInFlightPerOrg`, the Collector's organization fewer than that (an organization at its
+ *   cap is passed over: the next in the order of the others' take the free slots);
  * - the Collector's organization answers (its part of the rollout waits while it has a problem:
  *   orgs/org-health.ts);
- * - the Collector's maintenance window is open in its time zone, and its upgrade (the rollout's
- *   learned 95th percentile, else taskTimeout) ends before it closes;
+ * - the Collector's maintenance window is open in its time zone, and its upgrade (the learned 95th
+ *   percentile of its kind, OS × build distance, else of all, else taskTimeout) ends before it closes;
  * - the Collector's cohort is not quarantined (cohort-gate.ts; one that is moves to `quarantined`);
  * - first attempts only within the room the waves give (wave-progress.ts: a wave's cap, none while
  *   a wave bakes or awaits approval); retries belong to a wave already started and need no room.
- * Retries that are due come first (oldest due first), then queued Collectors in discovery order.
+ * Retries that are due come first (oldest due first), then queued Collectors, the longest expected
+ * upgrade first (admit/upgrade-length.ts; canaries before all), in discovery order among equals.
  * Each admitted Collector gets the job of its admission (src/queue/upgrade-job.ts).
  */
 import type { Logger } from '../../lib/logger.js';
@@ -24,6 +26,7 @@ import type { CollectorStore } from '../collector/index.js';
 import { type CollectorRecord, type Move, orgOf, type StateCounts, transition } from '../collector/index.js';
 import type { RolloutRecord } from '../life/index.js';
 import { admits } from '../life/index.js';
+import type { LengthModel } from './upgrade-length.js';
 
 export interface AdmitDeps {
   store: CollectorStore;
@@ -46,6 +49,8 @@ export interface AdmitInput {
   /** Slots of the rollout's policy held now (by all its rollouts). */
   slotsHeld: number;
   now: number;
+  /** What the rollout learned of its upgrades' lengths: the window fit asks for a Collector's kind's. */
+  lengths?: LengthModel;
 }
 
 export interface Admitted {
@@ -57,6 +62,8 @@ export interface Admitted {
 }
 
 const NONE: Admitted = { records: [], heldByWindow: 0 };
+/** Windows of candidates read at most in one admission when organizations' Collectors are passed over. */
+const MAX_CANDIDATE_WINDOWS = 10;
 
 /** Admits what the rules allow; returns the Collectors admitted, and those their windows held. */
 export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitted> {
@@ -71,7 +78,7 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   const expected = rollout.expectedMs ?? rollout.settings.taskTimeoutMs;
   const held: CollectorRecord[] = [];
   const fits = (r: CollectorRecord) => {
-    const ok = windowFits(policy.windows, now, r.timeZone, expected);
+    const ok = windowFits(policy.windows, now, r.timeZone, input.lengths?.p95(r.kind) ?? expected);
     if (!ok) held.push(r);
     return ok;
   };
@@ -80,13 +87,35 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   const hold: Move[] = [];
   const waiting = input.waiting ?? new Set<string>();
   const probing = new Set(input.probes ?? []);
-  for (const r of await deps.store.candidates(rollout.id, now, Math.max(free * 4, 100))) {
-    if (chosen.length >= free) break;
+  // With maxInFlightPerOrg, each organization's slots held now: one at its cap is passed over
+  // (its Collectors at the head of the order must not keep the others' from free slots).
+  const perOrg = policy.maxInFlightPerOrg;
+  const orgHeld = new Map<string, number>();
+  if (perOrg)
+    for (const h of await deps.store.slotHolders(rollout.policy))
+      orgHeld.set(h.org, (orgHeld.get(h.org) ?? 0) + 1);
+  const window = Math.max(free * 4, 100);
+  for (let offset = 0, page = 0; chosen.length < free && page < MAX_CANDIDATE_WINDOWS; page++) {
+    const candidates = await deps.store.candidates(rollout.id, now, window, offset);
+    offset += window;
+    let passedOver = 0;
+    for (const r of candidates) {
+      if (chosen.length >= free) break;
+      const org = orgOf(r);
+      if (waiting.has(org) || (perOrg && (orgHeld.get(org) ?? 0) >= perOrg)) {
+        passedOver++;
+        continue;
+      }
+      if (consider(r)) orgHeld.set(org, (orgHeld.get(org) ?? 0) + 1);
+    }
+    // Another window only when this one was full and some were passed over for their organization.
+    if (candidates.length < window || passedOver === 0) break;
+  }
+  function consider(r: CollectorRecord): boolean {
     const org = orgOf(r);
-    if (waiting.has(org)) continue;
     if (input.probes?.has(org)) {
       // One Collector of the organization is its probe; the others wait for its answer.
-      if (!probing.has(org)) continue;
+      if (!probing.has(org)) return false;
       probing.delete(org);
     }
     if (r.cohort && quarantined.has(r.cohort)) {
@@ -96,13 +125,18 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
         { now, settings: rollout.settings },
       );
       if (t.ok) hold.push(t.move);
-      continue;
+      return false;
     }
-    if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && fits(r)) chosen.push(r);
-    else if (r.state === 'queued' && newRoom > 0 && fits(r)) {
+    if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && fits(r)) {
+      chosen.push(r);
+      return true;
+    }
+    if (r.state === 'queued' && newRoom > 0 && fits(r)) {
       chosen.push(r);
       newRoom--;
+      return true;
     }
+    return false;
   }
   if (hold.length) {
     const outcomes = await deps.store.apply(rollout.id, hold);

@@ -4,4 +4,5 @@
  * (wave-progress.ts, a pure step).
  */
 export * from './admit.js';
+export * from './upgrade-length.js';
 export * from './wave-progress.js';

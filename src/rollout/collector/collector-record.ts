@@ -45,6 +45,8 @@ export interface CollectorRecord {
   /** Epoch ms (the deployment's shared clock). */
   discoveredAt: number;
   admittedAt?: number;
+  /** When a worker took up the job of its admission (our clock): from admittedAt, the queue's wait. */
+  pickedAt?: number;
   createSentAt?: number;
   /** When the create was answered (our clock): the task's start as we measure it. */
   requestTime?: number;
@@ -59,6 +61,8 @@ export interface CollectorRecord {
   lastStatus?: number;
   /** The process (host:pid) that created the task. */
   createdBy?: string;
+  /** What predicts its upgrade's length: its OS and its build's distance to the target, `Linux|2` (admit/upgrade-length.ts). */
+  kind?: string;
   /** osName, osArch of the Collector when found (cohorts), and its cohort's key under the policy's `cohorts.by`. */
   osName?: string;
   osArch?: string;

@@ -62,6 +62,11 @@ export interface ApplyOptions {
   durationMs?: number;
   /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
   canaries?: ReadonlySet<CollectorKey>;
+  /**
+   * The admission order's base of a Collector that goes to `queued` (its expected length in whole
+   * seconds, negated: the longest first); without it, the order of discovery.
+   */
+  queueBase?: (record: CollectorRecord) => number | undefined;
 }
 
 export class CollectorStore {
@@ -73,7 +78,7 @@ export class CollectorStore {
     private readonly logger?: Logger,
   ) {
     defineScripts(redis, [
-      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 13 },
+      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 14 },
     ]);
     this.redis = redis as Scripted;
   }
@@ -201,7 +206,9 @@ export class CollectorStore {
               ? (m.next.verifyDueAt ?? 0)
               : canary
                 ? 'c'
-                : '';
+                : newIndex === 'queued' && options.queueBase?.(m.next) !== undefined
+                  ? `p${options.queueBase(m.next)}`
+                  : '';
       args.push(
         memberOf(keyOf(m.next)),
         m.from ?? '',
@@ -233,6 +240,7 @@ export class CollectorStore {
       k.cohortCounts(rolloutId),
       k.orgCounts(rolloutId),
       k.orgSlots(policy, org),
+      k.kindDurations(rolloutId),
       rolloutId,
       options.limit ?? 0,
       options.orgLimit ?? 0,
@@ -250,26 +258,28 @@ export class CollectorStore {
     rolloutId: string,
     records: readonly CollectorRecord[],
     canaries?: ReadonlySet<CollectorKey>,
+    queueBase?: ApplyOptions['queueBase'],
   ): Promise<CollectorKey[]> {
     const outcomes = await this.apply(
       rolloutId,
       records.map((next) => ({ from: undefined, event: 'discover' as const, next })),
-      canaries?.size ? { canaries } : {},
+      { ...(canaries?.size ? { canaries } : {}), ...(queueBase ? { queueBase } : {}) },
     );
     return records.filter((_, i) => outcomes[i] === 'written').map(keyOf);
   }
 
   /**
    * Candidates of admission, in the order they are admitted: retries due by `now` (oldest due
-   * first), then queued ones in discovery order; at most `n` of each, with their records.
+   * first), then queued ones in admission order (canaries, then the longest expected upgrades);
+   * at most `n` of each from `offset` on, with their records.
    */
-  async candidates(rolloutId: string, now: number, n: number): Promise<CollectorRecord[]> {
+  async candidates(rolloutId: string, now: number, n: number, offset = 0): Promise<CollectorRecord[]> {
     if (n <= 0) return [];
     const values = replies(
       await this.redis
         .pipeline()
-        .zrangebyscore(this.keys.retries(rolloutId), '-inf', now, 'LIMIT', 0, n)
-        .zrange(this.keys.queued(rolloutId), '0', String(n - 1))
+        .zrangebyscore(this.keys.retries(rolloutId), '-inf', now, 'LIMIT', offset, n)
+        .zrange(this.keys.queued(rolloutId), String(offset), String(offset + n - 1))
         .exec(),
     );
     const keys = [...(values[0] as string[]), ...(values[1] as string[])].map(keyFromMember);
@@ -293,6 +303,64 @@ export class CollectorStore {
   /** Counts per state of each cohort (cohort gates): cohort key → counts. */
   async cohortCounts(rolloutId: string): Promise<Map<string, StateCounts>> {
     return parseGroupCounts(await this.redis.hgetall(this.keys.cohortCounts(rolloutId)));
+  }
+
+  /** Durations learned per kind (what predicts an upgrade's length): kind → durations in ms. */
+  async kindDurations(rolloutId: string): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
+    for (const [kind, json] of Object.entries(await this.redis.hgetall(this.keys.kindDurations(rolloutId)))) {
+      try {
+        const list = JSON.parse(json) as unknown;
+        if (Array.isArray(list))
+          out.set(
+            kind,
+            list.filter((n): n is number => typeof n === 'number'),
+          );
+      } catch {
+        // An unreadable entry is learned again.
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Gives the queued Collectors a new place by `base` (their expected length: the longest first),
+   * keeping the order of discovery among equals; canaries keep theirs. Returns how many moved.
+   */
+  async reorderQueued(
+    rolloutId: string,
+    base: (record: CollectorRecord) => number,
+    batch = 1000,
+  ): Promise<number> {
+    const key = this.keys.queued(rolloutId);
+    const flat = await this.redis.zrange(key, '0', '-1', 'WITHSCORES');
+    let moved = 0;
+    for (let i = 0; i < flat.length; i += 2 * batch) {
+      const part = flat.slice(i, i + 2 * batch);
+      const members: string[] = [];
+      const scores: number[] = [];
+      for (let j = 0; j < part.length; j += 2) {
+        const score = Number(part[j + 1]);
+        if (score < -1e11) continue; // a canary
+        members.push(part[j] as string);
+        scores.push(score);
+      }
+      if (members.length === 0) continue;
+      const records = await this.getMany(rolloutId, members.map(keyFromMember));
+      const pipe = this.redis.pipeline();
+      members.forEach((member, j) => {
+        const r = records.get(keyFromMember(member));
+        if (!r) return;
+        const old = scores[j] as number;
+        const next = base(r) + (old - Math.floor(old));
+        if (next !== old) {
+          pipe.zadd(key, 'XX', next, member);
+          moved++;
+        }
+      });
+      await pipe.exec();
+    }
+    return moved;
   }
 
   /** Members of an index: the Collectors of a rollout in that waiting state. */

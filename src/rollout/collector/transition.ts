@@ -59,7 +59,8 @@ export type CollectorEvent =
   /** The admitter gives it a slot, in the rollout's current wave (`wave`, for a first attempt). */
   | { type: 'admit'; wave?: number }
   /** A create is about to be sent. */
-  | { type: 'send' }
+  /** `pickedAt`: when a worker took up the job (what the job waited in the queue, and then for the budget). */
+  | { type: 'send'; pickedAt?: number }
   /** A create found unanswered within the ambiguity window is sent again: the same attempt. */
   | { type: 'resend' }
   /** The rollout stopped admitting before the create was sent: back to wait, slot given back. */
@@ -277,7 +278,11 @@ export function transition(
         ...(r.wave === undefined && event.wave !== undefined ? { wave: event.wave } : {}),
       });
     case 'send':
-      return to('creating', { createSentAt: now, attempts: r.attempts + 1 });
+      return to('creating', {
+        createSentAt: now,
+        attempts: r.attempts + 1,
+        ...(event.pickedAt === undefined ? {} : { pickedAt: event.pickedAt }),
+      });
     case 'resend':
       return to('creating', { createSentAt: now });
     case 'withdraw':

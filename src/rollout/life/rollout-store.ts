@@ -41,6 +41,8 @@ export interface CurrentRollout {
   counts: StateCounts;
   /** Slots of the rollout's policy held now, by all its rollouts. */
   slotsHeld: number;
+  /** When its earliest retry is due (clock time), when one waits. */
+  nextRetryAt?: number;
 }
 
 /** What a worker step needs, read in one round trip. */
@@ -177,13 +179,20 @@ export class RolloutStore {
       pipe.hgetall(this.keys.rollout(id));
       pipe.hgetall(this.keys.counts(id));
       pipe.scard(this.keys.slots(policyOf(id)));
+      pipe.zrange(this.keys.retries(id), '0', '0', 'WITHSCORES');
     }
     const values = replies(await pipe.exec());
     return ids.map((_, i) => {
-      const rollout = decodeRollout(values[3 * i] as Record<string, string>);
+      const rollout = decodeRollout(values[4 * i] as Record<string, string>);
       if (!rollout) return undefined;
-      const counts = parseCounts(values[3 * i + 1] as Record<string, string>);
-      return { rollout, counts, slotsHeld: Number(values[3 * i + 2]) };
+      const counts = parseCounts(values[4 * i + 1] as Record<string, string>);
+      const retry = values[4 * i + 3] as string[];
+      return {
+        rollout,
+        counts,
+        slotsHeld: Number(values[4 * i + 2]),
+        ...(retry.length >= 2 ? { nextRetryAt: Number(retry[1]) } : {}),
+      };
     });
   }
 

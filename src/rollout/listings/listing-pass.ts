@@ -38,7 +38,7 @@ export const WATCH_SHARE_OF_MEDIAN = 0.2;
  * tasks under way one page sees many ends, so passes are cheap, and each second of notice saved
  * is a second of every slot (the makespan).
  */
-export const WATCH_SPEND_PER_TASK = 0.5;
+export const WATCH_SPEND_PER_TASK = 0.25;
 export const WATCH_MIN_INTERVAL_MS = 5_000;
 export const WATCH_MAX_INTERVAL_MS = 120_000;
 

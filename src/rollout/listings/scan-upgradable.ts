@@ -10,12 +10,13 @@
  *   id ended without reaching the build (reconcile-unknown-tasks.ts records that);
  * - anything else known is left alone: a final Collector gets no second task in one rollout.
  */
-import type { Collector, CollectorUpgradeClient } from '../../api/index.js';
+import type { BuildTarget, Collector, CollectorUpgradeClient } from '../../api/index.js';
 import type { LeftBounds } from '../../api/walk-collector-pages.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Policy } from '../../policy/schema.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection } from '../../policy/select/select-collectors.js';
+import { admissionBase, buildDistance, durationKind, type LengthModel } from '../admit/index.js';
 import {
   type CollectorKey,
   type CollectorRecord,
@@ -78,7 +79,14 @@ export async function scanUpgradable(
    * answers the Collectors it admitted, whose tasks take them off the listing: the walk steps
    * back for them (bounds from their records: `leftBounds`).
    */
-  options: { onPage?: () => Promise<readonly CollectorKey[]>; org?: string } = {},
+  options: {
+    onPage?: () => Promise<readonly CollectorKey[]>;
+    org?: string;
+    /** The organization's builds (each Collector's distance to the target is counted in them). */
+    targets?: readonly BuildTarget[];
+    /** What the rollout has learned of upgrades' lengths: the longest expected are admitted first. */
+    lengths?: LengthModel;
+  } = {},
 ): Promise<ScanResult> {
   const org = options.org ?? DEFAULT_ORG;
   const build = buildOf(rollout, org);
@@ -118,7 +126,11 @@ export async function scanUpgradable(
     const moves: Move[] = [];
     for (const c of selected) {
       const r = known.get(key(c));
-      if (!r) fresh.push(newRecord(c, build, now, cohortOf(c), org));
+      if (!r)
+        fresh.push({
+          ...newRecord(c, build, now, cohortOf(c), org),
+          kind: durationKind(c.osName, buildDistance(c.collectorVersion, build, options.targets ?? [])),
+        });
       else if (
         r.state === 'not_alive' &&
         c.alive &&
@@ -130,7 +142,13 @@ export async function scanUpgradable(
       }
     }
     const canaries = new Set(isCanary ? selected.filter((c) => isCanary({ ...c, org })).map(key) : []);
-    const added = await deps.store.discover(rollout.id, fresh, canaries);
+    const lengths = options.lengths;
+    const added = await deps.store.discover(
+      rollout.id,
+      fresh,
+      canaries,
+      lengths ? (r) => admissionBase(lengths, r) : undefined,
+    );
     result.added.push(...added);
     result.canaries += added.filter((id) => canaries.has(id)).length;
     const outcomes = await deps.store.apply(rollout.id, moves);

@@ -456,6 +456,7 @@ export async function forget(deps: ControlDeps, id: string, redis: Redis): Promi
       k.cohortCounts(id),
       k.orgCounts(id),
       k.durations(id),
+      k.kindDurations(id),
       k.history(id),
     )
     .zrem(k.rollouts, id)

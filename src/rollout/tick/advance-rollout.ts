@@ -18,7 +18,7 @@
 import { calendarState } from '../../policy/calendar/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import { wavePlan } from '../../policy/wave-limits.js';
-import { admit, progressWaves } from '../admit/index.js';
+import { admit, type LengthModel, progressWaves } from '../admit/index.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -33,9 +33,10 @@ import { admits, type RolloutDraft } from '../life/index.js';
 import { reconcileUnknownTasks, scanUpgradable } from '../listings/index.js';
 import { abortRollout } from '../operator/index.js';
 import { learnDurations } from './learn-first-read.js';
+import { learnLengths } from './learn-lengths.js';
 import { moveWaves } from './move-waves.js';
 import { reportFailures } from './report-failures.js';
-import type { RolloutPass, TickContext } from './tick-context.js';
+import { dueAt, type RolloutPass, type TickContext } from './tick-context.js';
 import { decideWatch, listingDue } from './watch-step.js';
 
 export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promise<void> {
@@ -45,7 +46,8 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
   const log = logger.child({ rollout: id });
   let counts = pass.counts;
 
-  const scan = await scanStep(ctx, pass);
+  const lengths = await learnLengths(ctx, id, counts);
+  const scan = await scanStep(ctx, pass, lengths);
   if (scan.ran) counts = await store.counts(id);
   await decideWatch(ctx, draft, counts, policy.pageSize, now);
   if (await listingDue(ctx, draft.view, counts, pass.orgs, policy.pageSize, now))
@@ -58,6 +60,9 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
     counts = await store.counts(id);
   let room = 0;
   if (admits(draft.view.phase)) room = await moveWaves(ctx, draft, pass, counts);
+  // A bake's end and the next retry due are rounds of their own.
+  if (draft.view.wave.waitingFor === 'bake') dueAt(ctx.memory, draft.view.wave.bakeUntil);
+  if (pass.nextRetryAt !== undefined && pass.nextRetryAt > now) dueAt(ctx.memory, pass.nextRetryAt);
   const limit = resolveMaxInFlight(maxInFlightOf(policy), sumStates(counts, COLLECTOR_STATES));
   if (limit !== draft.view.maxInFlight) draft.set({ maxInFlight: limit });
 
@@ -88,6 +93,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       room,
       waiting: pass.waiting,
       probes: pass.probes,
+      lengths,
     });
     for (const r of admitted.records)
       if (pass.probes.has(orgOf(r))) await ctx.probed(orgOf(r), id, String(keyOf(r)));
@@ -130,12 +136,17 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
 async function scanStep(
   ctx: TickContext,
   pass: RolloutPass,
+  lengths: LengthModel,
 ): Promise<{ ran: boolean; added: number; idle: boolean }> {
   const { memory } = ctx;
   const { policy, draft, earlier, now } = pass;
   const rollout = draft.view;
   const reconciling = pass.counts.reconciling ?? 0;
   const sinceScan = now - (memory.lastScan.get(rollout.id) ?? 0);
+  dueAt(
+    memory,
+    (memory.lastScan.get(rollout.id) ?? now) + (reconciling > 0 ? ctx.reconcileEveryMs : ctx.scanEveryMs),
+  );
   const idle = sumStates(pass.counts, ACTIVE_STATES) === 0;
   const due =
     rollout.scans === 0 ||
@@ -152,7 +163,9 @@ async function scanStep(
     try {
       scan = await scanUpgradable(deps, rollout, policy, earlier, {
         org: part.org,
-        ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(ctx, draft, pass) } : {}),
+        targets: part.targets,
+        lengths,
+        ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(ctx, draft, pass, lengths) } : {}),
       });
     } catch (err) {
       // The organization's part waits (its problem is recorded); the others' go on.
@@ -205,6 +218,7 @@ async function admitDuringFirstScan(
   ctx: TickContext,
   draft: RolloutDraft,
   pass: RolloutPass,
+  lengths: LengthModel,
 ): Promise<CollectorKey[]> {
   const { policy, now } = pass;
   const rollout = draft.view;
@@ -222,6 +236,7 @@ async function admitDuringFirstScan(
     now,
     room,
     waiting: new Set([...pass.waiting, ...pass.probes]),
+    lengths,
   });
   return admitted.records.map(keyOf);
 }

@@ -15,8 +15,15 @@ export interface SchedulerLoopOptions {
   scheduler: Scheduler;
   lock: LeaderLock;
   policies: () => readonly Policy[];
-  /** Real ms between two rounds. */
+  /** Real ms between two rounds, at the most. */
   intervalMs: number;
+  /**
+   * Real ms until the scheduler has something due (a watching pass, a retry, a bake's end, a
+   * scan), as its last round saw it: the next round comes then when that is sooner than
+   * `intervalMs`, so that what is due does not wait for the interval (at a rehearsal's time
+   * scale, one interval is minutes of clock time).
+   */
+  dueInMs?: () => number | undefined;
   logger: Logger;
   /** Called after every round of the leader. */
   onTick?: () => void | Promise<void>;
@@ -68,16 +75,24 @@ export function startSchedulerLoop(options: SchedulerLoopOptions): SchedulerLoop
       kicked = false;
       running = round().finally(() => {
         busy = false;
-        // Kicks that came during the round get a round of their own right away.
-        schedule(kicked ? KICK_DELAY_MS : options.intervalMs);
+        // Kicks that came during the round get a round of their own right away; else the next
+        // round comes when something is due, or after the interval.
+        schedule(kicked ? KICK_DELAY_MS : nextDelay());
       });
     }, delay);
+  }
+
+  /** The delay of the next round: the interval, or sooner when the scheduler has something due. */
+  function nextDelay(): number {
+    const due = lock.isLeader ? options.dueInMs?.() : undefined;
+    if (due === undefined || !Number.isFinite(due)) return options.intervalMs;
+    return Math.min(options.intervalMs, Math.max(KICK_DELAY_MS, Math.ceil(due)));
   }
 
   busy = true;
   running = round().finally(() => {
     busy = false;
-    schedule();
+    schedule(nextDelay());
   });
   return {
     get isLeader() {

@@ -89,8 +89,15 @@ export class Scheduler {
    * One round over every policy. Errors of one policy do not stop the others. A Collector
    * selected by several enabled policies belongs to the first of them (in file order).
    */
+  /** Clock ms until the earliest thing the last round saw due later (undefined: nothing known). */
+  dueInMs(): number | undefined {
+    const at = this.memory.nextDueAt;
+    return Number.isFinite(at) ? Math.max(0, at - this.deps.clock.now()) : undefined;
+  }
+
   async tick(filePolicies: readonly Policy[]): Promise<void> {
     const { rollouts, clock } = this.deps;
+    this.memory.nextDueAt = Number.POSITIVE_INFINITY;
     const { current, followed, oneOffs: rawOneOffs, rollbackRequests } = await rollouts.readTick();
     this.live = [...current.values()].map((c) => c.rollout);
     await this.guarded('*', () => this.orgs.refresh(this.live));
@@ -341,6 +348,7 @@ export class Scheduler {
       draft,
       counts: view.counts,
       slotsHeld: view.slotsHeld,
+      ...(view.nextRetryAt === undefined ? {} : { nextRetryAt: view.nextRetryAt }),
       orgs: parts,
       // Organizations whose service has a problem, or that an operator paused (`pause --org`), wait.
       waiting: new Set([

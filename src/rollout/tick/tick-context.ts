@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Policy } from '../../policy/schema.js';
 import type { UpgradeQueue } from '../../queue/upgrade-job.js';
+import type { LengthModel } from '../admit/index.js';
 import {
   type CollectorRecord,
   type CollectorStore,
@@ -70,6 +71,10 @@ export interface TickMemory {
   pagesPerPass: Map<string, number>;
   /** Median duration of each rollout's upgrades, as learned. */
   medianMs: Map<string, number>;
+  /** The earliest clock time at which this round saw something due later (the next round's hint). */
+  nextDueAt: number;
+  /** What each rollout learned of its upgrades' lengths (learn-lengths.ts), at so many successes. */
+  lengths: Map<string, { at: number; model: LengthModel }>;
 }
 
 export function newTickMemory(): TickMemory {
@@ -82,7 +87,14 @@ export function newTickMemory(): TickMemory {
     lastWatch: new Map(),
     pagesPerPass: new Map(),
     medianMs: new Map(),
+    nextDueAt: Number.POSITIVE_INFINITY,
+    lengths: new Map(),
   };
+}
+
+/** Notes that something of a rollout is due at `at` (clock time): the next round comes by then. */
+export function dueAt(memory: TickMemory, at: number | undefined): void {
+  if (at !== undefined && Number.isFinite(at) && at < memory.nextDueAt) memory.nextDueAt = at;
 }
 
 /** A tick's context: the scheduler's dependencies, its memory and its pace. */
@@ -116,6 +128,8 @@ export interface RolloutPass {
   counts: StateCounts;
   /** Slots of the rollout's policy held now (by all its rollouts). */
   slotsHeld: number;
+  /** When its earliest retry is due (clock time), when one waits. */
+  nextRetryAt?: number;
   /** The organizations whose part goes on now (their service answers). */
   orgs: readonly OrgPart[];
   /** The organizations whose part waits (their service has a problem: org-health.ts). */

@@ -15,7 +15,7 @@ import {
 } from '../collector/index.js';
 import type { RolloutDraft, RolloutRecord } from '../life/index.js';
 import { listingPass, tasksUnderWay, watchDecision } from '../listings/index.js';
-import type { OrgApi, TickContext } from './tick-context.js';
+import { dueAt, type OrgApi, type TickContext } from './tick-context.js';
 
 type ListingDeps = Pick<
   TickContext,
@@ -39,6 +39,10 @@ export async function listingDue(
   const { memory } = deps;
   const since = (m: Map<string, number>) => now - (m.get(rollout.id) ?? Number.NEGATIVE_INFINITY);
   const watching = rollout.watchMs !== undefined && sumStates(counts, SLOT_STATES) > 0;
+  // The next round comes when the next pass is due (a task's end is noticed then, not a tick later).
+  if (watching) dueAt(memory, (memory.lastWatch.get(rollout.id) ?? now) + (rollout.watchMs ?? 0));
+  else if ((counts.verifying ?? 0) > 0)
+    dueAt(memory, (memory.lastVerify.get(rollout.id) ?? now) + (rollout.settings.verify?.intervalMs ?? 0));
   const watchDue = watching && since(memory.lastWatch) >= (rollout.watchMs ?? 0);
   // While the rollout watches, verification rides along the watching passes (no pass of its own).
   const verifyDue =
@@ -48,7 +52,10 @@ export async function listingDue(
   if (!verifyDue && !watchDue) return false;
   if ((counts.verifying ?? 0) > 0) memory.lastVerify.set(rollout.id, now);
   const previousPassAt = memory.lastWatch.get(rollout.id);
-  if (watchDue) memory.lastWatch.set(rollout.id, now);
+  if (watchDue) {
+    memory.lastWatch.set(rollout.id, now);
+    dueAt(memory, now + (rollout.watchMs ?? 0));
+  }
   let pages = 0;
   let moved = 0;
   for (const o of orgs) {

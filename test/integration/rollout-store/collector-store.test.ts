@@ -757,7 +757,9 @@ describe('CollectorStore: in-flight slots', () => {
     await put(s.store, ROLLOUT, 50, 'pending');
     expect(await s.store.apply(ROLLOUT, [late])).toEqual(['stale']);
     expect((await s.store.get(ROLLOUT, 6))?.state).toBe('succeeded');
-    expect(await s.store.slotHolders('linux-fleet')).toEqual([{ rolloutId: ROLLOUT, key: 50, org: 'default', collectorId: 50 }]);
+    expect(await s.store.slotHolders('linux-fleet')).toEqual([
+      { rolloutId: ROLLOUT, key: 50, org: 'default', collectorId: 50 },
+    ]);
   });
 
   it('with a lowered limit, admits nobody new while the slots held are above it', async () => {

@@ -19,8 +19,8 @@ import {
   newRecord,
 } from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
-import { OrgHealth } from '../../../src/rollout/orgs/index.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
+import { OrgHealth } from '../../../src/rollout/orgs/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
   AMBIGUITY_WINDOW_MS,
@@ -842,7 +842,10 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
       expect(await h.admit()).toEqual([C.web1]);
     }
     const problem = (await health.problems()).get('default');
-    expect(problem).toMatchObject({ kind: 'credentials', reason: 'credentials may not manage Collectors (403)' });
+    expect(problem).toMatchObject({
+      kind: 'credentials',
+      reason: 'credentials may not manage Collectors (403)',
+    });
     expect(h.events.outcomes).toEqual([]);
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(0);
   });

@@ -11,14 +11,18 @@
 --       7 rollout (HASH), 8 durations (LIST), 9 counts per wave (HASH "<wave>:<state>" -> n),
 --       10 verifying (ZSET), 11 counts per cohort (HASH "<cohort>|<state>" -> n),
 --       12 counts per organization (HASH "<org>|<state>" -> n), 13 slots of the policy in this
---       organization (SET of "<rollout>#<key>")
+--       organization (SET of "<rollout>#<key>"), 14 durations per kind (HASH kind -> JSON list of
+--       the latest durations in ms, newest last: what predicts an upgrade's length; "@<cohort>" ->
+--       the cohort's durations per build of distance)
 -- ARGV: rollout id, slot limit, slot limit of the organization (0 none), the organization,
 --       channel to publish a freed slot on ('' none), number of counters k, then k pairs (rollout
 --       field, increment), then a duration in ms ('' none), then 10 values per move: the
 --       Collector's key (its id, or "<org>/<id>"), expected state ('' = the record must not exist), new state, JSON,
 --       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c' | 'v'), new score
---       ('' with index 'q': the next place in the admission order; 'c': a canary's, before every
---       other, counted in the rollout's `canaries`), the record's wave ('' none), its cohort ('' none).
+--       ('' with index 'q': the next place in the admission order; 'p<base>': the base (an upgrade's
+--       expected length in whole seconds, negated: the longest first) plus the next place as a
+--       fraction; 'c': a canary's, before every other, counted in the rollout's `canaries`), the
+--       record's wave ('' none), its cohort ('' none).
 -- Returns one number per move: 1 written, 0 the stored state was not the expected one,
 -- -1 no in-flight slot was free.
 local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6], v = KEYS[10] }
@@ -38,6 +42,8 @@ i = i + 1
 local out = {}
 local freed = 0
 local written = 0
+local durationKind = false
+local durationCohort = false
 while i + 9 <= #ARGV do
   local id, expected, newState, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local slot, oldIndex, newIndex, score = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
@@ -93,15 +99,40 @@ while i + 9 <= #ARGV do
     if newIndex ~= '' then
       if score == '' then score = redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) end
       if score == 'c' then score = redis.call('HINCRBY', KEYS[7], 'canaries', 1) - 1e12 end
+      if string.sub(score, 1, 1) == 'p' then
+        -- Expected length first (the base: whole seconds, negated), then the order of discovery.
+        score = tonumber(string.sub(score, 2)) + redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) * 1e-7
+      end
       redis.call('ZADD', index[newIndex], score, id)
     end
     written = written + 1
+    if duration ~= '' then
+      local record = cjson.decode(json)
+      if type(record['kind']) == 'string' then durationKind = record['kind'] end
+      if type(record['cohort']) == 'string' then durationCohort = record['cohort'] end
+    end
   end
   table.insert(out, ok)
 end
 if written > 0 and duration ~= '' then
   redis.call('LPUSH', KEYS[8], duration)
   redis.call('LTRIM', KEYS[8], 0, 499)
+  local function remember(field, ms)
+    local raw = redis.call('HGET', KEYS[14], field)
+    local list = {}
+    if raw then list = cjson.decode(raw) end
+    table.insert(list, ms)
+    while #list > 100 do table.remove(list, 1) end
+    redis.call('HSET', KEYS[14], field, cjson.encode(list))
+  end
+  if durationKind then
+    remember(durationKind, tonumber(duration))
+    -- A cohort's durations per build of distance ("@<cohort>"): its factor for kinds not seen yet.
+    if durationCohort then
+      local distance = tonumber(string.match(durationKind, '|(%d+)$')) or 1
+      remember('@' .. durationCohort, math.floor(tonumber(duration) / math.max(1, distance)))
+    end
+  end
 end
 if freed > 0 and channel ~= '' then redis.call('PUBLISH', channel, rollout) end
 return out

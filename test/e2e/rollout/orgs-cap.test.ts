@@ -1,0 +1,71 @@
+/**
+ * maxInFlightPerOrg with free slots left: an organization at its cap is passed over, and the
+ * next Collectors in the order, of the other organizations, take the free slots. (Found by the
+ * chaos test across organizations: the admitter took the head of the order, all of one capped
+ * organization, and the store refused them one by one; another organization started nothing for
+ * minutes while slots stood free.)
+ */
+import { afterEach, expect, it } from 'vitest';
+import type { FleetFileInput } from '../../../src/simulator/schema.js';
+import { stopLineChildren } from '../../support/line-child.js';
+import { type OrgsHarness, startOrgsHarness } from '../../support/orgs-harness.js';
+
+/** `count` Collectors of one organization, each upgrade 20 minutes long. */
+function fleet(user: string, count: number): FleetFileInput {
+  return {
+    builds: ['19.400-5', '19.470-4'],
+    users: [{ accessId: user, accessKey: `${user}-secret` }],
+    collectors: Array.from({ length: count }, (_, i) => ({
+      id: 100 + i,
+      name: `${user}-${i}`,
+      version: '19.400-5',
+      outcome: 'succeed' as const,
+      upgradeSeconds: 1200,
+    })),
+    behaviour: { failureRatio: 0, stuckRatio: 0 },
+  };
+}
+
+let h: OrgsHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  await stopLineChildren();
+});
+
+it('passes over an organization at its maxInFlightPerOrg: the others take the free slots', async () => {
+  h = await startOrgsHarness({
+    timeScale: 60,
+    orgs: [
+      { name: 'big', fleet: fleet('big', 10) },
+      { name: 'small', fleet: fleet('small', 3) },
+    ],
+    policy: {
+      name: 'p',
+      maxInFlight: 4,
+      maxInFlightPerOrg: 2,
+      verify: false,
+      poll: { initial: '60s', max: '2m' },
+    },
+  });
+  const harness = h;
+  harness.spawnCli([
+    'run',
+    '--config',
+    harness.settingsFile,
+    '--policy',
+    harness.policyFile,
+    '--listen',
+    '127.0.0.1:0',
+  ]);
+  // Both organizations reach their cap, well within the upgrades' 20 simulated minutes.
+  await harness.waitFor((s) => (s.rollouts[0]?.inflight ?? 0) >= 4, 30_000);
+  const stats = async (org: string) => {
+    const sim = harness.orgs.get(org);
+    if (!sim) throw new Error(`no organization ${org}`);
+    return sim.stats();
+  };
+  expect((await stats('big')).tasksCreated).toBe(2);
+  expect((await stats('small')).tasksCreated).toBe(2);
+  expect((await stats('big')).maxConcurrentTasks).toBeLessThanOrEqual(2);
+}, 60_000);
