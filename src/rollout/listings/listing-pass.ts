@@ -21,7 +21,7 @@ import {
   dueForVerification,
   type ListingSighting,
   listingBuild,
-  readListing,
+  listingPages,
   type VerifyDeps,
   type VerifyPass,
   verificationEvents,
@@ -114,6 +114,8 @@ export async function listingPass(
     previousPassAt?: number;
     /** The organization whose listing is read (`deps.api` is its client). */
     org?: string;
+    /** Called after a page that showed tasks ended (their slots are free): admission, at once. */
+    onPage?: () => Promise<unknown>;
   },
 ): Promise<ListingPassResult> {
   const org = options.org ?? DEFAULT_ORG;
@@ -136,9 +138,20 @@ export async function listingPass(
   let sightings: Map<number, ListingSighting> | undefined;
   if (other && needListing) {
     const wanted = new Set([...verifying, ...tasks].map((r) => r.id));
-    const read = await readListing(deps, other, wanted, options.pageSize);
-    sightings = read.sightings;
-    result.pages = read.pages;
+    const byId = new Map(tasks.map((r) => [r.id, r]));
+    sightings = new Map();
+    for await (const page of listingPages(deps, other, wanted, options.pageSize)) {
+      result.pages++;
+      for (const [id, seen] of page) sightings.set(id, seen);
+      // The tasks this page shows ended are settled at once, and their slots filled before the
+      // next page (a pass over ten pages takes seconds, every one of them a slot idle).
+      const ended = [...page.keys()].flatMap((id) => byId.get(id) ?? []);
+      if (ended.length === 0) continue;
+      for (const r of ended) byId.delete(r.id);
+      const before = result.succeeded + result.endedElsewhere;
+      await settleWatched(deps, rollout, ended, page, clock.now(), { ...options, build }, result);
+      if (result.succeeded + result.endedElsewhere > before) await options.onPage?.();
+    }
   }
   const now = clock.now();
   if (verifying.length)
@@ -150,8 +163,6 @@ export async function listingPass(
       now,
       result,
     );
-  if (sightings && tasks.length)
-    await settleWatched(deps, rollout, tasks, sightings, now, { ...options, build }, result);
   if (result.verified || result.unhealthy || result.succeeded || result.endedElsewhere)
     deps.logger.info({ rollout: rollout.id, org, ...result }, 'listing pass');
   return result;

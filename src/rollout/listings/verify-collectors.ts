@@ -74,6 +74,28 @@ export interface ListingSighting extends Sighting {
   requestedAt: number;
 }
 
+/**
+ * Pages of `build`'s listing until every one of `wanted` was seen (or the listing ends): each
+ * page's sightings of `wanted`, as it comes.
+ */
+export async function* listingPages(
+  deps: Pick<ScanDeps, 'api' | 'clock'>,
+  build: string,
+  wanted: ReadonlySet<number>,
+  pageSize: number,
+): AsyncGenerator<Map<number, ListingSighting>> {
+  const seen = new Set<number>();
+  for await (const { page, requestedAt } of timedPages(deps.api, deps.clock, build, pageSize)) {
+    let freshest = 0;
+    for (const c of page) if (c.alive && (c.lastSeenAlive ?? 0) > freshest) freshest = c.lastSeenAlive ?? 0;
+    const sightings = new Map<number, ListingSighting>();
+    for (const c of page) if (wanted.has(c.id)) sightings.set(c.id, { collector: c, freshest, requestedAt });
+    for (const id of sightings.keys()) seen.add(id);
+    yield sightings;
+    if (seen.size >= wanted.size) break;
+  }
+}
+
 /** Pages of `build`'s listing until every one of `wanted` was seen (or the listing ends). */
 export async function readListing(
   deps: Pick<ScanDeps, 'api' | 'clock'>,
@@ -83,12 +105,9 @@ export async function readListing(
 ): Promise<{ sightings: Map<number, ListingSighting>; pages: number }> {
   const sightings = new Map<number, ListingSighting>();
   let pages = 0;
-  for await (const { page, requestedAt } of timedPages(deps.api, deps.clock, build, pageSize)) {
+  for await (const page of listingPages(deps, build, wanted, pageSize)) {
     pages++;
-    let freshest = 0;
-    for (const c of page) if (c.alive && (c.lastSeenAlive ?? 0) > freshest) freshest = c.lastSeenAlive ?? 0;
-    for (const c of page) if (wanted.has(c.id)) sightings.set(c.id, { collector: c, freshest, requestedAt });
-    if (sightings.size === wanted.size) break;
+    for (const [id, s] of page) sightings.set(id, s);
   }
   return { sightings, pages };
 }

@@ -48,10 +48,17 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
 
   const lengths = await learnLengths(ctx, id, counts);
   const scan = await scanStep(ctx, pass, lengths);
-  if (scan.ran) counts = await store.counts(id);
-  await decideWatch(ctx, draft, counts, policy.pageSize, now);
-  if (await listingDue(ctx, draft.view, counts, pass.orgs, policy.pageSize, now))
+  // Slots held change under the round: a scan and a listing pass admit between their pages.
+  let slotsHeld = pass.slotsHeld;
+  const reread = async () => {
     counts = await store.counts(id);
+    slotsHeld = (await store.slotHolders(policy.name)).length;
+  };
+  if (scan.ran) await reread();
+  await decideWatch(ctx, draft, counts, policy.pageSize, now);
+  // Slots a listing pass frees are filled page by page, not after the pass.
+  const admitNow = () => admitBetweenPages(ctx, draft, pass, lengths);
+  if (await listingDue(ctx, draft.view, counts, pass.orgs, policy.pageSize, now, admitNow)) await reread();
   const active = sumStates(counts, ACTIVE_STATES);
   if (active > 0) ctx.memory.idleScanned.delete(id);
 
@@ -88,8 +95,9 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       rollout: draft.view,
       policy,
       counts,
-      slotsHeld: pass.slotsHeld,
-      now,
+      slotsHeld,
+      // The time of the admission itself (the round's passes may have taken seconds).
+      now: ctx.clock.now(),
       room,
       waiting: pass.waiting,
       probes: pass.probes,
@@ -165,7 +173,10 @@ async function scanStep(
         org: part.org,
         targets: part.targets,
         lengths,
-        ...(rollout.scans === 0 ? { onPage: () => admitDuringFirstScan(ctx, draft, pass, lengths) } : {}),
+        // The first wave's canaries must go first, and only the whole listing says which they are.
+        ...(rollout.scans === 0 && !policy.waves[0]?.select
+          ? { onPage: () => admitBetweenPages(ctx, draft, pass, lengths) }
+          : {}),
       });
     } catch (err) {
       // The organization's part waits (its problem is recorded); the others' go on.
@@ -207,26 +218,31 @@ async function scanStep(
 }
 
 /**
- * During a rollout's first scan, the Collectors of each page may start at once, rather than after
- * the whole listing (at 4 requests/s, 100,000 Collectors take 25 s to list): within the room of
- * the waves planned on the Collectors found so far (a share of fewer is never more) and the
- * calendar. Not when the first wave selects its canaries: they must go first, and only the whole
- * listing says which they are. Answers the Collectors it admitted: their tasks take them off the
- * listing, and the scan's walk steps back for them so that it skips none of the rest.
+ * Admission between two pages of a listing: during a rollout's first scan, the Collectors of each
+ * page may start at once, rather than after the whole listing (at 4 requests/s, 100,000
+ * Collectors take 25 s to list), within the room of the waves planned on the Collectors found so
+ * far (a share of fewer is never more); during a listing pass, the slots of the tasks a page
+ * showed ended are filled before the next page. Within the calendar, as every admission. Answers
+ * the Collectors it admitted: their tasks take them off the listing, and a scan's walk steps back
+ * for them so that it skips none of the rest.
  */
-async function admitDuringFirstScan(
+async function admitBetweenPages(
   ctx: TickContext,
   draft: RolloutDraft,
   pass: RolloutPass,
   lengths: LengthModel,
 ): Promise<CollectorKey[]> {
-  const { policy, now } = pass;
+  const { policy } = pass;
+  const now = ctx.clock.now();
   const rollout = draft.view;
-  if (!admits(rollout.phase) || policy.waves[0]?.select || !calendarState(policy, now).open) return [];
+  if (!admits(rollout.phase) || !calendarState(policy, now).open) return [];
   const counts: StateCounts = await ctx.store.counts(rollout.id);
-  const plan = wavePlan(policy.waves, sumStates(counts, COLLECTOR_STATES), 0, policy.analysis);
-  const { room } = progressWaves({ plan, progress: rollout.wave, counts, now });
-  if (room <= 0) return [];
+  const plan = wavePlan(policy.waves, sumStates(counts, COLLECTOR_STATES), rollout.canaries, policy.analysis);
+  const step = progressWaves({ plan, progress: rollout.wave, counts, now });
+  // A wave that ends (or must bake, await approval or its analysis) is moved by the round's own
+  // step (move-waves.ts), which writes it: no admission before that.
+  if (step.changed) return [];
+  const { room } = step;
   const slotsHeld = (await ctx.store.slotHolders(rollout.policy)).length;
   const admitted = await admit(ctx, {
     rollout,

@@ -35,6 +35,8 @@ export async function listingDue(
   orgs: readonly { org: string; api: OrgApi; targets: readonly BuildTarget[] }[],
   pageSize: number,
   now: number,
+  /** Admission after a page that showed tasks ended (advance-rollout.ts). */
+  onPage?: () => Promise<unknown>,
 ): Promise<boolean> {
   const { memory } = deps;
   const since = (m: Map<string, number>) => now - (m.get(rollout.id) ?? Number.NEGATIVE_INFINITY);
@@ -66,6 +68,7 @@ export async function listingDue(
         watch: watchDue,
         org: o.org,
         ...(previousPassAt === undefined ? {} : { previousPassAt }),
+        ...(onPage ? { onPage } : {}),
       });
       pages += pass.pages;
       moved += pass.verified + pass.unhealthy + pass.succeeded;

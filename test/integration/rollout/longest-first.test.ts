@@ -163,7 +163,7 @@ describe('every slot busy', () => {
       expect(at(afterSeen, 0.5)).toBeLessThanOrEqual(5);
       expect(at(afterSeen, 0.9)).toBeLessThanOrEqual(10);
       // From the true end: the listing pass that shows it comes every few seconds while tasks run
-      // (its interval spends about half a request per finished task: listing-pass.ts).
+      // (its interval spends about a quarter of a request per finished task: listing-pass.ts).
       expect(at(afterEnd, 0.5)).toBeLessThanOrEqual(15);
     }
   }, 150_000);

@@ -21,11 +21,11 @@ describe('watchDecision', () => {
     expect(d.watch).toBe(true);
   });
 
-  it('passes more often while they stay cheap: half a request per finished task', () => {
-    // 50 under way: a page every 7.2 s (180 s / (50 × 0.5)) instead of every 36 s.
+  it('passes more often while they stay cheap: a quarter of a request per finished task', () => {
+    // 50 under way: a page every 14.4 s (180 s / (50 × 0.25)) instead of every 36 s.
     const d = watchDecision({ pagesPerPass: 1, inFlight: 50, medianMs: 3 * MIN, watching: false });
-    expect(d.intervalMs).toBe(7_000);
-    expect(d.cost).toBeCloseTo(180 / (50 * 7), 5);
+    expect(d.intervalMs).toBe(14_000);
+    expect(d.cost).toBeCloseTo(180 / (50 * 14), 5);
     expect(d.watch).toBe(true);
     // Never below the minimum, however many are under way.
     expect(
