@@ -102,7 +102,7 @@ const ACTIONS: Record<string, Action<z.ZodType>> = {
   rollback: action(RollbackBody, (deps, id, actor, body: RollbackBody) =>
     requestRollback(deps, id, actor, rollbackStates(body), scopeOf(body)),
   ),
-  forget: action(EmptyBody, (deps, id, _actor, _body, redis) => forget(deps, id, redis)),
+  forget: action(EmptyBody, (deps, id) => forget(deps, id)),
 };
 
 const READ = ['GET', 'HEAD'] as const;

@@ -12,6 +12,6 @@ export function forgetCommand(): Command {
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT);
   return addStateOptions(command).action((id: string, flags: { config?: string }) =>
-    actAndTell(flags, (deps) => forget(deps, id, deps.state.redis)),
+    actAndTell(flags, (deps) => forget(deps, id)),
   );
 }

@@ -69,6 +69,11 @@ export interface RolloutWrite {
   add?: Partial<Record<RolloutCounter, number>>;
   /** What happened, recorded in the history and the outbox in the same step. */
   news?: readonly RolloutNews[];
+  /**
+   * A rollback request of this rollout (operator/rollback.ts), filed in the same step: never for
+   * a rollout that is gone (a forget that won the race leaves no request behind).
+   */
+  rollbackRequest?: string;
 }
 
 /** What a write did: the rollout as Redis now holds it, and the events it recorded. */
@@ -94,7 +99,16 @@ export interface MoveOptions {
 type Scripted = Redis & {
   fuWriteRollout(...args: (string | number)[]): Promise<string[] | 0>;
   fuHdelIf(key: string, field: string, value: string): Promise<number>;
+  fuForgetRollout(...args: string[]): Promise<[string, (string | number)?]>;
+  fuAddIfRollout(rollout: string, set: string, member: string): Promise<number>;
 };
+
+/** What `forget` did: removed the rollout (with its Collectors' count), or why not. */
+export type ForgetOutcome =
+  | { kind: 'forgotten'; collectors: number }
+  | { kind: 'gone' }
+  | { kind: 'changed'; phase: string }
+  | { kind: 'busy'; collectors: number };
 
 export class RolloutStore {
   private readonly redis: Scripted;
@@ -104,8 +118,10 @@ export class RolloutStore {
     private readonly keys: Keys,
   ) {
     defineScripts(redis, [
-      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 3 },
+      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 4 },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
+      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 18 },
+      { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout', keys: 2 },
     ]);
     this.redis = redis as Scripted;
   }
@@ -216,8 +232,52 @@ export class RolloutStore {
 
   /** Follows a rollout that is no longer current until its tasks of unknown id are resolved. */
   async follow(id: string, following: boolean): Promise<void> {
-    if (following) await this.redis.sadd(this.keys.followed, id);
+    // Never a rollout that is gone: a forget that won the race leaves no member behind.
+    if (following) await this.redis.fuAddIfRollout(this.keys.rollout(id), this.keys.followed, id);
     else await this.redis.srem(this.keys.followed, id);
+  }
+
+  /**
+   * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout.lua): only
+   * while its phase (and a paused one's reason) is still the one read and none of its Collectors
+   * is in `slotStates`. Every other writer refuses a rollout that is gone, so no key of it comes
+   * back.
+   */
+  async forget(
+    rollout: Pick<RolloutRecord, 'id' | 'policy' | 'phase' | 'pauseReason'>,
+    slotStates: readonly string[],
+  ): Promise<ForgetOutcome> {
+    const k = this.keys;
+    const id = rollout.id;
+    const [kind, n] = await this.redis.fuForgetRollout(
+      k.rollout(id),
+      k.results(id),
+      k.counts(id),
+      k.waveCounts(id),
+      k.queued(id),
+      k.retries(id),
+      k.reconciling(id),
+      k.verifying(id),
+      k.cohortCounts(id),
+      k.orgCounts(id),
+      k.durations(id),
+      k.kindDurations(id),
+      k.history(id),
+      k.rollouts,
+      k.followed,
+      k.oneOffs,
+      k.policies,
+      k.rollbackRequests,
+      id,
+      rollout.policy,
+      rollout.phase,
+      rollout.phase === 'paused' ? (rollout.pauseReason ?? '') : '',
+      ...slotStates,
+    );
+    if (kind === 'forgotten') return { kind, collectors: Number(n) };
+    if (kind === 'busy') return { kind, collectors: Number(n) };
+    if (kind === 'changed') return { kind, phase: String(n ?? '') };
+    return { kind: 'gone' };
   }
 
   /**
@@ -378,11 +438,14 @@ export class RolloutStore {
       this.keys.rollout(rollout.id),
       this.keys.history(rollout.id),
       this.keys.outbox,
+      this.keys.rollbackRequests,
       compare,
       expected,
       change.unless ?? '',
       HISTORY_LIMIT,
       OUTBOX_LIMIT,
+      change.rollbackRequest ?? '',
+      rollout.id,
       toSet.length,
       ...toSet.flat(),
       clear.length,
@@ -394,9 +457,12 @@ export class RolloutStore {
     ];
   }
 
-  /** Files a rollback request for a rollout (operator/rollback.ts); a newer one replaces one not yet taken. */
-  async requestRollback(id: string, request: string): Promise<void> {
-    await this.redis.hset(this.keys.rollbackRequests, id, request);
+  /**
+   * Files a rollback request for a rollout (operator/rollback.ts; a newer one replaces one not yet
+   * taken), through the write path: false when the rollout is gone (nothing is filed).
+   */
+  async requestRollback(id: string, request: string): Promise<boolean> {
+    return (await this.write({ id, phase: 'running' }, { rollbackRequest: request }, 0)) !== undefined;
   }
 
   /** Removes a rollback request once carried out, unless a newer one replaced it meanwhile. */

@@ -6,7 +6,6 @@
  * history with who did it. They need only Redis: they work while the daemon is down, and the
  * daemon acts on them at its next tick.
  */
-import type { Redis } from 'ioredis';
 import type { Clock } from '../../lib/clock.js';
 import { FleetError } from '../../lib/errors.js';
 import { promoted } from '../admit/index.js';
@@ -429,41 +428,34 @@ export function forgettable(rollout: RolloutRecord): boolean {
   );
 }
 
-/** Removes a finished, aborted or orphaned rollout's data (records, counts, history); its metric series go with it. */
-export async function forget(deps: ControlDeps, id: string, redis: Redis): Promise<ControlResult> {
+/**
+ * Removes a finished, aborted or orphaned rollout's data (records, counts, history, a one-off's
+ * policy, a rollback request not yet taken); its metric series go with it. One compare-and-set
+ * (the store's `forget`): an action that changed the rollout meanwhile wins, and no write that
+ * comes after it brings a key back.
+ */
+export async function forget(deps: ControlDeps, id: string): Promise<ControlResult> {
   const rollout = await load(deps, id);
   if (!forgettable(rollout))
     throw conflict(
       rollout,
       'only a converged, aborted, superseded or orphaned (policy removed) rollout can be forgotten',
     );
-  const counts = await deps.store.counts(id);
-  const busy = SLOT_STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
-  if (busy > 0)
-    throw conflict(rollout, `${busy} of its Collectors still have a task under way; wait for them`);
-  const k = deps.keys;
-  await redis
-    .multi()
-    .del(
-      k.rollout(id),
-      k.results(id),
-      k.counts(id),
-      k.waveCounts(id),
-      k.queued(id),
-      k.retries(id),
-      k.reconciling(id),
-      k.verifying(id),
-      k.cohortCounts(id),
-      k.orgCounts(id),
-      k.durations(id),
-      k.kindDurations(id),
-      k.history(id),
-    )
-    .zrem(k.rollouts, id)
-    .srem(k.followed, id)
-    .hdel(k.oneOffs, rollout.policy)
-    .exec();
-  if ((await deps.rollouts.currentOf(rollout.policy)) === id) await redis.hdel(k.policies, rollout.policy);
-  const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
-  return { rollout: id, message: `forgot ${id} and the records of its ${total} Collectors` };
+  const done = await deps.rollouts.forget(rollout, SLOT_STATES);
+  switch (done.kind) {
+    case 'forgotten':
+      return { rollout: id, message: `forgot ${id} and the records of its ${done.collectors} Collectors` };
+    case 'busy':
+      throw conflict(
+        rollout,
+        `${done.collectors} of its Collectors still have a task under way; wait for them`,
+      );
+    case 'changed':
+      throw new ControlError(
+        'conflict',
+        `rollout ${id} changed meanwhile (it is ${done.phase} now); look again before forgetting it`,
+      );
+    case 'gone':
+      throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
+  }
 }

@@ -4,7 +4,6 @@
  * (daemon setting `retention`, default 30 days), as `forget` removes one at once. Its metric series
  * go with it at the next scrape. A rollout whose Collectors still hold slots is left for later.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
 import { type ControlDeps, ControlError, forget, forgettable } from './control.js';
 
@@ -16,7 +15,6 @@ export function finishedAt(r: { convergedAt?: number; updatedAt: number }): numb
 /** Removes the rollouts finished more than `retentionMs` ago; returns their ids. */
 export async function expireRollouts(
   deps: ControlDeps & { logger: Logger },
-  redis: Redis,
   retentionMs: number,
   now: number,
 ): Promise<string[]> {
@@ -24,7 +22,7 @@ export async function expireRollouts(
   for (const r of await deps.rollouts.list()) {
     if (!forgettable(r) || now - finishedAt(r) < retentionMs) continue;
     try {
-      await forget(deps, r.id, redis);
+      await forget(deps, r.id);
       expired.push(r.id);
       deps.logger.info(
         { rollout: r.id, finishedAt: new Date(finishedAt(r)).toISOString() },

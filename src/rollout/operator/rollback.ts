@@ -116,10 +116,11 @@ export async function requestRollback(
     at: now,
     reason: `rollback by ${actor}`,
   };
-  await deps.rollouts.requestRollback(id, JSON.stringify(request));
+  // The request is filed with its event, in one step, only while the rollout exists.
   const written = await deps.rollouts.write(
     rollout,
     {
+      rollbackRequest: JSON.stringify(request),
       news: [
         {
           type: 'rollback.requested',

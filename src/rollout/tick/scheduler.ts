@@ -129,7 +129,7 @@ export class Scheduler {
     if (now - this.lastExpiry >= 10 * 60_000) {
       this.lastExpiry = now;
       await this.guarded('*', () =>
-        expireRollouts(this.deps, this.deps.redis, this.deps.retentionMs ?? DEFAULT_RETENTION_MS, now),
+        expireRollouts(this.deps, this.deps.retentionMs ?? DEFAULT_RETENTION_MS, now),
       );
     }
     if (Date.now() - this.lastRepair >= (this.deps.repairIntervalMs ?? 15_000)) {

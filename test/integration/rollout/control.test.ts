@@ -277,7 +277,7 @@ describe('pause and resume', () => {
       () => abort(w.deps, 'nobody@1.0-1', OPS),
       () => promote(w.deps, 'nobody@1.0-1', OPS, false),
       () => retry(w.deps, 'nobody@1.0-1', OPS, ['failed']),
-      () => forget(w.deps, 'nobody@1.0-1', ctx.redis),
+      () => forget(w.deps, 'nobody@1.0-1'),
     ];
     for (const action of actions) {
       const err = await refusal(action());
@@ -616,7 +616,7 @@ describe('forget', () => {
         expect(
           await w.rollouts.move({ id: ID, phase: 'running' }, phase === 'paused' ? 'pause' : 'halt', T0, 'x'),
         ).toBe(phase);
-      const err = await refusal(forget(w.deps, ID, ctx.redis));
+      const err = await refusal(forget(w.deps, ID));
       expect(err.kind).toBe('conflict');
       expect(err.message).toBe(
         `rollout ${ID} is ${phase}: only a converged, aborted, superseded or orphaned (policy removed) rollout can be forgotten`,
@@ -625,7 +625,7 @@ describe('forget', () => {
     }
     // Aborted, but a task is still under way.
     await abort(w.deps, ID, OPS);
-    const busy = await refusal(forget(w.deps, ID, ctx.redis));
+    const busy = await refusal(forget(w.deps, ID));
     expect(busy.message).toBe(
       `rollout ${ID} is aborted: 1 of its Collectors still have a task under way; wait for them`,
     );
@@ -635,9 +635,7 @@ describe('forget', () => {
     const t = transition(pending, { type: 'succeeded', status: 2 }, { now: T0, settings: SETTINGS });
     if (!t.ok) throw new Error(t.reason);
     await w.store.apply(ID, [t.move]);
-    expect((await forget(w.deps, ID, ctx.redis)).message).toBe(
-      `forgot ${ID} and the records of its 2 Collectors`,
-    );
+    expect((await forget(w.deps, ID)).message).toBe(`forgot ${ID} and the records of its 2 Collectors`);
   });
 
   it('removes every key of the rollout, its history, and its entry in the policies hash; others stay', async () => {
@@ -675,7 +673,7 @@ describe('forget', () => {
     const otherKeys = await keysOf(OTHER);
     const outboxBefore = await outbox(w);
 
-    const result = await forget(w.deps, ID, ctx.redis);
+    const result = await forget(w.deps, ID);
     expect(result).toEqual({ rollout: ID, message: `forgot ${ID} and the records of its 5 Collectors` });
     expect(await keysOf(ID)).toEqual([]);
     for (const key of [k.queued(ID), k.retries(ID), k.reconciling(ID)])
@@ -691,7 +689,7 @@ describe('forget', () => {
     expect((await w.rollouts.list()).map((x) => x.id)).toEqual([OTHER]);
     expect(await outbox(w)).toEqual(outboxBefore);
     // Forgotten: nothing to forget any more.
-    expect((await refusal(forget(w.deps, ID, ctx.redis))).kind).toBe('not_found');
+    expect((await refusal(forget(w.deps, ID))).kind).toBe('not_found');
   });
 
   it('leaves the policies hash alone when the rollout is no longer its policy’s current one', async () => {
@@ -699,7 +697,7 @@ describe('forget', () => {
     await rollout(w, { succeeded: 1 });
     await rollout(w, { queued: 1 }, `${POLICY}@19.480-1`, 10);
     expect(await w.rollouts.move({ id: ID, phase: 'running' }, 'supersede', T0)).toBe('superseded');
-    await forget(w.deps, ID, ctx.redis);
+    await forget(w.deps, ID);
     expect(await ctx.redis.hget(w.keys.policies, POLICY)).toBe(`${POLICY}@19.480-1`);
     expect(await w.rollouts.get(`${POLICY}@19.480-1`)).toBeDefined();
   });
@@ -708,15 +706,13 @@ describe('forget', () => {
     const w = open();
     await rollout(w, { succeeded: 2 });
     expect(await w.rollouts.move({ id: ID, phase: 'running' }, 'converge', T0)).toBe('converged');
-    expect((await forget(w.deps, ID, ctx.redis)).message).toBe(
-      `forgot ${ID} and the records of its 2 Collectors`,
-    );
+    expect((await forget(w.deps, ID)).message).toBe(`forgot ${ID} and the records of its 2 Collectors`);
     const orphan = 'gone@19.470-4';
     await rollout(w, { failed: 1 }, orphan);
     expect(
       await w.rollouts.move({ id: orphan, phase: 'running' }, 'pause', T0, PAUSE_REASONS.policyRemoved),
     ).toBe('paused');
-    await forget(w.deps, orphan, ctx.redis);
+    await forget(w.deps, orphan);
     expect(await keysOf(orphan)).toEqual([]);
   });
 });

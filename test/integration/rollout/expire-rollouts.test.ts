@@ -55,7 +55,7 @@ describe('expireRollouts', () => {
 
     const keysOf = async (id: string) => (await ctx.redis.keys(`${ctx.prefix}*${id}*`)).length;
     expect(await keysOf(old.id)).toBeGreaterThanOrEqual(3);
-    const expired = await expireRollouts(deps, ctx.redis, 30 * DAY, clock.now());
+    const expired = await expireRollouts(deps, 30 * DAY, clock.now());
     expect(expired).toEqual([old.id]);
     expect(await keysOf(old.id)).toBe(0);
     expect(await state.rollouts.get(old.id)).toBeUndefined();

@@ -3,12 +3,14 @@
 -- its counters increased, and each event appended to the rollout's history and added to the
 -- notification outbox. So an event exists exactly when the change it tells of does: no crash can
 -- leave a halt without its `rollout.halted`, and a rollout that is gone (forgotten) is not written
--- back as a stray hash.
+-- back as a stray hash, nor given a history, an outbox event or a rollback request of its own.
 --
--- KEYS: 1 the rollout (HASH), 2 its history (LIST), 3 the outbox (STREAM)
+-- KEYS: 1 the rollout (HASH), 2 its history (LIST), 3 the outbox (STREAM), 4 the rollback
+--       requests (HASH rollout id -> request JSON)
 -- ARGV: compare ('' | 'phase' | 'waveSeq'), the value expected (a phase, or a wave seq as a
 --       number; a missing wave has seq 0), a field that must be absent ('' none), history
---       entries kept, outbox entries kept, then
+--       entries kept, outbox entries kept, a rollback request of this rollout to file ('' none),
+--       the rollout's id (its field in the requests), then
 --       n and n field/value pairs to set, m and m fields to clear, k and k field/increment pairs,
 --       e and e (event id, event JSON) pairs.
 -- Returns the rollout's fields after the write (HGETALL), or 0 when the rollout does not exist
@@ -30,7 +32,8 @@ elseif compare == 'waveSeq' then
 end
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then return 0 end
 local historyKept, outboxKept = tonumber(ARGV[4]), ARGV[5]
-local i = 6
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[4], ARGV[7], ARGV[6]) end
+local i = 8
 local n = tonumber(ARGV[i])
 i = i + 1
 if n > 0 then

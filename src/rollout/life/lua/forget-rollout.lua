@@ -1,0 +1,38 @@
+-- Forgets a rollout (operator/control.ts `forget`) in one atomic step: a compare-and-set on the
+-- phase it was read in (and, for a paused rollout, on its pause reason), refused while any of its
+-- Collectors holds a slot, then every key of the rollout deleted and every mention of it in the
+-- shared keys removed. Every other writer of a rollout's keys refuses a rollout that is gone
+-- (write-rollout.lua, apply-moves.lua, add-if-rollout.lua), so nothing written after this step
+-- brings a key of it back.
+--
+-- KEYS: 1 the rollout (HASH), 2 results, 3 counts, 4 counts per wave, 5 queued, 6 retries,
+--       7 reconciling, 8 verifying, 9 counts per cohort, 10 counts per organization,
+--       11 durations, 12 durations per kind, 13 history, 14 rollouts (ZSET), 15 followed (SET),
+--       16 one-off policies (HASH), 17 policies (HASH policy -> current rollout),
+--       18 rollback requests (HASH)
+-- ARGV: the rollout id, its policy, the phase expected, the pause reason expected ('' any), then
+--       the states that hold a slot.
+-- Returns {'forgotten', n} (n: its Collectors), {'gone'}, {'changed', phase} or {'busy', n}.
+if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then return { 'gone' } end
+local phase = redis.call('HGET', KEYS[1], 'phase') or ''
+if phase ~= ARGV[3] then return { 'changed', phase } end
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], 'pauseReason') ~= ARGV[4] then
+  return { 'changed', phase }
+end
+local counts = redis.call('HGETALL', KEYS[3])
+local busy, total = 0, 0
+local slot = {}
+for i = 5, #ARGV do slot[ARGV[i]] = true end
+for i = 1, #counts, 2 do
+  local n = tonumber(counts[i + 1]) or 0
+  total = total + n
+  if slot[counts[i]] then busy = busy + n end
+end
+if busy > 0 then return { 'busy', busy } end
+redis.call('DEL', unpack(KEYS, 1, 13))
+redis.call('ZREM', KEYS[14], ARGV[1])
+redis.call('SREM', KEYS[15], ARGV[1])
+redis.call('HDEL', KEYS[16], ARGV[2])
+if redis.call('HGET', KEYS[17], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[17], ARGV[2]) end
+redis.call('HDEL', KEYS[18], ARGV[1])
+return { 'forgotten', total }
