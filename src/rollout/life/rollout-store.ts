@@ -240,8 +240,8 @@ export class RolloutStore {
   /**
    * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout.lua): only
    * while its phase (and a paused one's reason) is still the one read and none of its Collectors
-   * is in `slotStates`. Every other writer refuses a rollout that is gone, so no key of it comes
-   * back.
+   * is in `slotStates`. The rollout's own writes refuse a rollout that is gone, so no action that
+   * comes after it brings a key of it back.
    */
   async forget(
     rollout: Pick<RolloutRecord, 'id' | 'policy' | 'phase' | 'pauseReason'>,

@@ -1,9 +1,10 @@
 -- Forgets a rollout (operator/control.ts `forget`) in one atomic step: a compare-and-set on the
 -- phase it was read in (and, for a paused rollout, on its pause reason), refused while any of its
 -- Collectors holds a slot, then every key of the rollout deleted and every mention of it in the
--- shared keys removed. Every other writer of a rollout's keys refuses a rollout that is gone
--- (write-rollout.lua, apply-moves.lua, add-if-rollout.lua), so nothing written after this step
--- brings a key of it back.
+-- shared keys removed. The rollout's own writes refuse a rollout that is gone (write-rollout.lua:
+-- its fields, history, outbox and rollback requests; add-if-rollout.lua), and an operator's move
+-- of a Collector is a compare-and-set on a record that is gone too, so no action that comes after
+-- this step brings a key of it back.
 --
 -- KEYS: 1 the rollout (HASH), 2 results, 3 counts, 4 counts per wave, 5 queued, 6 retries,
 --       7 reconciling, 8 verifying, 9 counts per cohort, 10 counts per organization,
