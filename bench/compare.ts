@@ -17,22 +17,25 @@
  *
  * Run: npm run bench -- compare [--collectors 640] [--time-scale 30] [--in-flight 10,50] [--seed 11]
  *        [--network-failures 0] [--max-minutes 30] [--only baseline|fleet-upgrade]
- *        [--baseline-clock jump|scaled] [--vendor-latency-ms 0]
+ *        [--baseline-clock jump|scaled] [--vendor-latency-ms 0] [--durations kinds|random]
+ * Each run is also measured against the ideal of issue #18 (the same durations longest first on
+ * the same limit), with where its slot-time went and, for fleet-upgrade, what each refill of a
+ * slot waited for (bench/lib/slot-time.ts).
  * Prints a table and the path of a JSON file with every figure (bench/results/, not committed).
  * Needs Redis (see scripts/provision-redis.mjs).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { createLogger } from '../src/lib/logger.js';
 import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
-import { BENCH_BUILDS, BENCH_USER, benchFleet, DEFAULT_FLEET } from './lib/bench-fleet.js';
-import { formatTable } from './lib/format-table.js';
+import { BENCH_USER, benchBuilds, benchFleet, DEFAULT_FLEET } from './lib/bench-fleet.js';
+import { formatRefillTable, formatTable } from './lib/format-table.js';
 import { createJumpClock } from './lib/jump-clock.js';
 import { measureRun, type RunFigures, readSimulation } from './lib/measure-run.js';
+import { noiseMeter } from './lib/noise-meter.js';
 import { runFleetUpgrade } from './lib/run-fleet-upgrade.js';
 import { VendorClient } from './lib/vendor-client.js';
 import { runVendorScript } from './lib/vendor-script.js';
@@ -47,6 +50,8 @@ const fleetOptions = {
   count: Number(arg('collectors', String(DEFAULT_FLEET.count))),
   seed: Number(arg('seed', String(DEFAULT_FLEET.seed))),
   networkFailures: arg('network-failures', '0') !== '0',
+  durations:
+    arg('durations', DEFAULT_FLEET.durations) === 'random' ? ('random' as const) : ('kinds' as const),
 };
 const timeScale = Number(arg('time-scale', '30'));
 const inFlights = arg('in-flight', '10,50').split(',').map(Number);
@@ -54,7 +59,8 @@ const maxRealMs = Number(arg('max-minutes', '30')) * 60_000;
 const only = arg('only', '');
 const baselineClock = arg('baseline-clock', 'jump') === 'scaled' ? 'scaled' : 'jump';
 const vendorLatencyMs = Number(arg('vendor-latency-ms', '0'));
-const TARGET = BENCH_BUILDS[BENCH_BUILDS.length - 1] as string;
+const BUILDS = benchBuilds(fleetOptions);
+const TARGET = BUILDS[BUILDS.length - 1] as string;
 const PER_SECOND = 4;
 
 const logger = createLogger({ level: 'error', name: 'bench' });
@@ -66,28 +72,6 @@ const fleet = benchFleet(fleetOptions);
 const fleetFile = join(resultsDir, `compare-${stamp}-fleet.json`);
 writeFileSync(fleetFile, JSON.stringify(fleet));
 const redis = await provisionRedis({ ensureRedis, logger, dataDir: join(dir, 'redis') });
-
-/** Event-loop delay and load while a run goes on: how noisy its real-time figures may be. */
-function noiseMeter() {
-  const h = monitorEventLoopDelay({ resolution: 10 });
-  h.enable();
-  const load = loadavg()[0] as number;
-  const cpu = process.cpuUsage();
-  const t0 = Date.now();
-  return () => {
-    h.disable();
-    const used = process.cpuUsage(cpu);
-    return {
-      eventLoopDelayMs: {
-        p50: Number((h.percentile(50) / 1e6).toFixed(1)),
-        p99: Number((h.percentile(99) / 1e6).toFixed(1)),
-        max: Number((h.max / 1e6).toFixed(1)),
-      },
-      loadAverage1m: { start: Number(load.toFixed(2)), end: Number((loadavg()[0] as number).toFixed(2)) },
-      processCpuShare: Number(((used.user + used.system) / 1000 / Math.max(1, Date.now() - t0)).toFixed(2)),
-    };
-  };
-}
 
 async function freshSimulator() {
   return startSimulator({ fleet: JSON.parse(JSON.stringify(fleet)), timeScale });
@@ -162,6 +146,7 @@ async function fleetUpgrade(inFlight: number) {
       target: TARGET,
       noticed: run.noticed,
       perSecond: PER_SECOND,
+      timings: run.timings,
     });
     return {
       figures,
@@ -226,7 +211,7 @@ try {
 const out = {
   benchmark: 'compare',
   at: new Date().toISOString(),
-  fleet: { ...fleetOptions, file: fleetFile, builds: BENCH_BUILDS },
+  fleet: { ...fleetOptions, file: fleetFile, builds: BUILDS },
   timeScale,
   baselineClock,
   vendorLatencyMs,
@@ -236,4 +221,9 @@ const out = {
 };
 const file = join(resultsDir, `compare-${stamp}.json`);
 writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-process.stdout.write(`${formatTable(levels)}\n\nfull figures: ${file}\n`);
+const refills = levels.flatMap((l) =>
+  l.fleetUpgrade ? [{ label: `fleet-upgrade, ${l.inFlight} in flight`, refill: l.fleetUpgrade.refill }] : [],
+);
+process.stdout.write(
+  `${formatTable(levels)}\n\n${refills.length ? `${formatRefillTable(refills)}\n\n` : ''}full figures: ${file}\n`,
+);

@@ -7,7 +7,11 @@ interface Row {
   overBound: number | null;
   overIdeal: number | null;
   noticedLate: { p50s: number | null; p50ShareOfTask: number | null };
+  slotTime: { running: number; idleBeforeLastCreate: number; tailAfterLastCreate: number };
+  refill: { refills: number; gapS: { p50: number }; share: Record<string, number> };
 }
+
+const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
 
 export function formatTable(
   levels: readonly { inFlight: number; baseline?: Row | undefined; fleetUpgrade?: Row | undefined }[],
@@ -20,7 +24,9 @@ export function formatTable(
     '429s',
     'makespan (sim. min)',
     '× bound',
-    '× ideal',
+    '× ideal (longest first)',
+    'slot-time: running / idle before last create / tail',
+    'refill gap p50 (s)',
     'noticed late (p50, % of task)',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
@@ -41,10 +47,49 @@ export function formatTable(
           r.makespanMin,
           r.overBound,
           r.overIdeal,
+          `${pct(r.slotTime.running)} / ${pct(r.slotTime.idleBeforeLastCreate)} / ${pct(r.slotTime.tailAfterLastCreate)}`,
+          r.refill.refills ? r.refill.gapS.p50 : '-',
           `${r.noticedLate.p50s} s, ${share === null ? '-' : `${(share * 100).toFixed(1)} %`}`,
         ].join(' | ')} |`,
       );
     }
   }
+  return lines.join('\n');
+}
+
+/** What each refill of a slot waited for, per run of fleet-upgrade (bench/lib/slot-time.ts). */
+export function formatRefillTable(
+  rows: readonly {
+    label: string;
+    refill: {
+      refills: number;
+      timed: number;
+      gapS: { p50: number; p90: number; mean: number };
+      meanS: { noticing: number; tickAndAdmission: number; queue: number; budgetAndCall: number };
+    };
+  }[],
+): string {
+  const head = [
+    'run',
+    'refills (timed)',
+    'gap p50 / p90 / mean (s)',
+    'noticing the end (s)',
+    'tick and admission (s)',
+    'BullMQ queue (s)',
+    'budget and call (s)',
+  ];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const { label, refill: r } of rows)
+    lines.push(
+      `| ${[
+        label,
+        `${r.refills} (${r.timed})`,
+        `${r.gapS.p50} / ${r.gapS.p90} / ${r.gapS.mean}`,
+        r.meanS.noticing,
+        r.meanS.tickAndAdmission,
+        r.meanS.queue,
+        r.meanS.budgetAndCall,
+      ].join(' | ')} |`,
+    );
   return lines.join('\n');
 }

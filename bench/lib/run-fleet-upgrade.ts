@@ -18,6 +18,7 @@ import type { Logger } from '../../src/lib/logger.js';
 import { Policy } from '../../src/policy/schema.js';
 import type { CollectorRecord } from '../../src/rollout/index.js';
 import { redisFootprint } from './redis-footprint.js';
+import type { TaskTimings } from './slot-time.js';
 
 export interface FleetUpgradeRunOptions {
   redisUrl: string;
@@ -31,6 +32,10 @@ export interface FleetUpgradeRunOptions {
   logger: Logger;
   /** Gives up after this many real ms (the rollout is then reported as unfinished). */
   maxRealMs: number;
+  /** More of the policy (as YAML would hold it), e.g. `{ verify: false }`. */
+  policy?: Record<string, unknown>;
+  /** Real ms between two scheduler rounds at the most (default: the rehearsal's). */
+  tickMs?: number;
 }
 
 export interface FleetUpgradeRun {
@@ -40,6 +45,8 @@ export interface FleetUpgradeRun {
   counts: Record<string, number>;
   /** Task id → the simulator-clock time at which the daemon recorded the task's end. */
   noticed: Map<string, number>;
+  /** Task id → what the daemon recorded of it (noticed, admitted, taken up), on the simulator's clock. */
+  timings: Map<string, TaskTimings>;
   clockOffsetMs: number;
   realMs: number;
   /** Redis bytes (MEMORY USAGE) of the deployment's keys once the rollout has finished, per Collector recorded. */
@@ -72,7 +79,7 @@ export function clockOffset(sim: Clock, daemon: Clock): number {
 }
 
 export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetUpgradeRun> {
-  const policy = Policy.parse({ name: 'bench', target: 'latest', maxInFlight: o.inFlight });
+  const policy = Policy.parse({ name: 'bench', target: 'latest', maxInFlight: o.inFlight, ...o.policy });
   const keyPrefix = `bench-${randomBytes(4).toString('hex')}:`;
   const started = Date.now();
   const daemon = await startDaemon({
@@ -85,6 +92,7 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
       dataDir: o.dataDir,
       timeScale: o.timeScale,
       logLevel: 'error',
+      ...(o.tickMs === undefined ? {} : { tickMs: o.tickMs }),
       api: { baseUrl: o.baseUrl, accessId: o.accessId, accessKey: o.accessKey },
     }),
   });
@@ -99,13 +107,25 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
     const realMs = Date.now() - started;
     const rolloutId = (await daemon.rollouts.currentIds()).get(policy.name);
     const noticed = new Map<string, number>();
+    const timings = new Map<string, TaskTimings>();
     const counts: Record<string, number> = {};
+    const sim = (at: number | undefined) => (at === undefined ? undefined : at + clockOffsetMs);
     if (rolloutId) {
       for await (const r of daemon.store.all(rolloutId)) {
         counts[r.state] = (counts[r.state] ?? 0) + 1;
         for (const [task, at] of noticedTimes(r))
           if (!noticed.has(task)) noticed.set(task, at + clockOffsetMs);
+        // The current attempt's admission and pick-up (earlier attempts keep no such times).
+        if (r.taskId !== undefined) {
+          const t: TaskTimings = {};
+          const admittedAt = sim(r.admittedAt);
+          const pickedAt = sim(r.pickedAt);
+          if (admittedAt !== undefined) t.admittedAt = admittedAt;
+          if (pickedAt !== undefined) t.pickedAt = pickedAt;
+          timings.set(String(r.taskId), t);
+        }
       }
+      for (const [task, at] of noticed) timings.set(task, { ...timings.get(task), noticedAt: at });
     }
     const status = done?.find((r) => r.id === rolloutId);
     const recorded = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -116,6 +136,7 @@ export async function runFleetUpgrade(o: FleetUpgradeRunOptions): Promise<FleetU
       phase: status?.phase,
       counts,
       noticed,
+      timings,
       clockOffsetMs,
       realMs,
       redisBytesPerCollector: recorded ? Math.round(footprint.bytes / recorded) : undefined,
