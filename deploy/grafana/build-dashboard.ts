@@ -204,7 +204,8 @@ function orgProgressTable() {
 /**
  * Fixed colours of the states on the "Collectors by state" panel: bad outcomes in reds and
  * oranges, waits in blue and yellow, a success under verification in light green, held
- * Collectors (the worklist, quarantined cohorts) in dark yellow and dark purple; pending,
+ * Collectors (the worklist, quarantined cohorts) in dark yellow and dark purple, an outcome that
+ * cannot be known in light blue; pending,
  * progressing and skipped take the palette's.
  */
 const STATE_COLORS: Partial<Record<MetricState, string>> = {
@@ -219,6 +220,7 @@ const STATE_COLORS: Partial<Record<MetricState, string>> = {
   not_alive: 'purple',
   rejected: 'dark-red',
   manual: 'dark-yellow',
+  unknown: 'light-blue',
   quarantined: 'dark-purple',
   aborted: 'text',
 };
@@ -310,7 +312,7 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
       .height(8),
     timeSeries(
       'Failure rate',
-      `(failed + timed_out + unhealthy + error) / all outcomes but skipped, aborted, manual and quarantined, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
+      `(failed + timed_out + unhealthy + error) / all outcomes but skipped, aborted, manual, unknown and quarantined, per rollout, over the interval. The dashed line is the alert threshold (${FAILURE_THRESHOLD * 100} %).`,
       'percentunit',
     )
       .withTarget(query('A', Q.failureRate, '{{rollout}}'))
@@ -329,7 +331,7 @@ function outcomesRow(): cog.Builder<dashboard.Panel>[] {
     new stat.PanelBuilder()
       .title('Failure ratio so far')
       .description(
-        '(failed + timed_out + unhealthy + error) / Collectors with an outcome other than skipped, aborted, manual and quarantined, since the rollout began.',
+        '(failed + timed_out + unhealthy + error) / Collectors with an outcome other than skipped, aborted, manual, unknown and quarantined, since the rollout began.',
       )
       .datasource(DS)
       .withTarget(query('A', Q.failureRatioSoFar, '{{rollout}}'))
@@ -429,8 +431,8 @@ function holdsRow(): cog.Builder<dashboard.Panel>[] {
       .span(12)
       .height(8),
     countStat(
-      'Worklist (manual)',
-      'Collectors per rollout whose failure needs a person (disk space, upgrades disabled, permissions, or a class the policy sends to manual): `fleet-upgrade report ROLLOUT --worklist` lists them; the failure gate does not count them. `fleet-upgrade retry ROLLOUT --only manual` tries them again once fixed.',
+      'Worklist (manual, unknown)',
+      'Collectors per rollout that need a person: manual (their failure needs one: disk space, upgrades disabled, permissions, or a class the policy sends to manual; `fleet-upgrade retry ROLLOUT --only manual` tries them again once fixed) and unknown (a create cut off before its answer, whose fate the service cannot tell: no task was made, or one ended short of the build; `fleet-upgrade retry ROLLOUT --only unknown` sends a new create). `fleet-upgrade report ROLLOUT --worklist` lists them; the failure gate does not count them.',
       Q.worklist,
       'orange',
     )

@@ -36,7 +36,7 @@ const statesWhere = (test: (s: (typeof METRIC_STATES)[number]) => boolean) =>
   METRIC_STATES.filter(test).join('|');
 /**
  * States with an outcome: the final states (succeeded, failed, timed_out, unhealthy, rejected,
- * error, manual, quarantined, skipped, aborted), and not_alive (settled until a scan sees the
+ * error, manual, unknown, quarantined, skipped, aborted), and not_alive (settled until a scan sees the
  * Collector alive again). verifying has none yet.
  */
 const FINAL = statesWhere(isSettled);
@@ -48,7 +48,8 @@ const FINAL = statesWhere(isSettled);
 const FAILED = statesWhere((s) => gateClass(s) === 'bad');
 /**
  * Outcomes the failure gate judges (bad, good or sample): every outcome but skipped, aborted,
- * manual (the worklist: a person's job, not the build's fault) and quarantined (held, no verdict).
+ * manual (the worklist: a person's job, not the build's fault), unknown (a create whose fate cannot
+ * be known: no verdict either way) and quarantined (held, no verdict).
  */
 const JUDGED = statesWhere((s) => gateClass(s) !== 'none');
 /**
@@ -154,7 +155,7 @@ export const Q = {
    */
   verification: `sum by (rollout, state) (${collectors('verifying|unhealthy')})`,
   /** The worklist (`fleet-upgrade report --worklist`): failures whose class needs a person. */
-  worklist: `sum by (rollout) (${collectors('manual')})`,
+  worklist: `sum by (rollout) (${collectors('manual|unknown')})`,
   /**
    * One row per quarantined cohort: the Collectors held when it was quarantined. A released
    * cohort's series goes (the gauge is reset at every scrape).

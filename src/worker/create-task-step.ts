@@ -132,7 +132,10 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       log.warn({ kind: result.kind }, 'create of unknown outcome; reconciling');
       return done;
     case 'collector.in.upgrading':
-      await ctx.apply({ type: 'task_unknown', proven: true, message: result.message }, { counters });
+      // A task runs on the Collector. Sent again after a create that went unanswered, it is that
+      // create's; answered to a first create, it is not ours (another tool's, an earlier
+      // rollout's): no proof that this rollout made a task.
+      await ctx.apply({ type: 'task_unknown', proven: resend, message: result.message }, { counters });
       log.warn({ kind: result.kind }, 'a task of unknown id runs; reconciling');
       return done;
     case 'collector.invalid':

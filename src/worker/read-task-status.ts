@@ -39,8 +39,14 @@ export async function readTaskStatus(ctx: StepContext): Promise<Step> {
     if (!(err instanceof ApiError)) throw err;
     const elapsed = deps.clock.now() - requestTime;
     if (elapsed > settings.taskTimeoutMs + settings.pollMaxMs * 4) {
+      // No status past the deadline: the listings tell whether the build was reached (reconciling).
       await ctx.apply(
-        { type: 'timed_out', message: `no status could be read: ${err.message}` },
+        {
+          type: 'status_error',
+          notFound: false,
+          exhausted: true,
+          message: `no status could be read past the task's deadline: ${err.message}`,
+        },
         { counters },
       );
       return done;

@@ -75,6 +75,13 @@ export function pathTo(state: CollectorState, taskId = '424242', now = 0): Colle
         ...pending,
         { type: 'manual', message: 'seeded', failureClass: 'upgrades_disabled', status: 3 },
       ];
+    case 'unknown':
+      return [
+        { type: 'admit' },
+        { type: 'send' },
+        { type: 'task_unknown', proven: false, message: 'seeded' },
+        { type: 'outcome_unknown', message: 'seeded' },
+      ];
     case 'quarantined':
       return [{ type: 'quarantine', message: 'seeded' }];
     case 'skipped':

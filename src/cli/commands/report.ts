@@ -1,6 +1,6 @@
 /**
  * `fleet-upgrade report [ROLLOUT] [--worklist]`: every Collector of a rollout with its outcome, as
- * JSON or CSV; `--worklist`: only those whose failure needs a person (state `manual`). Each row
+ * JSON or CSV; `--worklist`: only those that need a person (states `manual` and `unknown`). Each row
  * names its organization (`org`, the last column: scripts that cut columns by position keep
  * working); rows go by organization, in the rollout's order, then by Collector id (ids repeat
  * across organizations).
@@ -35,28 +35,44 @@ export const REPORT_COLUMNS = [
   'org',
 ] as const;
 
-/** `report --worklist`: the Collectors a person must look at (failure class `manual`). */
+/**
+ * `report --worklist`: the Collectors a person must look at: `manual` (their failure's class needs
+ * one) and `unknown` (what became of their create cannot be known), each with the command that
+ * resolves it once looked at.
+ */
 export const WORKLIST_COLUMNS = [
   'id',
   'name',
   'hostName',
   'from',
   'to',
+  'state',
   'failureClass',
   'message',
   'finishedAt',
   'cohort',
   'org',
+  'resolve',
 ] as const;
+
+/** The states on the worklist. */
+export const WORKLIST_STATES: readonly string[] = ['manual', 'unknown'];
 
 const TIME_COLUMNS: ReadonlySet<string> = new Set(['discoveredAt', 'requestTime', 'finishedAt']);
 
-/** One row of the worklist: what the failure's class says to do, and the service's own words. */
-export function toWorklistRow(r: CollectorRecord): Record<(typeof WORKLIST_COLUMNS)[number], unknown> {
-  return Object.fromEntries(WORKLIST_COLUMNS.map((c) => [c, c === 'org' ? orgOf(r) : r[c]])) as Record<
-    (typeof WORKLIST_COLUMNS)[number],
-    unknown
-  >;
+/**
+ * One row of the worklist: what the failure's class says to do, the service's own words (or why
+ * the outcome cannot be known), and the command that tries it again.
+ */
+export function toWorklistRow(
+  r: CollectorRecord,
+  rolloutId: string,
+): Record<(typeof WORKLIST_COLUMNS)[number], unknown> {
+  const org = orgOf(r);
+  const resolve = `fleet-upgrade retry ${rolloutId} --only ${r.state}${r.org ? ` --org ${org}` : ''}`;
+  return Object.fromEntries(
+    WORKLIST_COLUMNS.map((c) => [c, c === 'org' ? org : c === 'resolve' ? resolve : r[c]]),
+  ) as Record<(typeof WORKLIST_COLUMNS)[number], unknown>;
 }
 
 /** One CSV cell; times (epoch ms) as ISO 8601. */
@@ -99,7 +115,7 @@ export function reportCommand(): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
     .option(
       '--worklist',
-      'only the Collectors on the worklist (state manual: their failure needs a person, e.g. disk space or upgrades disabled), with class and message',
+      'only the Collectors on the worklist, with the command that tries them again: state manual (their failure needs a person, e.g. disk space or upgrades disabled; class and message) and unknown (a create cut off before its answer: what became of it cannot be known)',
       false,
     );
   return addStateOptions(command).action(
@@ -120,7 +136,7 @@ export function reportCommand(): Command {
         }
         const records: CollectorRecord[] = [];
         for await (const r of state.store.all(rollout.id))
-          if (!flags.worklist || r.state === 'manual') records.push(r);
+          if (!flags.worklist || WORKLIST_STATES.includes(r.state)) records.push(r);
         const order = orgsOf(rollout);
         const rank = (r: CollectorRecord) => {
           const i = order.indexOf(orgOf(r));
@@ -128,7 +144,7 @@ export function reportCommand(): Command {
         };
         records.sort((a, b) => rank(a) - rank(b) || orgOf(a).localeCompare(orgOf(b)) || a.id - b.id);
         if (flags.worklist) {
-          const rows = records.map(toWorklistRow);
+          const rows = records.map((r) => toWorklistRow(r, rollout.id));
           if (flags.format === 'csv') {
             process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
             for (const row of rows)

@@ -55,7 +55,7 @@ export interface CollectorRecord {
   nextAttemptAt?: number;
   /** reconciling: since when only the listings can tell what became of its task. */
   reconcilingSince?: number;
-  /** reconciling: the service showed that a task ran (collector.in.upgrading, or we had its id). */
+  /** reconciling: a task of ours surely ran (the service took the create, or we had its id). */
   taskProven?: boolean;
   /** Last task status read (0, 1, 2, 3, 6). */
   lastStatus?: number;

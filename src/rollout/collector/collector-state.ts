@@ -10,6 +10,10 @@
  * - a Collector holds an in-flight slot exactly while its state is a slot state;
  * - a final state changes only by an operator's retry; `not_alive` is settled but reopens when a
  *   scan sees it alive;
+ * - `unknown` is the outcome of a create or a task whose fate the service cannot tell (a create
+ *   cut off before its answer, and the listing offers the Collector again: no task was made, or
+ *   one ended short of the build; the API has no list of tasks by Collector and no idempotency
+ *   key): never counted as a failure (gate `none`), on the worklist, resolved by a `retry`;
  * - `attempts` (creates sent) never goes down;
  * - the counts per state equal the records;
  * - only `send` creates a task, `send` only leaves `admitted`, and `admitted` is reached only
@@ -38,6 +42,7 @@ export const COLLECTOR_STATES = [
   'rejected',
   'error',
   'manual',
+  'unknown',
   'quarantined',
   'skipped',
   'aborted',
@@ -81,8 +86,8 @@ export type MetricState = Exclude<CollectorState, 'admitted' | 'creating' | 'rec
 
 // biome-ignore format: a table reads best as one
 const INFO: Record<CollectorState, StateInfo> = {
-  queued:        { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'queued',        gate: 'none',   index: 'queued',      label: ['queued', 14],      offListing: false },
-  waiting_retry: { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'waiting_retry', gate: 'none',   index: 'retries',     label: ['retrying', 11],    offListing: false },
+  queued:        { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'queued',        gate: 'none',   index: 'queued',      label: ['queued', 15],      offListing: false },
+  waiting_retry: { slot: false, owner: 'scheduler', settled: false, final: false, metric: 'waiting_retry', gate: 'none',   index: 'retries',     label: ['retrying', 12],    offListing: false },
   admitted:      { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none',                                                   offListing: false },
   creating:      { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none',                                                   offListing: false },
   pending:       { slot: true,  owner: 'worker',    settled: false, final: false, metric: 'pending',       gate: 'none',                                                   offListing: true },
@@ -93,13 +98,14 @@ const INFO: Record<CollectorState, StateInfo> = {
   failed:        { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'failed',        gate: 'bad',                          label: ['failed', 3],       offListing: false, rollback: ['wrong', 4] },
   timed_out:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'timed_out',     gate: 'bad',                          label: ['timed_out', 4],    offListing: false, rollback: ['wrong', 5] },
   unhealthy:     { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'unhealthy',     gate: 'bad',                          label: ['unhealthy', 5],    offListing: true,  rollback: ['both', 3] },
-  not_alive:     { slot: false, owner: 'scheduler', settled: true,  final: false, metric: 'not_alive',     gate: 'sample',                       label: ['not_alive', 9],    offListing: false },
-  rejected:      { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'rejected',      gate: 'sample',                       label: ['rejected', 10],    offListing: false },
+  not_alive:     { slot: false, owner: 'scheduler', settled: true,  final: false, metric: 'not_alive',     gate: 'sample',                       label: ['not_alive', 10],   offListing: false },
+  rejected:      { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'rejected',      gate: 'sample',                       label: ['rejected', 11],    offListing: false },
   error:         { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'error',         gate: 'bad',                          label: ['error', 6],        offListing: false },
   manual:        { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'manual',        gate: 'none',                         label: ['worklist', 7],     offListing: false },
-  quarantined:   { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'quarantined',   gate: 'none',                         label: ['quarantined', 8],  offListing: false },
-  skipped:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'skipped',       gate: 'none',                         label: ['skipped', 12],     offListing: false },
-  aborted:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'aborted',       gate: 'none',                         label: ['aborted', 13],     offListing: false },
+  unknown:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'unknown',       gate: 'none',                         label: ['unknown', 8],      offListing: false },
+  quarantined:   { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'quarantined',   gate: 'none',                         label: ['quarantined', 9],  offListing: false },
+  skipped:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'skipped',       gate: 'none',                         label: ['skipped', 13],     offListing: false },
+  aborted:       { slot: false, owner: 'nobody',    settled: true,  final: true,  metric: 'aborted',       gate: 'none',                         label: ['aborted', 14],     offListing: false },
 };
 
 const where = (test: (i: StateInfo) => boolean) => COLLECTOR_STATES.filter((s) => test(INFO[s]));

@@ -14,10 +14,10 @@
  *                 │          waiting_retry ◄──────┘ │     error ◄──────┤        └─► timed_out
  *                 │   (not alive, error answers)    │     not_alive ◄──┘ (attempts spent)
  *                 │                                 ▼
- *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out
+ *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out | unknown
  *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
  *   queued, waiting_retry, admitted ──abort──► aborted
- *   failed, timed_out, not_alive, error, rejected ──operator_retry──► waiting_retry
+ *   failed, timed_out, not_alive, error, rejected, unknown ──operator_retry──► waiting_retry
  */
 import { ATTEMPT_LOG_SIZE, type AttemptEntry, type CollectorRecord } from './collector-record.js';
 import { type CollectorState, isSettled } from './collector-state.js';
@@ -72,10 +72,17 @@ export type CollectorEvent =
   /** A vendor code that will not change: collector.invalid, collector.type.invalid, collector.version.invalid. */
   | { type: 'rejected'; message: string }
   /**
-   * A task may run whose id we do not know: `proven` when the service showed one
-   * (collector.in.upgrading, an unreadable 202), not when a create went unanswered.
+   * A task may run whose id we do not know: `proven` when the service showed that our create made
+   * one (an unreadable 202, collector.in.upgrading to a create sent again after one that went
+   * unanswered); not when a create went unanswered, nor for collector.in.upgrading answered to a
+   * first create (a task runs, not ours).
    */
   | { type: 'task_unknown'; proven: boolean; message: string }
+  /**
+   * What became of a create or a task cannot be known (the listing offers the Collector again, or
+   * past the deadline shows nothing, and no task of ours was proven): the outcome `unknown`.
+   */
+  | { type: 'outcome_unknown'; message: string }
   /**
    * The organization refused the create (credentials refused, or not allowed to manage
    * Collectors): no fault of the Collector's, so no error is counted; it waits, and the
@@ -84,8 +91,11 @@ export type CollectorEvent =
   | { type: 'org_refused'; message: string }
   /** A status read: the task is unfinished (0, 1 or 6). */
   | { type: 'status'; status: number }
-  /** A status read gave nothing usable. */
-  | { type: 'status_error'; notFound: boolean; message: string }
+  /**
+   * A status read gave nothing usable; `exhausted`: no more reads are worth it (past the task's
+   * deadline): the listings tell what became of the task.
+   */
+  | { type: 'status_error'; notFound: boolean; message: string; exhausted?: boolean }
   | { type: 'succeeded'; status?: number }
   /** The task succeeded; the listings must now show the Collector alive on the build (verify). */
   | { type: 'verify'; status?: number; dueAt: number }
@@ -173,6 +183,7 @@ export const TRANSITIONS: readonly (readonly [
   ['pending', 'timed_out', 'timed_out'],
   ['progressing', 'timed_out', 'timed_out'],
   ['reconciling', 'timed_out', 'timed_out'],
+  ['reconciling', 'outcome_unknown', 'unknown'],
   ['not_alive', 'seen_alive', 'queued'],
   ['queued', 'supersede', 'skipped'],
   ['waiting_retry', 'supersede', 'skipped'],
@@ -190,6 +201,7 @@ export const TRANSITIONS: readonly (readonly [
   ['unhealthy', 'operator_retry', 'waiting_retry'],
   ['manual', 'operator_retry', 'waiting_retry'],
   ['quarantined', 'operator_retry', 'waiting_retry'],
+  ['unknown', 'operator_retry', 'waiting_retry'],
 ];
 
 /** Outcomes an operator may ask a new attempt for (`retry --only`): the table's `operator_retry` rows. */
@@ -338,7 +350,7 @@ export function transition(
       const n = r.statusErrors + 1;
       const reads = event.notFound ? { statusReads: r.statusReads + 1 } : {};
       const limit = event.notFound ? NOT_FOUND_LIMIT : STATUS_ERROR_LIMIT;
-      if (n >= limit)
+      if (n >= limit || event.exhausted)
         return to('reconciling', {
           ...reads,
           statusErrors: n,
@@ -394,6 +406,8 @@ export function transition(
       });
     case 'timed_out':
       return final('timed_out', event.message, statusPatch(r, event.status));
+    case 'outcome_unknown':
+      return final('unknown', event.message);
     case 'seen_alive':
       return to('queued', {
         notAliveAnswers: 0,

@@ -241,8 +241,14 @@ export function describeEvent(
         message: `${id} aborted (${news.reason}): ${news.aborted} Collectors that had not started end aborted; tasks under way finish`,
         detail: { aborted: news.aborted, reason: news.reason },
       };
-    case 'rollout.converged':
-      return { message: `${id} converged: ${summary(news.counts)}`, detail: { counts: news.counts } };
+    case 'rollout.converged': {
+      // Outcomes nobody can know wait for a person: say where they are and what resolves them.
+      const unknown = news.counts.unknown ?? 0;
+      const hint = unknown
+        ? `; ${collectors(unknown)} of unknown outcome (a create cut off before its answer): \`fleet-upgrade report ${id} --worklist\`, \`fleet-upgrade retry ${id} --only unknown\``
+        : '';
+      return { message: `${id} converged: ${summary(news.counts)}${hint}`, detail: { counts: news.counts } };
+    }
     case 'rollout.reopened':
       return {
         message: `${id} runs again: ${collectors(news.active)} to move (${summary(news.counts)})`,

@@ -1,18 +1,20 @@
 /**
  * Resolution of Collectors in `reconciling`: the service holds (or held) a task for them whose id
- * we do not know, so only the listings tell what became of it:
+ * we do not know, or whose status can no longer be read, so only the listings tell what became of
+ * it:
  * - offered again for the build, on a page requested after it went to reconciling: no task runs
- *   now and the build was not reached → `failed`: a new attempt is the operator's to ask for,
- *   never ours (no second task in one rollout). That holds when no task was ever shown too (a
- *   create that went unanswered): "offered again" cannot tell a create that made no task from
- *   one whose task has already ended short of the build (a quick failure), since the service
- *   reads a task only by the id we never got. Sending again on that evidence gave Collectors a
- *   second task (the chaos test of issue 12). Such a create is rare: `creating` is written only
- *   once the request may go out (create-task-step.ts). In a superseded rollout → `skipped`: the
- *   newer rollout takes the Collector;
+ *   now and the build was not reached. When a task of ours surely ran (an unreadable 202, or we
+ *   had its id: `taskProven`) → `failed`: it ended short of the build. Otherwise (a create that
+ *   went unanswered, or collector.in.upgrading: a task ran, perhaps not ours) → `unknown`:
+ *   "offered again" cannot tell a create that made no task from one whose task has already ended
+ *   short of the build, since the service reads a task only by the id we never got and lists no
+ *   tasks by Collector. Never sent again by us (sending on that evidence gave Collectors a second
+ *   task, the chaos test of issue 12): `fleet-upgrade retry` does. In a superseded rollout →
+ *   `skipped`: the newer rollout takes the Collector;
  * - on the build (seen through another build's listing) → `succeeded` (`verifying` first when the
  *   policy verifies successes);
- * - neither, past the local deadline of its task → `timed_out`.
+ * - neither, past the local deadline of its task → `timed_out` when a task of ours surely ran
+ *   (the service still shows one running after its time-out), else `unknown`.
  * Each resolution is one atomic move that also gives the slot back.
  */
 import type { BuildTarget } from '../../api/index.js';
@@ -35,9 +37,13 @@ export interface ReconcileDeps extends ScanDeps {
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
-/** Why a Collector whose create went unanswered ends `failed` when the listing offers it again. */
+/** Why a Collector whose create went unanswered ends `unknown` when the listing offers it again. */
 export const UNANSWERED_CREATE =
   'its create went unanswered and the listing offers it again: either no task was made or it ended without reaching the build, which the service cannot tell; not sent again, so that it never gets a second task in this rollout (`fleet-upgrade retry` sends a new one)';
+
+/** Why a Collector whose task of unknown id shows nothing past its deadline ends `unknown`. */
+export const UNSEEN_PAST_DEADLINE =
+  'past the deadline of a task of unknown id, the listings show neither the build nor the Collector offered again: what became of the create cannot be known (`fleet-upgrade retry` sends a new one)';
 
 /** The local deadline of a task of unknown id: the task's timeout after its earliest possible start. */
 export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): number {
@@ -98,7 +104,7 @@ export async function reconcileUnknownTasks(
         r,
         rollout.phase === 'superseded'
           ? { type: 'supersede', message: 'the listing offers it again: no task of this rollout runs' }
-          : { type: 'failed', message: `${r.message ? `${r.message}; ` : ''}${UNANSWERED_CREATE}` },
+          : { type: 'outcome_unknown', message: `${r.message ? `${r.message}; ` : ''}${UNANSWERED_CREATE}` },
         ctx,
       );
     } else if (offered(r)) {
@@ -119,7 +125,16 @@ export async function reconcileUnknownTasks(
         ctx,
       );
     } else if (now > reconcileDeadline(r, rollout.settings.taskTimeoutMs)) {
-      t = transition(r, { type: 'timed_out', message: 'the task of unknown id did not end in time' }, ctx);
+      t = transition(
+        r,
+        r.taskProven
+          ? { type: 'timed_out', message: `${r.message ? `${r.message}; ` : ''}the task did not end in time` }
+          : {
+              type: 'outcome_unknown',
+              message: `${r.message ? `${r.message}; ` : ''}${UNSEEN_PAST_DEADLINE}`,
+            },
+        ctx,
+      );
     }
     if (t?.ok) moves.push(t.move);
   }

@@ -441,7 +441,7 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     const unhealthy = verification.find((s) => s.metric.state === 'unhealthy')?.value ?? 0;
     expect(unhealthy).toBeGreaterThanOrEqual(1);
     expect(unhealthy).toBeLessThanOrEqual(5);
-    const worklist = await panel('Worklist (manual)');
+    const worklist = await panel('Worklist (manual, unknown)');
     expect(worklist).toHaveLength(1);
     expect(worklist[0]?.value).toBeGreaterThanOrEqual(1);
     expect(worklist[0]?.value).toBeLessThanOrEqual(7);

@@ -105,6 +105,7 @@ const ev = {
   unhealthy: { type: 'unhealthy', message: 'stopped heartbeating' },
   manual: { type: 'manual', message: 'Upgrades are disabled', failureClass: 'upgrades_disabled', status: 3 },
   quarantine: { type: 'quarantine', message: 'its cohort is quarantined' },
+  outcomeUnknown: { type: 'outcome_unknown', message: 'offered again after an unanswered create' },
 } as const satisfies Record<string, CollectorEvent | ((...a: never[]) => CollectorEvent)>;
 
 /** The events that take a new (queued) record to each state, through the table only. */
@@ -125,6 +126,7 @@ const PATH: Record<CollectorState, CollectorEvent[]> = {
   verifying: [ev.admit, ev.send, ev.created(), ev.verify],
   unhealthy: [ev.admit, ev.send, ev.created(), ev.verify, ev.unhealthy],
   manual: [ev.admit, ev.send, ev.created(), ev.manual],
+  unknown: [ev.admit, ev.send, ev.unknown, ev.outcomeUnknown],
   quarantined: [ev.quarantine],
   skipped: [ev.supersede],
   aborted: [ev.abort],

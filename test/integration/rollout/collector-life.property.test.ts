@@ -602,6 +602,22 @@ async function checkInvariants(
       expect(r).toEqual(before);
     if (before) expect(r.attempts).toBeGreaterThanOrEqual(before.attempts);
   }
+  // An outcome is definite only where the service showed it: failed or timed_out only for a
+  // Collector whose task the service made and whose task we knew (its id, or a proof that our
+  // create made it). A create cut off before its answer (a kill) ends `unknown` when the listing
+  // offers the Collector again, whether or not the service had made a task (issue 19).
+  for (const r of records.values()) {
+    if (r.state !== 'failed' && r.state !== 'timed_out') continue;
+    const c = service.get(r.id) as ServiceCollector;
+    expect(
+      c.tasksCreated,
+      `Collector ${r.id} is ${r.state} but the service never made a task`,
+    ).toBeGreaterThan(0);
+    expect(
+      r.taskId !== undefined || r.taskProven === true,
+      `Collector ${r.id} is ${r.state} on the evidence of a listing alone`,
+    ).toBe(true);
+  }
   // Every task the service runs belongs to a Collector that holds a slot.
   for (const [i, c] of service) {
     if (c.task && (c.task.status === 0 || c.task.status === 6)) {
@@ -680,7 +696,8 @@ const EXAMPLES: Action[][] = [
     { kind: 'admit' },
     { kind: 'step', id: 4, create: 'created', status: 'honest' },
   ],
-  // Killed after the create took; found long after the task ended: reconciled, not sent again.
+  // Killed after the create took; found long after the service timed the task out: reconciled
+  // as unknown (it was recorded failed before issue 19), not sent again.
   [
     { kind: 'scan' },
     { kind: 'admit' },
@@ -692,7 +709,8 @@ const EXAMPLES: Action[][] = [
     { kind: 'step', id: 1, create: 'created', status: 'honest' },
   ],
   // Killed after the create took; the task fails quickly; the job is taken up after the
-  // ambiguity window and the listing offers it again: failed, never sent again (issue 12).
+  // ambiguity window and the listing offers it again: unknown (nothing can tell whether a task
+  // was made), never sent again (issue 12), not counted as a failure (issue 19).
   [
     { kind: 'scan' },
     { kind: 'admit' },
@@ -706,6 +724,19 @@ const EXAMPLES: Action[][] = [
     { kind: 'admit' },
     { kind: 'step', id: 1, create: 'created', status: 'honest' },
   ],
+  // Killed after `creating` was written, before the create left: the service made no task. The
+  // listing offers it again: unknown (it was recorded failed before issue 19), not sent again.
+  [
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 2, create: 'crash_before', status: 'honest' },
+    { kind: 'advance', ms: 60_000 },
+    { kind: 'step', id: 2, create: 'created', status: 'honest' },
+    { kind: 'advance', ms: 1_000 },
+    { kind: 'scan' },
+    { kind: 'admit' },
+    { kind: 'step', id: 2, create: 'created', status: 'honest' },
+  ],
   // Killed while the create waited for the API budget: nothing was sent; sent once taken up again.
   [
     { kind: 'scan' },
@@ -715,7 +746,8 @@ const EXAMPLES: Action[][] = [
     { kind: 'step', id: 2, create: 'created', status: 'honest' },
     { kind: 'complete', id: 2, ok: true, cause: 'other' },
   ],
-  // collector.in.upgrading, then the task ends without the build: failed, never a second task.
+  // An unreadable 202 (our create made a task), then the task ends without the build: failed,
+  // never a second task.
   [
     { kind: 'scan' },
     { kind: 'admit' },

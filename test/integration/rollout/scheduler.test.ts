@@ -14,6 +14,7 @@ import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import {
   reconcileUnknownTasks,
   UNANSWERED_CREATE,
+  UNSEEN_PAST_DEADLINE,
 } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import {
   BUILD,
@@ -202,7 +203,7 @@ describe('catch-up of Collectors that come back', () => {
 });
 
 describe('tasks of unknown id, resolved from the listings', () => {
-  it('a task the service showed (collector.in.upgrading) that ended without the build: failed, no second task', async () => {
+  it('a task of ours whose id was lost (an unreadable 202) that ended without the build: failed, no second task', async () => {
     const s = await setup();
     await s.tick();
     await s.seed(71, 'reconciling');
@@ -220,8 +221,8 @@ describe('tasks of unknown id, resolved from the listings', () => {
     expect((await s.record(71)).state).toBe('failed');
   });
 
-  it('an unanswered create, offered again: failed, never sent again (its task may have run and ended)', async () => {
-    const s = await setup();
+  it('an unanswered create, offered again: unknown (no task was made, or one ended short of the build), never sent again, not a failure', async () => {
+    const s = await setup({ failureGate: { maxFailureRatio: 0.01, minOutcomes: 1 } });
     await s.tick();
     await s.seed(72, 'creating');
     await s.drive(72, [{ type: 'task_unknown', proven: false, message: 'no answer' }]);
@@ -229,12 +230,27 @@ describe('tasks of unknown id, resolved from the listings', () => {
     s.clock.advance(MINUTE);
     await s.tick();
     const r = await s.record(72);
-    expect(r).toMatchObject({ state: 'failed', admissions: 1, attempts: 1 });
+    expect(r).toMatchObject({ state: 'unknown', admissions: 1, attempts: 1 });
     expect(r.message).toBe(`no answer; ${UNANSWERED_CREATE}`);
     expect(await s.slots()).toEqual([]);
     s.clock.advance(10 * MINUTE);
     await s.tick();
-    expect(await s.record(72)).toMatchObject({ state: 'failed', admissions: 1 });
+    expect(await s.record(72)).toMatchObject({ state: 'unknown', admissions: 1 });
+    // The failure gate (1 % of 1 outcome) did not count it.
+    expect((await s.rollout()).phase).not.toBe('halted');
+  });
+
+  it('an unanswered create, neither offered again nor on the build past its deadline: unknown', async () => {
+    const s = await setup();
+    await s.tick();
+    await s.seed(76, 'creating');
+    await s.drive(76, [{ type: 'task_unknown', proven: false, message: 'no answer' }]);
+    s.clock.advance(40 * MINUTE);
+    await s.tick();
+    const r = await s.record(76);
+    expect(r.state).toBe('unknown');
+    expect(r.message).toBe(`no answer; ${UNSEEN_PAST_DEADLINE}`);
+    expect(await s.slots()).toEqual([]);
   });
 
   it('seen on the build through another build’s listing: verified as a success; neither seen past the deadline: timed_out', async () => {

@@ -20,6 +20,10 @@ import {
 } from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
+import {
+  reconcileUnknownTasks,
+  UNANSWERED_CREATE,
+} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import { OrgHealth } from '../../../src/rollout/orgs/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {
@@ -36,6 +40,7 @@ import { seedCollector } from '../../support/seed-collector.js';
 import {
   C,
   LATEST,
+  patchSimCollector,
   startTestSimulator,
   stopTestSimulators,
   type TestSimulator,
@@ -894,7 +899,7 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
     expect((await h.record(C.web1)).state).toBe('succeeded');
   });
 
-  it('gives up reading a status that never comes only well past the deadline, as timed_out', async () => {
+  it('gives up reading a status that never comes only well past the deadline: the listings then tell (reconciling), not a guess', async () => {
     const h = await harness({
       api: (real) => ({
         createTask: (input, signal, beforeSend) => real.createTask(input, signal, beforeSend),
@@ -907,10 +912,11 @@ describe('processUpgrade: error answers end, service faults are retried', () => 
     await h.seed(C.web1);
     await h.runToEnd(C.web1);
     const r = await h.record(C.web1);
-    expect(r.state).toBe('timed_out');
-    expect(r.message).toMatch(/^no status could be read: /);
-    expect((r.finishedAt as number) - t0).toBeGreaterThan(SETTINGS.taskTimeoutMs);
-    expect(await h.slots()).toEqual([]);
+    // The task may have succeeded: the scheduler's reconciliation reads the listings (on the
+    // build: succeeded; offered again: failed; neither: timed_out, a task of ours ran).
+    expect(r).toMatchObject({ state: 'reconciling', taskProven: true });
+    expect(r.message).toMatch(/no status could be read past the task's deadline: /);
+    expect((r.reconcilingSince as number) - t0).toBeGreaterThan(SETTINGS.taskTimeoutMs);
     expect(h.events.retries.every((x) => x === 'server_error')).toBe(true);
   });
 });
@@ -1001,5 +1007,70 @@ describe('processUpgrade: records it must leave alone', () => {
     ).toEqual({ kind: 'done' });
     const stats = await h.t.stats();
     expect((stats.requests.byEndpoint.create ?? 0) + (stats.requests.byEndpoint.status ?? 0)).toBe(0);
+  });
+});
+
+describe('creates cut off by a kill: the outcome nobody can know is `unknown`, not a failure (issue 19)', () => {
+  /** A worker killed at the create: before the request left (no task), or after the service took it. */
+  function killedAt(when: 'before_send' | 'after_create', id: number) {
+    let killed = false;
+    return (real: ProcessorDeps['api']): ProcessorDeps['api'] => ({
+      ...real,
+      createTask: async (input, signal, beforeSend) => {
+        if (input.collectorId !== id || killed) return real.createTask(input, signal, beforeSend);
+        killed = true;
+        if (when === 'before_send') {
+          await beforeSend?.();
+          throw new Error('process killed before the create left');
+        }
+        await real.createTask(input, signal, beforeSend);
+        throw new Error('process killed before the answer was read');
+      },
+    });
+  }
+
+  /** The job taken up by the next process, then the scheduler's reconciliation over the real listing. */
+  async function restartAndReconcile(h: Harness, id: number, advanceMs: number) {
+    await expect(h.step(id)).rejects.toThrow(/process killed/);
+    expect((await h.record(id)).state).toBe('creating');
+    h.t.clock.advance(AMBIGUITY_WINDOW_MS + 1000);
+    expect(await h.step(id)).toEqual({ kind: 'done' });
+    expect(await h.record(id)).toMatchObject({ state: 'reconciling', taskProven: false });
+    h.t.clock.advance(advanceMs);
+    const rollout = await h.rollouts.get(h.rolloutId);
+    if (!rollout) throw new Error('no rollout');
+    const { client } = createTestClient(h.t.sim.baseUrl);
+    await reconcileUnknownTasks(
+      { api: client, store: h.store, clock: h.t.clock, logger: h.log.logger },
+      rollout,
+      { pageSize: 1000, targets: await client.listTargets() },
+    );
+    return h.record(id);
+  }
+
+  it('killed after `creating` was written, before the create left: the service made no task; offered again: unknown', async () => {
+    const h = await harness({ api: killedAt('before_send', C.web1) });
+    await h.seed(C.web1);
+    const r = await restartAndReconcile(h, C.web1, MINUTE);
+    expect(r.state).toBe('unknown');
+    expect(r.message).toContain(UNANSWERED_CREATE);
+    expect(r.attempts).toBe(1);
+    // The truth, which nobody but the simulator knows: no task was ever made.
+    expect((await h.t.simCollectors()).find((c) => c.id === C.web1)?.tasks).toEqual([]);
+    expect(await h.slots()).toEqual([]);
+  });
+
+  it('killed after the service took the create, whose task it later timed out: unknown (it was recorded failed)', async () => {
+    const h = await harness({ api: killedAt('after_create', C.web1) });
+    await patchSimCollector(h.t, C.web1, { outcome: 'stuck' });
+    await h.seed(C.web1);
+    // The service times the task out after 30 minutes; then the listing offers the Collector again.
+    const r = await restartAndReconcile(h, C.web1, (TIMEOUT_SECONDS + 60) * 1000);
+    expect(r.state).toBe('unknown');
+    expect(r.message).toContain(UNANSWERED_CREATE);
+    const tasks = (await h.t.simCollectors()).find((c) => c.id === C.web1)?.tasks ?? [];
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0]?.result).toBe('timedOut');
+    expect(await h.slots()).toEqual([]);
   });
 });

@@ -24,14 +24,17 @@
  *   nor whether the task failed or was timed out.
  * - A create whose answer was lost and that the service never showed to have made a task (the
  *   process was killed while it was on its way, or two answers in a row were lost) cannot be
- *   told from one whose task already ended short of the build. The deployment ends it `failed`
- *   (reconcile-unknown-tasks.ts, UNANSWERED_CREATE) rather than risk a second task; the truth
- *   is either no task, or one that did not reach the build.
+ *   told from one whose task already ended short of the build. The deployment records it
+ *   `unknown` (reconcile-unknown-tasks.ts, UNANSWERED_CREATE; before issue 19 it was `failed`,
+ *   now a mismatch): the truth is either no task, or one that did not reach the build.
  * Such records agree only as far as that: no task succeeded, and the Collector is not on the
  * build; anything else is a mismatch.
  */
 import { type CollectorRecord, DEFAULT_ORG, isSettled } from '../../../src/rollout/collector/index.js';
-import { UNANSWERED_CREATE } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+import {
+  UNANSWERED_CREATE,
+  UNSEEN_PAST_DEADLINE,
+} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 
 export type SimView = ReturnType<typeof simCollectorRecord>;
@@ -146,17 +149,26 @@ function judgeOne(r: CollectorRecord, c: SimView): { why: string; unknowable?: b
   switch (r.state) {
     case 'succeeded':
       return last?.result === 'succeeded' && c.version === r.to ? undefined : bad('not a success');
-    case 'failed':
-      if (r.message?.includes(UNANSWERED_CREATE) && r.taskId === undefined) {
+    case 'unknown':
+      // Recorded as what it is: the service cannot tell whether the create made a task.
+      if (r.taskId === undefined && r.message?.includes(UNANSWERED_CREATE)) {
         if (c.tasks.length > 1 || last?.result === 'succeeded' || last?.result === null || c.version === r.to)
           return bad('a create said to have made no task, or one that ended short of the build');
         return {
           why: last
-            ? `the service ${last.result === 'timedOut' ? 'timed out' : 'failed'} task ${last.id}, whose create's answer was lost`
-            : `the service made no task for it (refusals: ${JSON.stringify(c.refusals.slice(-2))}; a 5xx or 429 is not recorded per Collector)`,
+            ? `recorded unknown: the service ${last.result === 'timedOut' ? 'timed out' : 'failed'} task ${last.id}, whose create's answer was lost`
+            : `recorded unknown: the service made no task for it (refusals: ${JSON.stringify(c.refusals.slice(-2))}; a 5xx or 429 is not recorded per Collector)`,
           unknowable: true,
         };
       }
+      if (r.taskId === undefined && r.message?.includes(UNSEEN_PAST_DEADLINE)) {
+        if (last?.result === 'succeeded' || c.version === r.to) return bad('a task that reached the build');
+        return { why: 'recorded unknown: past its deadline, the listings showed nothing', unknowable: true };
+      }
+      return bad('unknown, although the service showed what happened');
+    case 'failed':
+      if (r.message?.includes(UNANSWERED_CREATE) && r.taskId === undefined)
+        return bad('an unanswered create recorded as a failure: its fate cannot be known (unknown)');
       if (r.message?.includes(UNKNOWN_ID_ENDED) && r.taskId === undefined) {
         if (!last || last.result === 'succeeded' || last.result === null || c.version === r.to)
           return bad('a task of unknown id said to have ended short of the build');

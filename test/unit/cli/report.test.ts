@@ -344,8 +344,20 @@ describe('report command (real Redis)', () => {
     });
   });
 
-  it('--worklist: only the Collectors whose failure needs a person, with class and message', async () => {
+  it('--worklist: only the Collectors that need a person (manual, unknown), with class, message and the command that tries them again', async () => {
     const { web3 } = await seed();
+    const keys = createKeys(ctx.prefix);
+    const store = new CollectorStore(ctx.redis, keys);
+    // 104's create was cut off before its answer, and the listing offers it again: unknown.
+    const web4 = await drive(store, 'linux-fleet@19.470-4', { id: 104, name: 'web-4', to: '19.470-4' }, [
+      { type: 'admit' },
+      { type: 'send' },
+      { type: 'task_unknown', proven: false, message: 'no answer to the create' },
+      {
+        type: 'outcome_unknown',
+        message: 'offered again: no task was made, or one ended short of the build',
+      },
+    ]);
     const json = JSON.parse(await run(['--worklist'])) as {
       rollout: string;
       worklist: Record<string, unknown>[];
@@ -359,22 +371,37 @@ describe('report command (real Redis)', () => {
           hostName: 'web-3.prod.internal',
           from: '19.400-5',
           to: '19.470-4',
+          state: 'manual',
           failureClass: 'disk_space',
           message: 'Upgrade failed: not enough disk space, 120 MB free',
           finishedAt: web3.finishedAt,
           org: 'default',
+          resolve: 'fleet-upgrade retry linux-fleet@19.470-4 --only manual',
+        },
+        {
+          id: 104,
+          name: 'web-4',
+          hostName: 'web-4.prod.internal',
+          from: '19.400-5',
+          to: '19.470-4',
+          state: 'unknown',
+          message: 'offered again: no task was made, or one ended short of the build',
+          finishedAt: web4.finishedAt,
+          org: 'default',
+          resolve: 'fleet-upgrade retry linux-fleet@19.470-4 --only unknown',
         },
       ],
     });
     const rows = parseCsv(await run(['--worklist', '--format', 'csv']));
     expect(rows[0]).toEqual([...WORKLIST_COLUMNS]);
-    expect(rows).toHaveLength(2);
-    expect(rows[1]?.slice(0, 7)).toEqual([
+    expect(rows).toHaveLength(3);
+    expect(rows[1]?.slice(0, 8)).toEqual([
       '103',
       'web-3',
       'web-3.prod.internal',
       '19.400-5',
       '19.470-4',
+      'manual',
       'disk_space',
       'Upgrade failed: not enough disk space, 120 MB free',
     ]);

@@ -150,7 +150,7 @@ describe('Grafana dashboard', () => {
       'Queue jobs by state',
       'Processes up',
       'Verification: verifying and unhealthy',
-      'Worklist (manual)',
+      'Worklist (manual, unknown)',
       'Quarantined cohorts',
       'Rollbacks not possible',
       'Progress by organization',

@@ -121,7 +121,7 @@ describe('Prometheus configuration and alert rules', () => {
     }
   });
 
-  it('FleetUpgradeFailureRateHigh counts as the failure gate does (collector-state.ts): unhealthy bad, manual and quarantined left out', () => {
+  it('FleetUpgradeFailureRateHigh counts as the failure gate does (collector-state.ts): unhealthy bad, manual, unknown and quarantined left out', () => {
     const rule = readAlertRules().find((r) => r.alert === 'FleetUpgradeFailureRateHigh');
     const sets = (op: string) =>
       [...(rule?.expr ?? '').matchAll(new RegExp(`outcome${op}"([^"]+)"`, 'g'))].map((m) =>
@@ -132,7 +132,7 @@ describe('Prometheus configuration and alert rules', () => {
     // leaves exactly the judged ones.
     const notJudged = METRIC_STATES.filter((s) => isSettled(s) && gateClass(s) === 'none').sort();
     expect(bad).toContain('unhealthy');
-    expect(notJudged).toEqual(['aborted', 'manual', 'quarantined', 'skipped']);
+    expect(notJudged).toEqual(['aborted', 'manual', 'quarantined', 'skipped', 'unknown']);
     // Per organization (its share, and its outcomes), or the whole rollout's share and outcomes,
     // each counted the same way.
     expect(sets('=~')).toEqual([bad, bad, bad]);

@@ -78,6 +78,7 @@ describe('metricState', () => {
       'rejected',
       'error',
       'manual',
+      'unknown',
       'quarantined',
       'skipped',
       'aborted',

@@ -124,6 +124,8 @@ const TABLE: Record<
   unhealthy: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'unhealthy', gate: 'bad' },
   // On the worklist: an operator's, not the gate's.
   manual: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'manual', gate: 'none' },
+  // An outcome nobody can know (a create cut off, the Collector offered again): never judged.
+  unknown: { slot: false, owner: 'nobody', settled: true, final: true, metric: 'unknown', gate: 'none' },
   quarantined: {
     slot: false,
     owner: 'nobody',
@@ -164,9 +166,10 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   rejected: [{ type: 'rejected', message: 'collector.invalid: no such Collector' }],
   org_refused: [{ type: 'org_refused', message: 'org emea: credentials refused (401)' }],
   task_unknown: [
-    { type: 'task_unknown', proven: true, message: 'collector.in.upgrading' },
+    { type: 'task_unknown', proven: true, message: 'an unreadable 202' },
     { type: 'task_unknown', proven: false, message: 'no answer' },
   ],
+  outcome_unknown: [{ type: 'outcome_unknown', message: 'offered again after an unanswered create' }],
   status: [
     { type: 'status', status: 0 },
     { type: 'status', status: 1 },
@@ -175,6 +178,7 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   status_error: [
     { type: 'status_error', notFound: true, message: 'task not found' },
     { type: 'status_error', notFound: false, message: '400 unreadable' },
+    { type: 'status_error', notFound: false, message: 'no status past the deadline', exhausted: true },
   ],
   succeeded: [{ type: 'succeeded', status: 2 }, { type: 'succeeded' }],
   verify: [{ type: 'verify', status: 2, dueAt: NOW + 60_000 }],
@@ -355,6 +359,7 @@ describe('every list of states is a column of the one table', () => {
       'rejected',
       'error',
       'manual',
+      'unknown',
       'quarantined',
       'skipped',
       'aborted',
@@ -375,6 +380,7 @@ describe('every list of states is a column of the one table', () => {
       'unhealthy',
       'manual',
       'quarantined',
+      'unknown',
     ]);
     for (const s of COLLECTOR_STATES)
       expect(RetryBody.safeParse({ only: [s] }).success, s).toBe(door.RETRYABLE_STATES.includes(s));
@@ -389,6 +395,7 @@ describe('every list of states is a column of the one table', () => {
       ['unhealthy', 'unhealthy'],
       ['error', 'error'],
       ['manual', 'worklist'],
+      ['unknown', 'unknown'],
       ['quarantined', 'quarantined'],
       ['not_alive', 'not_alive'],
       ['rejected', 'rejected'],
@@ -455,6 +462,11 @@ describe('the transition table', () => {
       'quarantined',
     ] as const)
       expect(rowsFrom(s)).toEqual([[s, 'operator_retry', 'waiting_retry']]);
+    // Reached only from reconciling (what became of its task cannot be known), left only by a retry.
+    expect(rowsFrom('unknown')).toEqual([['unknown', 'operator_retry', 'waiting_retry']]);
+    expect(TRANSITIONS.filter(([, , to]) => to === 'unknown')).toEqual([
+      ['reconciling', 'outcome_unknown', 'unknown'],
+    ]);
     for (const s of ['succeeded', 'skipped', 'aborted'] as const) expect(rowsFrom(s)).toEqual([]);
     expect(rowsFrom('not_alive')).toHaveLength(2);
     expect(rowsFrom('not_alive')).toContainEqual(['not_alive', 'seen_alive', 'queued']);
@@ -477,9 +489,17 @@ describe('the transition table', () => {
         .map(([from, , to]) => `${from}->${to}`)
         .sort(),
     ).toEqual(
-      ['error', 'failed', 'manual', 'not_alive', 'quarantined', 'rejected', 'timed_out', 'unhealthy'].map(
-        (s) => `${s}->waiting_retry`,
-      ),
+      [
+        'error',
+        'failed',
+        'manual',
+        'not_alive',
+        'quarantined',
+        'rejected',
+        'timed_out',
+        'unhealthy',
+        'unknown',
+      ].map((s) => `${s}->waiting_retry`),
     );
   });
 
@@ -983,9 +1003,10 @@ describe('operator_retry', () => {
     'unhealthy',
     'manual',
     'quarantined',
+    'unknown',
   ] as const;
 
-  it('applies to the outcomes failed, timed_out, not_alive, error, rejected, unhealthy, manual and quarantined only', () => {
+  it('applies to the outcomes failed, timed_out, not_alive, error, rejected, unhealthy, manual, quarantined and unknown only', () => {
     expect(COLLECTOR_STATES.filter((s) => transition(record(s), retry, ctx()).ok).sort()).toEqual(
       [...OUTCOMES].sort(),
     );

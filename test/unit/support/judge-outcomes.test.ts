@@ -147,16 +147,23 @@ describe('judgeOutcomes', () => {
     expect(j.mismatches.map((m) => m.id)).toEqual([2]);
   });
 
-  it('an unanswered create that was not sent again: unknowable with no task or one short of the build', () => {
+  it('an unanswered create that was not sent again: recorded unknown agrees with no task or one short of the build; recorded failed is a mismatch', () => {
     const message = `no answer; ${UNANSWERED_CREATE}`;
     const j = judge([
-      [record(1, { state: 'failed', message }), sim(1, {})],
-      [record(2, { state: 'failed', message }), sim(2, { tasks: [task(12, 'failed', 'disk')] })],
-      [record(3, { state: 'failed', message }), sim(3, { version: TO, tasks: [task(13, 'succeeded')] })],
-      [record(4, { state: 'failed', message }), sim(4, { tasks: [task(14, null)] })],
+      [record(1, { state: 'unknown', message }), sim(1, {})],
+      [record(2, { state: 'unknown', message }), sim(2, { tasks: [task(12, 'failed', 'disk')] })],
+      [record(3, { state: 'unknown', message }), sim(3, { version: TO, tasks: [task(13, 'succeeded')] })],
+      [record(4, { state: 'unknown', message }), sim(4, { tasks: [task(14, null)] })],
+      // Before issue 19 the same was recorded failed, counted by the gates as a bad outcome.
+      [record(5, { state: 'failed', message }), sim(5, {})],
+      // unknown where the service said what happened (a status read), a mismatch too.
+      [
+        record(6, { state: 'unknown', taskId: '16', message: 'x' }),
+        sim(6, { tasks: [task(16, 'failed', 'disk')] }),
+      ],
     ]);
     expect(j.unknowable.map((u) => u.id)).toEqual([1, 2]);
-    expect(j.mismatches.map((m) => m.id)).toEqual([3, 4]);
+    expect(j.mismatches.map((m) => m.id)).toEqual([3, 4, 5, 6]);
   });
 
   it('counts second tasks, Collectors without an outcome and without a record', () => {
