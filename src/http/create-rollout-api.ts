@@ -4,10 +4,13 @@
  * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`.
  *
  * A control request goes through, in this order: the path (404) and the method (405 with
- * `Allow`), the caller's rate (429), the token or loopback rule (401/403; authorize-request.ts),
- * the body (415/413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep
- * their kind as the code (`not_found` 404, `conflict` 409, `invalid` 400). Nothing is read from
- * Redis before the caller is authorized. The history records the actor `http:<address>`. `pause`,
+ * `Allow`), the token or loopback rule (401/403; authorize-request.ts; a refused caller spends the
+ * bucket of refused callers at its address, and past it gets 429), a request from a web page (an
+ * `Origin` header: 403) and the content type (415), the caller's own rate (429), the body
+ * (413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep their kind as the
+ * code (`not_found` 404, `conflict` 409, `invalid` 400). So neither a page in a browser on the
+ * operator's machine nor a guesser of tokens can empty the bucket of the callers that may act.
+ * Nothing is read from Redis before the caller is authorized. The history records the actor `http:<address>`. `pause`,
  * `resume`, `retry` and `rollback` take an optional `org`: that organization's part only (one the
  * rollout does not cover is a 400 naming those it covers).
  */
@@ -39,7 +42,7 @@ import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
-import { readJsonBody } from './read-json-body.js';
+import { readJsonBody, requireJsonType } from './read-json-body.js';
 import {
   AbortBody,
   describeIssues,
@@ -124,20 +127,24 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
   const limiter = options.rateLimiter ?? new RateLimiter(CONTROL_RATE);
   const waitMs = options.redisWaitMs ?? REDIS_WAIT_MS;
 
-  /** Refusals are logged at warn for control requests (rate-limited), at debug for reads (not). */
-  const authorize = (req: IncomingMessage, level: 'warn' | 'debug' = 'warn'): string => {
-    const decision = authorizeRequest({
+  const decide = (req: IncomingMessage) =>
+    authorizeRequest({
       token: options.token,
       authorization: req.headers.authorization,
       host: req.headers.host,
       remoteAddress: req.socket.remoteAddress,
     });
-    if (decision.ok) return decision.actor;
+  /** A refusal, logged at warn for control requests (rate-limited), at debug for reads (not). */
+  const refuse = (req: IncomingMessage, error: HttpError, level: 'warn' | 'debug'): never => {
     logger[level](
-      { remote: req.socket.remoteAddress, method: req.method, code: decision.error.code },
+      { remote: req.socket.remoteAddress, method: req.method, code: error.code },
       'http request refused',
     );
-    throw decision.error;
+    throw error;
+  };
+  const authorize = (req: IncomingMessage, level: 'warn' | 'debug' = 'warn'): string => {
+    const decision = decide(req);
+    return decision.ok ? decision.actor : refuse(req, decision.error, level);
   };
   const authorizeRead = (req: IncomingMessage) => {
     if (options.authReads) authorize(req, 'debug');
@@ -180,16 +187,32 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
   const control = async (req: IncomingMessage, res: ServerResponse, id: string, name: string) => {
     const act = ACTIONS[name] as Action<z.ZodType>;
     const caller = req.socket.remoteAddress ?? 'unknown';
-    const rate = limiter.take(caller);
-    if (!rate.ok)
+    const take = (bucket: string) => {
+      const rate = limiter.take(bucket);
+      if (!rate.ok)
+        throw new HttpError(
+          'rate_limited',
+          `too many control requests; try again in ${rate.retryAfterSeconds} s`,
+          { 'retry-after': String(rate.retryAfterSeconds) },
+        );
+    };
+    const decision = decide(req);
+    if (!decision.ok) {
+      // Refused callers (no token, a wrong one, not loopback) spend a bucket per address of their
+      // own: a guesser is slowed down, and the callers that may act keep theirs.
+      take(`refused ${caller}`);
+      return refuse(req, decision.error, 'warn');
+    }
+    const { actor } = decision;
+    // What a page in a browser can send to loopback without asking first carries an Origin, or is
+    // not JSON: refused before it spends anything (the daemon serves no page of its own).
+    if (req.headers.origin !== undefined)
       throw new HttpError(
-        'rate_limited',
-        `too many control requests; try again in ${rate.retryAfterSeconds} s`,
-        {
-          'retry-after': String(rate.retryAfterSeconds),
-        },
+        'forbidden',
+        `control requests from a web page (Origin ${echo(req.headers.origin)}) are refused; use the CLI or a script`,
       );
-    const actor = authorize(req);
+    requireJsonType(req);
+    take(`allowed ${caller}`);
     checkId(id);
     const parsed = act.body.safeParse(await readJsonBody(req));
     if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));

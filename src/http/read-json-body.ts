@@ -10,15 +10,22 @@ import { echo, HttpError } from './http-error.js';
 /** Largest body of a control request: every one of them fits in a few hundred bytes. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
-export function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<unknown> {
+/** Throws the 415 unless the request declares `Content-Type: application/json`. */
+export function requireJsonType(req: IncomingMessage): void {
   const type = req.headers['content-type'];
   if (type?.split(';')[0]?.trim().toLowerCase() !== 'application/json')
-    return Promise.reject(
-      new HttpError(
-        'unsupported_media_type',
-        `send the header Content-Type: application/json${type === undefined ? '' : `, not ${echo(type)}`}`,
-      ),
+    throw new HttpError(
+      'unsupported_media_type',
+      `send the header Content-Type: application/json${type === undefined ? '' : `, not ${echo(type)}`}`,
     );
+}
+
+export function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<unknown> {
+  try {
+    requireJsonType(req);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const tooLarge = () => new HttpError('payload_too_large', `the body is larger than ${limit} bytes`);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge());

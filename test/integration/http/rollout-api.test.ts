@@ -480,12 +480,16 @@ describe('authorization', () => {
     });
     await seed(w, { queued: 1 });
     expect((await post(w, 'pause', {}, TOKEN)).status).toBe(200);
-    expect((await post(w, 'pause', {}, 'wrong-token-0123456789')).status).toBe(401);
+    expect((await post(w, 'pause', {}, TOKEN)).status).toBe(409);
     const limited = await post(w, 'resume', {}, TOKEN);
     expect(limited.status).toBe(429);
     expect(limited.json.error.code).toBe('rate_limited');
     expect(limited.headers['retry-after']).toBe('100');
     expect((await w.rollouts.get(ID))?.phase).toBe('paused');
+    // Refused callers spend a bucket of their own: 401 twice, then 429.
+    expect((await post(w, 'pause', {}, 'wrong-token-0123456789')).status).toBe(401);
+    expect((await post(w, 'pause', {})).status).toBe(401);
+    expect((await post(w, 'pause', {}, 'wrong-token-0123456789')).status).toBe(429);
     // Reads are not limited.
     expect((await call(w, '/rollouts')).status).toBe(200);
   });
