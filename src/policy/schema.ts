@@ -5,29 +5,34 @@
  * milliseconds. Each field's default is stated on it and in docs/policy.md.
  */
 import { z } from 'zod';
-import { isBuildVersion } from '../lib/version.js';
+import { compareBuildVersions } from '../lib/version.js';
 import { AnalysisGate } from './analysis.js';
 import { FreezePeriods } from './calendar/freeze-period.js';
 import { MaintenanceWindow } from './calendar/maintenance-window.js';
 import { Schedule } from './calendar/schedule.js';
 import { Cohorts } from './cohorts.js';
+import { ComplianceAlert } from './compliance-alert.js';
 import { durationField, ms } from './duration-field.js';
 import { FailureCauses } from './failure-causes.js';
 import { FailureGate } from './failure-gate.js';
+import { KnownIssues } from './known-issues.js';
 import { MaxInFlight, splitMaxInFlight } from './max-in-flight.js';
-import { isEmptySelection, oneOrMany, OrgGlob as orgGlob, Selection } from './select/selection.js';
+import { After } from './rings.js';
+import {
+  BuildVersionText,
+  isEmptySelection,
+  oneOrMany,
+  OrgGlob as orgGlob,
+  Selection,
+} from './select/selection.js';
+import { LATEST, parseTarget, targetHint } from './target.js';
 import { Verify } from './verify.js';
 import { checkWaveSelects, type Wave, WaveEntry } from './wave.js';
 
 export { FailureGate } from './failure-gate.js';
+export { LATEST } from './target.js';
 export type { Wave, WaveSize } from './wave.js';
-
 export const POLICY_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
-export const LATEST = 'latest';
-
-function targetHint(input: unknown): string {
-  return `expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4, got ${JSON.stringify(input)}`;
-}
 
 function wholeNumber(min: number, max: number) {
   return z
@@ -113,11 +118,41 @@ const PolicyFields = z.strictObject({
   description: z.string({ error: 'expected text' }).optional(),
   /** A disabled policy is validated and listed but starts no rollout and admits no Collector. Default true. */
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
-  /** `latest` (follows the service's latest build) or a build such as `19.470-4`. Default `latest`. */
+  /**
+   * `latest` (follows the service's latest build), `latest-N` (the N-th build before the latest
+   * in the organization's build list, target.ts) or a build such as `19.470-4`. Default `latest`.
+   */
   target: z
     .string({ error: (iss) => targetHint(iss.input) })
-    .refine((value) => value === LATEST || isBuildVersion(value), { error: (iss) => targetHint(iss.input) })
+    .refine((value) => parseTarget(value) !== undefined, { error: (iss) => targetHint(iss.input) })
     .default(LATEST),
+  /**
+   * A build becomes this policy's target only once this deployment first saw it in the build
+   * list at least this long ago (the list carries no release date; the first sighting is kept in
+   * Redis per organization and build). With `latest`/`latest-N`, the newest build at or below the
+   * one named that is old enough. Default none.
+   */
+  minAge: durationField().optional(),
+  /**
+   * Collectors below this build are moved first, in a wave of their own that ignores windows,
+   * freezes and the schedule (a security fix), still under `maxInFlight` and the gates. Default none.
+   */
+  minimumBuild: BuildVersionText.optional(),
+  /**
+   * The ring this policy follows: `{ policy, soak, require: { verifiedRatio } }` (rings.ts). A
+   * build starts here only after it converged and soaked in that policy. Default none.
+   */
+  after: After.optional(),
+  /**
+   * Builds known to break some Collectors: `[{ build, select, action: skip|manual, note }]`
+   * (known-issues.ts). Matching Collectors never get a task for such a build. Default none.
+   */
+  knownIssues: KnownIssues.optional(),
+  /**
+   * `{ below, for }`: the compliance share (selected Collectors on the target, from the fleet
+   * inventory) under which an alert fires after `for` (compliance-alert.ts). Default none.
+   */
+  complianceAlert: ComplianceAlert.optional(),
   /** Whether Collectors on a build above the target are moved down to it. Default false (they are left alone). */
   allowDowngrade: z.boolean({ error: 'expected true or false' }).default(false),
   /**
@@ -208,7 +243,21 @@ const PolicyFields = z.strictObject({
   pageSize: wholeNumber(1, 1000).default(1000),
 });
 /** A policy file, parsed: `maxInFlight` is split into a count and a percentage (max-in-flight.ts). */
-export const Policy = PolicyFields.transform(splitMaxInFlight);
+export const Policy = PolicyFields.superRefine((policy, ctx) => {
+  if (policy.after?.policy === policy.name)
+    ctx.addIssue({ code: 'custom', path: ['after', 'policy'], message: 'a policy cannot follow itself' });
+  const target = parseTarget(policy.target);
+  if (
+    policy.minimumBuild &&
+    target?.kind === 'build' &&
+    compareBuildVersions(policy.minimumBuild, target.build) > 0
+  )
+    ctx.addIssue({
+      code: 'custom',
+      path: ['minimumBuild'],
+      message: `must not be above the target ${target.build}: the Collectors below it could never reach it`,
+    });
+}).transform(splitMaxInFlight);
 export type Policy = z.infer<typeof Policy>;
 /** A policy as written, before defaults (durations as text). */
 export type PolicyInput = z.input<typeof Policy>;

@@ -218,8 +218,16 @@ describe('Policy validation names file, line, column, field and reason', () => {
     ['long name', yaml(`name: ${'a'.repeat(64)}`), 'p.yaml:1:1: name: must be at most 63 characters'],
     ['description', yaml('name: a', 'description: [x]'), 'p.yaml:2:1: description: expected text'],
     ['enabled', yaml('name: a', 'enabled: yes'), 'p.yaml:2:1: enabled: expected true or false'],
-    ['target', yaml('name: a', 'target: newest'), 'p.yaml:2:1: target: expected "latest" or a build'],
-    ['target number', yaml('name: a', 'target: 19.470'), 'p.yaml:2:1: target: expected "latest" or a build'],
+    [
+      'target',
+      yaml('name: a', 'target: newest'),
+      'p.yaml:2:1: target: expected "latest", "latest-N" (N from 1 to 20) or a build',
+    ],
+    [
+      'target number',
+      yaml('name: a', 'target: 19.470'),
+      'p.yaml:2:1: target: expected "latest", "latest-N" (N from 1 to 20) or a build',
+    ],
     [
       'allowDowngrade',
       yaml('name: a', 'allowDowngrade: 1'),
