@@ -3,7 +3,8 @@
  * of the organization (the inventory), over HTTP: the fields of the interface's section 2.1 plus
  * category, description and fields; each `filter`; `limit` (default 1000, the vendor's) and
  * `offset` paging in ascending id order; 400 for bad values; 415, 401; and the same rate limits
- * as the upgrade endpoints, shared with them.
+ * as the upgrade endpoints, shared with them; `dead` following the heartbeat (30 minutes after the
+ * last one), a trailing slash, a malformed fault, and the request log (`GET /_sim/requests`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -15,8 +16,10 @@ import {
   expectRateLimited,
   INTERN,
   LATEST,
+  OFFLINE_AFTER_SECONDS,
   OPS,
   parse,
+  patchSimCollector,
   SimStats,
   startTestSimulator,
   stopTestSimulators,
@@ -142,6 +145,18 @@ describe('GET collectors: filter', () => {
     expect((await inventory(t, `filter=${filter}`)).map((c) => c.id)).toEqual(ids);
   });
 
+  it('dead follows the heartbeat: a Collector that stops is alive until 30 minutes after its last heartbeat, then dead, lastSeenAlive frozen', async () => {
+    const t = await startTestSimulator();
+    const patched = await patchSimCollector(t, C.web2, { running: false });
+    const frozen = patched.lastSeenAlive;
+    t.at(frozen, OFFLINE_AFTER_SECONDS * 1000 - 1);
+    expect((await inventory(t, 'filter=alive')).map((c) => c.id)).toContain(C.web2);
+    t.at(frozen, OFFLINE_AFTER_SECONDS * 1000);
+    const dead = await inventory(t, 'filter=dead');
+    expect(dead.map((c) => c.id)).toEqual([C.web2, C.offline]);
+    expect(dead[0]).toMatchObject({ alive: false, lastSeenAlive: frozen });
+  });
+
   it('dead follows alive: a Collector taken offline moves from alive to dead', async () => {
     const t = await startTestSimulator();
     await sim(t, 'PATCH', `/_sim/collectors/${C.web2}`, { alive: false });
@@ -252,6 +267,33 @@ describe('GET collectors: the rules of every endpoint', () => {
     await tick(30);
     t.clock.advance(500);
     inventoryOf(await next);
+  });
+
+  it('a trailing slash is the same path (some clients add one)', async () => {
+    const t = await startTestSimulator();
+    expect(inventoryOf(await t.api('GET', 'collectors/?filter=hosted')).map((c) => c.id)).toEqual([C.hosted]);
+  });
+
+  it('a malformed fault of the organization alters its 200 answers, not its 400s', async () => {
+    const t = await startTestSimulator();
+    await sim(t, 'POST', '/_sim/faults', { kind: 'malformed', ratio: 1, shape: 'types' });
+    const res = await t.api('GET', 'collectors?limit=2');
+    expect(res.status).toBe(200);
+    expect(Inventory.safeParse(res.json).success).toBe(false);
+    expectLegacyError(await t.api('GET', 'collectors?limit=-1'), 400, 'parameter.invalid');
+  });
+
+  it('the request log (GET /_sim/requests) names each page as endpoint inventory, with its status', async () => {
+    const t = await startTestSimulator();
+    await inventory(t, 'limit=3');
+    await t.api('GET', 'collectors?filter=nope');
+    const log = (await sim(t, 'GET', '/_sim/requests')).json as {
+      requests: { endpoint: string; status: number }[];
+    };
+    expect(log.requests.map((r) => [r.endpoint, r.status])).toEqual([
+      ['inventory', 200],
+      ['inventory', 400],
+    ]);
   });
 
   it('stats count it as endpoint inventory', async () => {
