@@ -6,13 +6,15 @@
  * with its zod schema. Never throws: anything that is not a judged value (no answer, an error
  * status, a body that is not a query result, a missing header value) is an `inconclusive`
  * measurement whose detail says what happened in one sentence. Nothing here logs, and no detail
- * holds a header's value.
+ * holds a header's value: a Prometheus (or a proxy) that echoes one in its answer is scrubbed
+ * before anything of the answer is cut or kept (src/lib/scrub-secrets.ts).
  */
 import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { describeIssues } from '../api/schema.js';
 import { formatDuration } from '../lib/duration.js';
+import { createScrubber, NO_SECRETS } from '../lib/scrub-secrets.js';
 import type { AnalysisQuery } from '../policy/analysis.js';
 import { judgeResult } from './judge-result.js';
 import { clip } from './record-measurement.js';
@@ -67,17 +69,19 @@ async function readCapped(body: Body, cap: number): Promise<string | undefined> 
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A short, single-line excerpt of an error body. */
+/** A short, single-line excerpt of an error body (scrubbed before it is cut). */
 function excerpt(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 120);
 }
 
 export async function measure(query: AnalysisQuery, options: MeasureOptions): Promise<Measurement> {
   const at = options.now;
+  // The headers' values, once read: nothing of an answer is kept with one of them in it.
+  let secrets = NO_SECRETS;
   const inconclusive = (detail: string): Measurement => ({
     at,
     outcome: 'inconclusive',
-    detail: clip(detail),
+    detail: clip(secrets.scrub(detail)),
   });
   const where = `Prometheus at ${query.prometheus}`;
 
@@ -88,6 +92,7 @@ export async function measure(query: AnalysisQuery, options: MeasureOptions): Pr
     readFile: options.readFile ?? ((path: string) => readFileSync(path, 'utf8')),
   });
   if (!headers.ok) return inconclusive(headers.problem);
+  secrets = createScrubber(Object.values(headers.headers));
 
   const time = ((options.evaluateAt ?? Date.now()) / 1000).toFixed(3);
   const url = `${query.prometheus}/api/v1/query?${new URLSearchParams({ query: rendered.query, time })}`;
@@ -112,8 +117,9 @@ export async function measure(query: AnalysisQuery, options: MeasureOptions): Pr
       discard(res.body);
       return inconclusive(`${where} answered with more than ${ANSWER_SIZE_CAP} bytes`);
     }
-    const text = await readCapped(res.body, ANSWER_SIZE_CAP);
-    if (text === undefined) return inconclusive(`${where} answered with more than ${ANSWER_SIZE_CAP} bytes`);
+    const raw = await readCapped(res.body, ANSWER_SIZE_CAP);
+    if (raw === undefined) return inconclusive(`${where} answered with more than ${ANSWER_SIZE_CAP} bytes`);
+    const text = secrets.scrub(raw);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -132,7 +138,8 @@ export async function measure(query: AnalysisQuery, options: MeasureOptions): Pr
     }
     const answer = parsed.data;
     if (answer.status === 'error') {
-      const what = [answer.errorType, answer.error].filter(Boolean).join(': ');
+      // Parsed strings are unescaped: scrubbed again, whole, before the detail is cut.
+      const what = secrets.scrub([answer.errorType, answer.error].filter(Boolean).join(': '));
       return inconclusive(`${where} answered ${status}${what ? `: ${what}` : ''}`);
     }
     if (status < 200 || status >= 300) return inconclusive(`${where} answered ${status}`);
@@ -141,7 +148,7 @@ export async function measure(query: AnalysisQuery, options: MeasureOptions): Pr
       at,
       outcome: judged.outcome,
       ...(judged.value === undefined ? {} : { value: judged.value }),
-      detail: clip(judged.detail),
+      detail: clip(secrets.scrub(judged.detail)),
     };
   } catch (err) {
     if (options.signal?.aborted) return inconclusive('the measurement was stopped');

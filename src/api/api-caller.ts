@@ -8,10 +8,13 @@
  *     no answer   → idempotent: back off and retry; a create that may have been sent: "ambiguous"
  *     otherwise   → the final answer, for the operation to interpret
  * bounded by `retry.maxAttempts` and `retry.maxTotalMs`. Backoff runs on the injected Clock.
+ * Every answer's text is scrubbed of the credentials sent (the Basic header, `id:key`, the key:
+ * src/lib/scrub-secrets.ts) before anything reads it, so an echo of them is kept nowhere.
  */
 import type { Clock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
+import { createScrubber } from '../lib/scrub-secrets.js';
 import { type ApiEndpoint, ApiError, isVendorCreateCode } from './api-error.js';
 import type { ApiHooks, ApiOutcome } from './api-hooks.js';
 import { describeAnswer, errorInfoOf, kindForStatus, readRetryAfter } from './classify-response.js';
@@ -68,6 +71,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
   let base = deps.baseUrl;
   let redirected = false;
   const { logger, hooks } = deps;
+  const secrets = createScrubber([deps.authorization]);
   const headers = {
     authorization: deps.authorization,
     accept: 'application/json',
@@ -135,7 +139,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
       let answer: HttpAnswer | undefined;
       let failure: TransportError | undefined;
       try {
-        answer = await deps.transport.send({
+        const sent = await deps.transport.send({
           method: spec.method,
           url,
           headers,
@@ -144,6 +148,7 @@ export function createApiCaller(deps: ApiCallerDeps): ApiCaller {
           onSent: () => lease.sent(),
           ...(spec.signal ? { signal: spec.signal } : {}),
         });
+        answer = { ...sent, text: secrets.scrub(sent.text) };
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;
         failure = err;

@@ -23,7 +23,10 @@ export interface WebhookRetry {
 export interface Webhook {
   /** Its name in logs and metrics, and its consumer group in Redis. */
   name: string;
+  /** Where it is sent, without credentials (those of `urlEnv`'s URL are `authorization`). */
   url: string;
+  /** `Basic ...` from the `user:password@` of `urlEnv`'s URL, sent with every request. */
+  authorization?: Secret;
   /** Event types sent; `'*'`: every type (also types added by later versions). */
   events: '*' | ReadonlySet<RolloutEventType>;
   format: WebhookFormat;
@@ -88,9 +91,11 @@ export function readWebhooks(input: ReadWebhooksInput): { webhooks: Webhook[]; i
       else if (value) secret = new Secret(value);
     }
     if (url === undefined || !isHttpUrl(url)) return;
+    // `user:password@` of the environment's URL: sent as HTTP basic auth, never in the URL.
+    const { url: target, authorization } = splitCredentials(url);
     const webhook: Webhook = {
       name: w.name ?? defaultWebhookName(i),
-      url,
+      url: target,
       events: eventFilter(w.events),
       format: w.format ?? 'json',
       timeoutMs: w.timeout ?? WEBHOOK_DEFAULTS.timeoutMs,
@@ -101,6 +106,7 @@ export function readWebhooks(input: ReadWebhooksInput): { webhooks: Webhook[]; i
       },
     };
     if (secret) webhook.secret = secret;
+    if (authorization) webhook.authorization = authorization;
     // Settings logged whole (by mistake) show where the webhook points, not its path or query.
     Object.defineProperty(webhook, 'toJSON', { value: () => describeWebhook(webhook), enumerable: false });
     if (webhook.retry.maxMs < webhook.retry.initialMs)
@@ -108,6 +114,29 @@ export function readWebhooks(input: ReadWebhooksInput): { webhooks: Webhook[]; i
     webhooks.push(webhook);
   });
   return { webhooks, issues };
+}
+
+/**
+ * A URL's `user:password@` as the value of an `Authorization: Basic` header (both percent-decoded,
+ * as a browser does), and the URL without them.
+ */
+export function splitCredentials(url: string): { url: string; authorization?: Secret } {
+  const u = new URL(url);
+  if (u.username === '' && u.password === '') return { url };
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const pair = `${decode(u.username)}:${decode(u.password)}`;
+  u.username = '';
+  u.password = '';
+  return {
+    url: u.toString(),
+    authorization: new Secret(`Basic ${Buffer.from(pair, 'utf8').toString('base64')}`),
+  };
 }
 
 /** What may be logged about a webhook: no secret, no URL path or query (they may carry a token). */
@@ -118,6 +147,7 @@ export function describeWebhook(w: Webhook): Record<string, unknown> {
     format: w.format,
     events: w.events === '*' ? '*' : [...w.events],
     signed: w.secret !== undefined,
+    basicAuth: w.authorization !== undefined,
   };
 }
 

@@ -25,8 +25,28 @@ export function isHttpUrl(text: string): boolean {
   }
 }
 
-/** An http or https URL; the message never repeats the value (a webhook URL may carry a token). */
-const webhookUrl = z.string().refine(isHttpUrl, { error: 'expected an http:// or https:// URL' });
+/** Whether an http(s) URL carries `user:password@`. */
+export function hasUrlCredentials(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An http or https URL; the message never repeats the value (a webhook URL may carry a token).
+ * Credentials written into the file are refused, as a secret is: from `urlEnv` they are sent as
+ * HTTP basic auth (read-webhooks.ts).
+ */
+const webhookUrl = z
+  .string()
+  .refine(isHttpUrl, { error: 'expected an http:// or https:// URL' })
+  .refine((u) => !hasUrlCredentials(u), {
+    error:
+      'credentials in the URL are refused here: put the URL in an environment variable (urlEnv: NAME); its user and password are then sent as HTTP basic auth',
+  });
 
 const eventType = z.union([z.enum(ROLLOUT_EVENT_TYPES), z.literal('*')], {
   error: `expected an event type (${ROLLOUT_EVENT_TYPES.join(', ')}) or '*'`,

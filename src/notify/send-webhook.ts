@@ -4,10 +4,12 @@
  * the final URL), at most 1 KiB of the answer's body read, and an outcome as a value:
  * `delivered` (2xx), `unavailable` (no answer, time-out, 408, 429, 5xx: the receiver is down or
  * busy, so the whole webhook waits) or `rejected` (another status: this event waits, the others
- * go on). Nothing here logs; `reason` never holds the URL's path or query.
+ * go on). Nothing here logs; `reason` never holds the URL's path or query, nor the webhook's
+ * basic-auth credentials (a receiver that echoes them is scrubbed: src/lib/scrub-secrets.ts).
  */
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { createScrubber, type Scrubber } from '../lib/scrub-secrets.js';
 import type { Webhook } from './read-webhooks.js';
 import { signPayload, WEBHOOK_HEADERS } from './sign-payload.js';
 import { scrubUrl } from './webhook-origin.js';
@@ -32,7 +34,9 @@ export interface SendWebhookInput {
   signal?: AbortSignal;
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+): Promise<{ text: string; cut: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -45,7 +49,23 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }):
     // The answer's status is what counts; a body cut short changes nothing.
   }
   body.destroy();
-  return Buffer.concat(chunks).subarray(0, ANSWER_BODY_CAP).toString('utf8');
+  return {
+    text: Buffer.concat(chunks).subarray(0, ANSWER_BODY_CAP).toString('utf8'),
+    cut: size > ANSWER_BODY_CAP,
+  };
+}
+
+const scrubbers = new WeakMap<Webhook, Scrubber>();
+
+/** The scrubber of what a webhook sends: its basic-auth credentials. */
+function scrubberOf(webhook: Webhook): Scrubber {
+  let s = scrubbers.get(webhook);
+  if (!s) {
+    const value = webhook.authorization?.reveal();
+    s = createScrubber(value ? [value] : []);
+    scrubbers.set(webhook, s);
+  }
+  return s;
 }
 
 export async function sendWebhook(input: SendWebhookInput): Promise<AttemptResult> {
@@ -59,6 +79,8 @@ export async function sendWebhook(input: SendWebhookInput): Promise<AttemptResul
   };
   if (webhook.secret)
     headers[WEBHOOK_HEADERS.signature] = signPayload(webhook.secret.reveal(), input.timestampS, body);
+  if (webhook.authorization) headers.authorization = webhook.authorization.reveal();
+  const scrub = scrubberOf(webhook);
   const timeout = AbortSignal.timeout(webhook.timeoutMs);
   const signal = input.signal ? AbortSignal.any([input.signal, timeout]) : timeout;
   try {
@@ -71,10 +93,10 @@ export async function sendWebhook(input: SendWebhookInput): Promise<AttemptResul
       headersTimeout: webhook.timeoutMs,
       bodyTimeout: webhook.timeoutMs,
     });
-    const text = await readCapped(res.body);
+    const answer = await readCapped(res.body);
     const status = res.statusCode;
     if (status >= 200 && status < 300) return { outcome: 'delivered', status };
-    const reason = `answered ${status}${describeBody(text, webhook.url)}`;
+    const reason = `answered ${status}${describeBody(scrub.scrub(answer.text, { cut: answer.cut }), webhook.url)}`;
     if (status === 408 || status === 429 || status >= 500) return { outcome: 'unavailable', status, reason };
     if (status >= 300 && status < 400)
       return { outcome: 'rejected', status, reason: `${reason} (redirects are not followed)` };
@@ -86,7 +108,7 @@ export async function sendWebhook(input: SendWebhookInput): Promise<AttemptResul
     const code = (err as { code?: unknown }).code;
     const message = err instanceof Error ? err.message : String(err);
     const reason = `${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`;
-    return { outcome: 'unavailable', reason: scrubUrl(reason, webhook.url) };
+    return { outcome: 'unavailable', reason: scrubUrl(scrub.scrub(reason), webhook.url) };
   }
 }
 

@@ -138,6 +138,22 @@ describe('webhooks in the settings file', () => {
     expect(err.message).toContain(reason);
   });
 
+  it('sends the user:password@ of urlEnv as HTTP basic auth, never in the URL; refuses them written in url:', () => {
+    const { file } = settingsFile(['webhooks:', '  - urlEnv: HOOK_URL', ''].join('\n'));
+    const [hook] = load(file, { HOOK_URL: 'https://us%40r:p%3Ass@hooks.example.com/a' }).webhooks;
+    expect(hook?.url).toBe('https://hooks.example.com/a');
+    expect(hook?.authorization?.reveal()).toBe(`Basic ${Buffer.from('us@r:p:ss').toString('base64')}`);
+    expect(JSON.stringify(hook)).not.toContain('p%3Ass');
+    const inline = settingsFile(
+      ['webhooks:', '  - url: https://u:hunter22@hooks.example.com/a', ''].join('\n'),
+    );
+    const err = configError(() => load(inline.file));
+    expect(err.message).toBe(
+      `${inline.file}:2:5: webhooks[0].url: credentials in the URL are refused here: put the URL in an environment variable (urlEnv: NAME); its user and password are then sent as HTTP basic auth`,
+    );
+    expect(err.message).not.toContain('hunter22');
+  });
+
   it('refuses two webhooks with one name, naming the second', () => {
     const { file } = settingsFile(
       ['webhooks:', '  - url: http://a', '  - name: webhook-1', '    url: http://b', ''].join('\n'),
