@@ -27,8 +27,11 @@ export const API_ERROR_KINDS = [
 ] as const;
 export type ApiErrorKind = (typeof API_ERROR_KINDS)[number];
 
-/** The four operations, as named in logs and metrics. */
-export type ApiEndpoint = 'list' | 'targets' | 'create' | 'status';
+/**
+ * The operations, as named in logs and metrics: the four of the upgrade interface, and the
+ * Collector Management API's list of every Collector (`GET collectors`, the inventory).
+ */
+export type ApiEndpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory';
 
 /** Error codes of task creation (interface section 7), verbatim. */
 export const VENDOR_CREATE_CODES = [

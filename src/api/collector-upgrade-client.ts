@@ -23,6 +23,8 @@ import {
   type Collector,
   CollectorsPage,
   CreatedTask,
+  type InventoryCollector,
+  InventoryPage,
   Targets,
   TaskStatus,
   type UpgradeTask,
@@ -33,6 +35,12 @@ import {
   type WalkCollectorPagesParams,
   walkCollectorPages,
 } from './walk-collector-pages.js';
+import {
+  INVENTORY_PAGE_SIZE,
+  type InventoryFilter,
+  type WalkInventoryParams,
+  walkInventoryPages,
+} from './walk-inventory-pages.js';
 
 export type CreateTaskResult =
   | { kind: 'created'; taskId: string; href: string | undefined; attempts: number }
@@ -61,6 +69,15 @@ export type CollectorPagesParams = Omit<ListCollectorsParams, 'offset'> & {
   left?: WalkCollectorPagesParams['left'];
 };
 
+export interface ListInventoryParams {
+  /** `installed`, `hosted`, `dead` or `alive`; absent: every Collector. */
+  filter?: InventoryFilter;
+  offset?: number;
+  /** Always sent (default 1000, the vendor's documented largest). */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
 export interface CollectorUpgradeClientOptions {
   config: ApiConfig;
   /** Shared request budget (createRedisRequestBudget); default: an in-memory one with the vendor's limits. */
@@ -87,6 +104,14 @@ export interface CollectorUpgradeClient {
    */
   collectorPages(params?: CollectorPagesParams): AsyncGenerator<Collector[]>;
   listTargets(signal?: AbortSignal): Promise<BuildTarget[]>;
+  /** One page of the inventory (`GET collectors`): every Collector of the organization, not only the upgradable. */
+  listInventory(params?: ListInventoryParams): Promise<InventoryCollector[]>;
+  /**
+   * The inventory page by page (walk-inventory-pages.ts), each Collector once, until a page
+   * shorter than `limit`. The next page is asked for only when the caller asks for it: a caller
+   * paces the walk by the time it takes between two.
+   */
+  inventoryPages(params?: WalkInventoryParams): AsyncGenerator<InventoryCollector[]>;
   /**
    * `beforeSend` runs before each attempt is sent, once the API budget allows it (the worker
    * records `creating` there); when it rejects, nothing is sent and the call rejects with it.
@@ -184,9 +209,29 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
       return { ...r, value: r.value.collectors };
     });
 
+  const listInventory = (params: ListInventoryParams = {}) =>
+    operation('inventory', async () => {
+      const spec: CallSpec = {
+        endpoint: 'inventory',
+        method: 'GET',
+        path: 'collectors',
+        query: {
+          filter: params.filter,
+          offset: params.offset ?? 0,
+          limit: params.limit ?? INVENTORY_PAGE_SIZE,
+        },
+        idempotent: true,
+        signal: params.signal,
+      };
+      const r = await get(spec, InventoryPage);
+      return { ...r, value: r.value.collectors };
+    });
+
   return {
     listCollectors,
     collectorPages: (params = {}) => walkCollectorPages(listCollectors, params, pageFill),
+    listInventory,
+    inventoryPages: (params = {}) => walkInventoryPages(listInventory, params),
     listTargets: (signal) =>
       operation('targets', async () => {
         const spec: CallSpec = {

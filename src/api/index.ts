@@ -19,6 +19,7 @@ export {
   createCollectorUpgradeClient,
   DEFAULT_PAGE_SIZE,
   type ListCollectorsParams,
+  type ListInventoryParams,
   type TaskStatusResult,
 } from './collector-upgrade-client.js';
 export {
@@ -47,8 +48,14 @@ export { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, type RetryOptions } from './retry-po
 export {
   type BuildTarget,
   type Collector,
+  type InventoryCollector,
   TASK_STATES,
   type TaskState,
   type UpgradeTask,
 } from './schema.js';
 export { DEFAULT_MAX_COLLECTORS, DEFAULT_MAX_PAGES } from './walk-collector-pages.js';
+export {
+  INVENTORY_PAGE_SIZE,
+  type InventoryFilter,
+  type WalkInventoryParams,
+} from './walk-inventory-pages.js';

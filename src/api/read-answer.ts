@@ -23,7 +23,9 @@ export function parseAnswerBody<S extends z.ZodType>(
     answer.bodyTooLarge?.limitBytes ?? (answer.text.length > MAX_ANSWER_BYTES ? MAX_ANSWER_BYTES : undefined);
   if (limit !== undefined) {
     const why =
-      spec.endpoint === 'list' ? ' (a listing page this large means the service ignored limit)' : '';
+      spec.endpoint === 'list' || spec.endpoint === 'inventory'
+        ? ' (a listing page this large means the service ignored limit)'
+        : '';
     throw new ApiError(
       'protocol',
       `${spec.method} ${spec.path} answered ${answer.status} with a body larger than ${formatBytes(limit)}, more than the client reads${why}`,

@@ -45,6 +45,31 @@ export type Collector = z.infer<typeof Collector>;
 export const CollectorsPage = z.object({ collectors: z.array(Collector) });
 export type CollectorsPage = z.infer<typeof CollectorsPage>;
 
+/**
+ * A Collector of the inventory (`GET collectors`, the Collector Management API): the fields of
+ * section 2.1 plus `category`, `description` and `fields`, of which the inventory keeps what a
+ * selection and a count need. `collectorVersion` may be absent or empty (a Hosted Collector's is
+ * `""`; a Collector that never connected may have none): its build is then unknown, which is an
+ * answer, not a protocol error.
+ */
+export const InventoryCollector = z.object({
+  id: z.number().int(),
+  collectorType: z.string(),
+  alive: z.boolean(),
+  collectorVersion: z.string().nullish(),
+  name: z.string().optional(),
+  hostName: z.string().optional(),
+  timeZone: z.string().optional(),
+  ephemeral: z.boolean().optional(),
+  osName: z.string().optional(),
+  osArch: z.string().optional(),
+  lastSeenAlive: z.number().int().optional(),
+});
+export type InventoryCollector = z.infer<typeof InventoryCollector>;
+
+export const InventoryPage = z.object({ collectors: z.array(InventoryCollector) });
+export type InventoryPage = z.infer<typeof InventoryPage>;
+
 export const BuildTarget = z.object({ version: z.string().min(1), latest: z.boolean() });
 export type BuildTarget = z.infer<typeof BuildTarget>;
 
