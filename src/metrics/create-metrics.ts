@@ -9,8 +9,16 @@ import type { ApiHooks } from '../api/index.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { countsByMetricState, METRIC_STATES, type MetricState, metricState } from '../rollout/index.js';
 import { type FleetSnapshot, registerFleetGauges } from './fleet-gauges.js';
+import { type InventorySnapshot, registerInventoryGauges } from './inventory-gauges.js';
 
-export { countsByMetricState, type FleetSnapshot, METRIC_STATES, type MetricState, metricState };
+export {
+  countsByMetricState,
+  type FleetSnapshot,
+  type InventorySnapshot,
+  METRIC_STATES,
+  type MetricState,
+  metricState,
+};
 
 export interface Metrics {
   registry: Registry;
@@ -27,6 +35,11 @@ export interface Metrics {
    * they show no series (and fleet_upgrade_redis_up 0) rather than failing the whole scrape.
    */
   exportFleet(snapshot: () => Promise<FleetSnapshot>): void;
+  /**
+   * Makes the inventory and compliance gauges (inventory-gauges.ts) read `snapshot()` at every
+   * scrape; when it cannot be read, they show no series.
+   */
+  exportInventory(snapshot: () => Promise<InventorySnapshot>): void;
   /** fleet_upgrade_redis_up: `ping()` at every scrape (1 when it answers in time). */
   watchRedis(ping: () => Promise<boolean>): void;
   /** The API budget in real requests per second (limit × time scale), for the dashboard's limit line. */
@@ -213,6 +226,23 @@ export function createMetrics(
         return pending;
       };
       registerFleetGauges(registry, read, forgetRollouts);
+    },
+    exportInventory(snapshot) {
+      let pending: Promise<InventorySnapshot> | undefined;
+      // One Redis read per scrape, shared by every gauge of it.
+      const read = () => {
+        pending ??= withTimeout(
+          snapshot().catch((): InventorySnapshot => ({ now: 0, orgs: [] })),
+          1000,
+          (): InventorySnapshot => ({ now: 0, orgs: [] }),
+        ).finally(() => {
+          setTimeout(() => {
+            pending = undefined;
+          }, 200);
+        });
+        return pending;
+      };
+      registerInventoryGauges(registry, read);
     },
   };
   return metrics;

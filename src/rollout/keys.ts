@@ -64,6 +64,10 @@ export interface Keys {
   readonly clock: string;
   /** Channel: a rollout id is published on it when one of its Collectors gives a slot back. */
   readonly slotFreedChannel: string;
+  /** HASH of one organization's inventory of the whole fleet: its last pass, schedule, compliance (src/inventory). */
+  inventory(org: string): string;
+  /** STRING: the token of the process that keeps the inventory (one at a time, as the scheduler). */
+  readonly inventoryLeader: string;
 }
 
 /**
@@ -101,5 +105,7 @@ export function createKeys(prefix = ''): Keys {
     processes: `${base}:processes`,
     clock: `${base}:clock`,
     slotFreedChannel: `${base}:slot-freed`,
+    inventory: (org) => `${base}:inventory:${org}`,
+    inventoryLeader: `${base}:inventory-leader`,
   };
 }

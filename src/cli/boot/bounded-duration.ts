@@ -12,6 +12,8 @@ export const SETTING_BOUNDS = {
   tick: { min: 50, max: 60_000 },
   stalledInterval: { min: 1_000, max: 3_600_000 },
   retention: { min: 3_600_000, max: 3_650 * 86_400_000 },
+  'inventory.interval': { min: 60_000, max: 86_400_000 },
+  'inventory.pageInterval': { min: 250, max: 600_000 },
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { type ApiConfig, readApiConfig } from '../../api/index.js';
 import type { ControlToken } from '../../http/authorize-request.js';
 import { readControlToken } from '../../http/read-control-token.js';
+import { DEFAULT_INVENTORY_INTERVAL_MS, DEFAULT_INVENTORY_PAGE_EVERY_MS } from '../../inventory/index.js';
 import { ConfigError, formatIssue, type SourceIssue } from '../../lib/errors.js';
 import { loadSourceFile, locateField } from '../../lib/source/yaml-source.js';
 import { readWebhooks, type Webhook } from '../../notify/read-webhooks.js';
@@ -57,6 +58,11 @@ export interface DaemonConfig {
   dataDir: string;
   /** This process's share of the API budget (run lowers it to its policies' `api`). */
   apiBudget: { requestsPerSecond: number; maxConcurrent: number };
+  /**
+   * The inventory of the whole fleet `run` keeps (src/inventory): whether, clock ms between two
+   * passes of an organization, and clock ms between the requests of two pages.
+   */
+  inventory: { enabled: boolean; intervalMs: number; pageEveryMs: number };
   /**
    * The `default` organization's service from the `SUMOLOGIC_*` variables (or the file's `api`),
    * when the settings have no `orgs`. Undefined when only settings that need no API were asked
@@ -141,7 +147,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
   };
   const issues: SourceIssue[] = [];
   // A duration from the environment, else from the file; each within its bounds.
-  const duration = (setting: keyof typeof SETTING_BOUNDS, variable: string) =>
+  const duration = (setting: keyof typeof SETTING_BOUNDS & keyof DaemonConfigFile, variable: string) =>
     boundedDuration(env[variable], setting, variable, issues) ??
     boundedDuration(file[setting], setting, settingsFile, issues);
 
@@ -198,6 +204,27 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
         ) ??
         file.apiBudget?.maxConcurrent ??
         10,
+    },
+    inventory: {
+      enabled: envBoolean(env, 'FLEET_UPGRADE_INVENTORY', issues) ?? file.inventory?.enabled ?? true,
+      intervalMs:
+        boundedDuration(
+          env.FLEET_UPGRADE_INVENTORY_INTERVAL,
+          'inventory.interval',
+          'FLEET_UPGRADE_INVENTORY_INTERVAL',
+          issues,
+        ) ??
+        boundedDuration(file.inventory?.interval, 'inventory.interval', settingsFile, issues) ??
+        DEFAULT_INVENTORY_INTERVAL_MS,
+      pageEveryMs:
+        boundedDuration(
+          env.FLEET_UPGRADE_INVENTORY_PAGE_INTERVAL,
+          'inventory.pageInterval',
+          'FLEET_UPGRADE_INVENTORY_PAGE_INTERVAL',
+          issues,
+        ) ??
+        boundedDuration(file.inventory?.pageInterval, 'inventory.pageInterval', settingsFile, issues) ??
+        DEFAULT_INVENTORY_PAGE_EVERY_MS,
     },
     webhooks: [],
     orgs: [],
@@ -277,6 +304,12 @@ export function rehearsalConfig(
     stalledIntervalMs: 5000,
     retentionMs: DEFAULT_RETENTION_MS,
     apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+    // Off unless asked for: a rehearsal's figures count the rollout's own requests.
+    inventory: {
+      enabled: false,
+      intervalMs: DEFAULT_INVENTORY_INTERVAL_MS,
+      pageEveryMs: DEFAULT_INVENTORY_PAGE_EVERY_MS,
+    },
     webhooks: [],
     authReads: false,
     ...base,

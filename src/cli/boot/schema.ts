@@ -56,6 +56,17 @@ export const DaemonConfigFile = z.strictObject({
   retention: duration.optional(),
   /** The private Redis's data, its address and its lock (`FLEET_UPGRADE_DATA_DIR`). Default `.data`. */
   dataDir: z.string().optional(),
+  /** The inventory of the whole fleet that `run` keeps per organization (src/inventory). */
+  inventory: z
+    .strictObject({
+      /** Whether `run` keeps it (`FLEET_UPGRADE_INVENTORY`). Default true. */
+      enabled: z.boolean().optional(),
+      /** Time between two passes of an organization (`FLEET_UPGRADE_INVENTORY_INTERVAL`); 1m to 1d. Default 15m. */
+      interval: duration.optional(),
+      /** Time between the requests of two pages of a pass (`FLEET_UPGRADE_INVENTORY_PAGE_INTERVAL`); 250ms to 10m. Default 5s. */
+      pageInterval: duration.optional(),
+    })
+    .optional(),
   /** This process's share of the API budget (`run` lowers it to its policies' `api`). */
   apiBudget: z
     .strictObject({

@@ -7,6 +7,7 @@
 import type { Worker } from 'bullmq';
 import { createRolloutApi, type RolloutApi } from '../../http/create-rollout-api.js';
 import { type RunningHttpServer, startHttpServer } from '../../http/start-http-server.js';
+import type { InventoryLoop } from '../../inventory/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
@@ -34,6 +35,7 @@ import type { DaemonConfig } from './daemon-config.js';
 import { metricEvents } from './metric-events.js';
 import { readinessChecks } from './readiness-checks.js';
 import { registerProcess } from './register-process.js';
+import { startFleetInventory } from './start-fleet-inventory.js';
 
 export interface DaemonOptions {
   config: DaemonConfig;
@@ -55,6 +57,8 @@ export interface Daemon {
   queue: UpgradeQueue;
   http?: RunningHttpServer;
   loop?: SchedulerLoop;
+  /** `run`: the inventory of the whole fleet (start-fleet-inventory.ts), unless turned off. */
+  inventory?: InventoryLoop;
   /** Closes everything in reverse order, each step bounded; false when a step failed or timed out. */
   stop(): Promise<boolean>;
 }
@@ -164,6 +168,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const snapshot = () => readFleetStatus({ redis, keys, rollouts, queue });
       metrics.exportFleet(snapshot);
       status = snapshot;
+      const inventory = startFleetInventory({
+        config,
+        redis,
+        keys,
+        clock,
+        logger,
+        metrics,
+        orgs: apis.names,
+        client: (org) => apis.get(org).client,
+        rollouts,
+        policies,
+      });
+      if (inventory) {
+        shutdown.add(() => inventory.stop());
+        daemon.inventory = inventory;
+      }
       rolloutApi = createRolloutApi({
         deps: { rollouts, store, events: state.events, clock, keys },
         redis,

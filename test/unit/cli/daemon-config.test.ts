@@ -84,6 +84,7 @@ describe('loadDaemonConfig: defaults', () => {
       retentionMs: 30 * 86_400_000,
       dataDir: '.data',
       apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+      inventory: { enabled: true, intervalMs: 900_000, pageEveryMs: 5_000 },
       webhooks: [],
       orgs: [],
       authReads: false,
@@ -427,5 +428,37 @@ describe('loadDaemonConfig: API settings', () => {
     );
     expect(err.message).not.toContain('ops-secret');
     expect(err.message).toContain('SUMOLOGIC_BASE_URL');
+  });
+});
+
+describe('loadDaemonConfig: the inventory (inventory.enabled, .interval, .pageInterval)', () => {
+  it('from the file, the environment winning; FLEET_UPGRADE_INVENTORY=false turns it off', () => {
+    const file: DaemonConfigFile = { inventory: { interval: '30m', pageInterval: '2s' } };
+    expect(load({}, { file }).config.inventory).toEqual({
+      enabled: true,
+      intervalMs: 1_800_000,
+      pageEveryMs: 2_000,
+    });
+    expect(
+      load(
+        {
+          FLEET_UPGRADE_INVENTORY: 'false',
+          FLEET_UPGRADE_INVENTORY_INTERVAL: '1h',
+          FLEET_UPGRADE_INVENTORY_PAGE_INTERVAL: '10s',
+        },
+        { file },
+      ).config.inventory,
+    ).toEqual({ enabled: false, intervalMs: 3_600_000, pageEveryMs: 10_000 });
+    expect(load({}, { file: { inventory: { enabled: false } } }).config.inventory.enabled).toBe(false);
+  });
+
+  it('refuses durations outside their bounds, naming the variable or the field and the bounds', () => {
+    const env = configError(() => load({ FLEET_UPGRADE_INVENTORY_INTERVAL: '10s' }));
+    expect(env.message).toContain('FLEET_UPGRADE_INVENTORY_INTERVAL');
+    expect(env.message).toMatch(/between 1m0s and 24h|between 1m and 24h/);
+    const file = configError(() => load({}, { file: { inventory: { pageInterval: '1h' } } }));
+    expect(file.message).toContain('inventory.pageInterval');
+    const flag = configError(() => load({ FLEET_UPGRADE_INVENTORY: 'maybe' }));
+    expect(flag.message).toContain('FLEET_UPGRADE_INVENTORY');
   });
 });

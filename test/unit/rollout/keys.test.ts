@@ -45,6 +45,8 @@ function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string
     leader: k.leader,
     processes: k.processes,
     clock: k.clock,
+    inventory: k.inventory('emea'),
+    inventoryLeader: k.inventoryLeader,
   };
 }
 
@@ -84,6 +86,8 @@ describe('createKeys', () => {
       leader: 'p:{fleet-upgrade}:leader',
       processes: 'p:{fleet-upgrade}:processes',
       clock: 'p:{fleet-upgrade}:clock',
+      inventory: 'p:{fleet-upgrade}:inventory:emea',
+      inventoryLeader: 'p:{fleet-upgrade}:inventory-leader',
       slotFreedChannel: 'p:{fleet-upgrade}:slot-freed',
     });
     expect(createKeys().rollouts).toBe('{fleet-upgrade}:rollouts');
