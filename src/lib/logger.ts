@@ -18,6 +18,8 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'redisUrl',
   '*.redisUrl',
+  'sentinelPassword',
+  '*.sentinelPassword',
 ];
 
 export interface LoggerOptions {

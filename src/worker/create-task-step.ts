@@ -1,8 +1,11 @@
 /**
  * The create step: `admitted` → `creating` (written with the time it is sent, once the API budget
  * lets it go: while it waits for the budget it stays `admitted`, so a process killed then leaves
- * no create of unknown outcome) → the service's answer, turned into an event of the Collector's
- * state machine:
+ * no create of unknown outcome) → confirmed on the replicas when the deployment asks for it
+ * (WAIT, lib/redis/replica-wait.ts: a failover must not lose the pre-write of a create that went
+ * out; unconfirmed, the create is not sent and the record goes back to `waiting_retry`, or, for
+ * a create sent again, to `reconciling`) → the service's answer, turned into an event of the
+ * Collector's state machine:
  * - 202 with a task id → `created` (pending);
  * - collector.not.alive → `not_alive` (waits for a retry, or ends not_alive);
  * - collector.in.upgrading, a 202 whose id cannot be read, or no answer twice → `task_unknown`
@@ -39,6 +42,17 @@ export function pollDelay(ctx: StepContext, elapsedMs: number): number {
 /** `creating` could not be written (the record moved on): the create is not sent. */
 class CreateNotSent extends Error {}
 
+/** `creating` was written but the replicas did not confirm it: the create is not sent. */
+class PreWriteNotDurable extends Error {
+  constructor(
+    reason: string,
+    /** The write was a `resend`: a create went out before, unanswered. */
+    readonly resent: boolean,
+  ) {
+    super(reason);
+  }
+}
+
 export async function createTaskStep(ctx: StepContext, resend: boolean): Promise<Step> {
   const { deps, record, log } = ctx;
   const counters = { createRequests: 1 };
@@ -46,10 +60,13 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
   // Before each attempt goes out: `send` from admitted (with when the job was taken up: what it
   // waited for the budget is the rest), `resend` (the time it is sent) after.
   const beforeSend = async () => {
-    const sent = await ctx.apply(
-      ctx.record.state === 'admitted' ? { type: 'send', pickedAt } : { type: 'resend' },
-    );
+    const mark = deps.replicaWait?.mark();
+    const resent = ctx.record.state !== 'admitted';
+    const sent = await ctx.apply(resent ? { type: 'resend' } : { type: 'send', pickedAt });
     if (!sent) throw new CreateNotSent();
+    if (!mark || !deps.replicaWait) return;
+    const durable = await deps.replicaWait.confirm(mark);
+    if (!durable.ok) throw new PreWriteNotDurable(durable.reason, resent);
   };
   let result: CreateTaskResult;
   try {
@@ -60,6 +77,7 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
     );
   } catch (err) {
     if (err instanceof CreateNotSent) return done;
+    if (err instanceof PreWriteNotDurable) return notDurable(ctx, err.message, err.resent);
     const budget = err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET';
     if (ctx.record.state === 'admitted' && (err instanceof ApiError || budget)) {
       // The API budget did not let it go: nothing was sent. Back to the admitter.
@@ -144,4 +162,20 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       await ctx.apply({ type: 'rejected', message: `${result.kind}: ${result.message}` }, { counters });
       return done;
   }
+}
+
+/**
+ * The replicas did not confirm `creating` in time, and the create was not sent. A first send goes
+ * back to wait (no attempt counted; the admitter tries again). A create sent again was already
+ * sent once, with no answer: its fate is the listings' to tell (reconciling), as without WAIT.
+ */
+async function notDurable(ctx: StepContext, reason: string, resent: boolean): Promise<Step> {
+  const message = `the create was not sent: its pre-write was not confirmed by the replicas (${reason})`;
+  ctx.log.warn({ reason, resent }, 'create held back: pre-write not confirmed by the replicas');
+  if (resent) {
+    await ctx.apply({ type: 'task_unknown', proven: false, message });
+    return done;
+  }
+  await ctx.apply({ type: 'withdraw', message });
+  return done;
 }

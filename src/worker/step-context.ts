@@ -8,6 +8,7 @@
 import type { ApiError, CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import type { ReplicaWait } from '../lib/redis/replica-wait.js';
 import type { ApplyOptions, CollectorStore, RolloutSettings, StepView } from '../rollout/index.js';
 import {
   type CollectorEvent,
@@ -48,6 +49,11 @@ export interface ProcessorDeps {
   logger: Logger;
   events?: UpgradeEvents;
   random?: () => number;
+  /**
+   * Confirms a create's pre-write on replicas (WAIT) before the create is sent; `store` must write
+   * on the connection it watches. Absent: creates are sent after the write alone.
+   */
+  replicaWait?: Pick<ReplicaWait, 'mark' | 'confirm'>;
 }
 
 export type StepRollout = NonNullable<StepView['rollout']>;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, inject } from 'vitest';
-import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
+import { closeRedis, createRedis, primariesOf, type Redis } from '../../src/lib/redis/create-redis.js';
 
 export interface TestRedis {
   /** The URL of the run's Redis (from the global setup). */
@@ -24,15 +24,18 @@ export function testRedisUrl(): string {
 
 /**
  * Deletes every key under `prefix` (keys may carry a cluster hash tag after it): SCAN with a
- * bounded number of rounds, so that a test's clean-up ends even on a busy Redis.
+ * bounded number of rounds, so that a test's clean-up ends even on a busy Redis; on a Cluster,
+ * on each primary (SCAN walks one node).
  */
 export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  for (let round = 0; round < 10_000; round++) {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-    if (cursor === '0') break;
+  for (const node of primariesOf(redis)) {
+    let cursor = '0';
+    for (let round = 0; round < 10_000; round++) {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await node.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
   }
 }
 

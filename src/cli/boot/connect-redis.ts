@@ -1,5 +1,6 @@
 /**
- * The Redis of a process: REDIS_URL, or for `run` a private redis-server with append-only
+ * The Redis of a process: the one the settings name (a URL, Sentinel or Cluster:
+ * read-redis-settings.ts), or for `run` a private redis-server with append-only
  * persistence in the data folder (private-redis.ts: `status`, `report` and the other commands
  * find it there, and open the folder themselves once `run` has stopped). Opens the
  * connection of the process's own commands and the one BullMQ needs; `close()` undoes it all.
@@ -9,19 +10,15 @@
 import { join } from 'node:path';
 import { FleetError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import {
-  answerWithin,
-  closeRedis,
-  createRedis,
-  type Redis,
-  redisAddress,
-} from '../../lib/redis/create-redis.js';
+import { answerWithin, closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
 import { startPrivateRedis } from '../../lib/redis/private-redis.js';
-import type { DaemonConfig } from './daemon-config.js';
+import { describeRedis, type RedisTarget, settingOf } from '../../lib/redis/redis-target.js';
+import { type DaemonConfig, redisTargetOf } from './daemon-config.js';
 import { plainReason } from './open-state.js';
 
 export interface RedisConnections {
-  url: string;
+  /** Where every further connection of the process goes (createRedis). */
+  target: RedisTarget;
   redis: Redis;
   /** For BullMQ (commands wait for Redis to come back instead of failing). */
   bullConnection: Redis;
@@ -29,7 +26,7 @@ export interface RedisConnections {
 }
 
 export async function connectRedis(
-  config: Pick<DaemonConfig, 'redisUrl' | 'dataDir'>,
+  config: Pick<DaemonConfig, 'redisUrl' | 'redis' | 'dataDir'>,
   logger: Logger,
   role: string,
 ): Promise<RedisConnections> {
@@ -38,16 +35,18 @@ export async function connectRedis(
     for (const step of undo.reverse()) await step().catch(() => undefined);
   };
   try {
-    let url = config.redisUrl;
-    let where = `Redis at ${url ? redisAddress(url) : ''} (REDIS_URL)`;
-    let advice = "check that it is running and that REDIS_URL names the deployment's Redis.";
-    if (!url) {
+    let target = redisTargetOf(config);
+    let where = target ? `${describeRedis(target)} (${settingOf(target)})` : '';
+    let advice = target
+      ? `check that it is running and that ${settingOf(target)} names the deployment's Redis.`
+      : '';
+    if (!target) {
       // Holds <dataDir>/redis.lock while it serves the folder; `status`, `report` and the other
       // commands on this machine find it through <dataDir>/redis-url, and open the folder
       // themselves once it has stopped (private-redis.ts).
       const local = await startPrivateRedis({ dataDir: config.dataDir, logger });
-      url = local.url;
-      where = `The private Redis at ${url} (data in ${join(config.dataDir, 'redis')})`;
+      target = { kind: 'standalone', url: local.url };
+      where = `The private Redis at ${local.url} (data in ${join(config.dataDir, 'redis')})`;
       advice = 'is its redis-server stopped or overloaded?';
       undo.push(() => local.stop());
       logger.info(
@@ -55,7 +54,7 @@ export async function connectRedis(
         'REDIS_URL is not set: started a private Redis',
       );
     }
-    const redis = createRedis(url, { logger, name: role });
+    const redis = createRedis(target, { logger, name: role });
     undo.push(() => closeRedis(redis));
     // The first connection error says why (ECONNREFUSED, NOAUTH ...); the failed PING only that it gave up.
     let firstError: string | undefined;
@@ -71,9 +70,9 @@ export async function connectRedis(
       });
     });
     redis.off('error', keepFirst);
-    const bullConnection = createRedis(url, { logger, name: `${role}-bullmq`, forBullmq: true });
+    const bullConnection = createRedis(target, { logger, name: `${role}-bullmq`, forBullmq: true });
     undo.push(() => closeRedis(bullConnection));
-    return { url, redis, bullConnection, close };
+    return { target, redis, bullConnection, close };
   } catch (err) {
     await close();
     throw err;

@@ -1,7 +1,8 @@
 /**
  * The orchestrator's state in Redis for the commands that need no daemon (`status`, `report`,
- * `history`, `pause`, `resume`, `abort`, `promote`, `retry`, `forget`): REDIS_URL (or the
- * settings' `redisUrl`), else the private Redis of `run` on this machine: the server of a `run`
+ * `history`, `pause`, `resume`, `abort`, `promote`, `retry`, `forget`): the Redis the settings
+ * name (REDIS_URL, Sentinel or Cluster: read-redis-settings.ts), else the private Redis of `run`
+ * on this machine: the server of a `run`
  * that is running, or one started here from its data folder for as long as the command runs
  * (private-redis.ts). When none is found or it does not answer, one sentence says what was
  * looked at and what to set; a connection lost later is told in words too (`redisTrouble`).
@@ -19,12 +20,12 @@ import {
   createRedis,
   formatSeconds,
   probeRedis,
-  redisAddress,
 } from '../../lib/redis/create-redis.js';
 import { findPrivateRedis, type PrivateRedis, privateRedisPaths } from '../../lib/redis/private-redis.js';
+import { describeRedis, type RedisTarget, settingOf } from '../../lib/redis/redis-target.js';
 import { readSharedClock } from '../../lib/shared-clock.js';
 import { createState, type FleetState } from './create-state.js';
-import type { DaemonConfig } from './daemon-config.js';
+import { type DaemonConfig, redisTargetOf } from './daemon-config.js';
 
 export { PRIVATE_REDIS_URL_FILE } from '../../lib/redis/private-redis.js';
 
@@ -95,11 +96,11 @@ const PROBE_MS = 3000;
 
 export async function openState(config: DaemonConfig, options: OpenStateOptions = {}): Promise<StateAccess> {
   const logger = options.logger ?? createLogger({ level: 'silent', name: 'cli' });
-  let url = config.redisUrl;
-  let where = `Redis at ${url ? redisAddress(url) : ''} (REDIS_URL)`;
+  let target: RedisTarget | undefined = redisTargetOf(config);
+  let where = target ? `${describeRedis(target)} (${settingOf(target)})` : '';
   let local: PrivateRedis | undefined;
-  if (url) {
-    const failure = await probeRedis(url, PROBE_MS);
+  if (target) {
+    const failure = await probeRedis(target, PROBE_MS);
     if (failure !== undefined) {
       const reason = plainReason(failure.reason);
       const told =
@@ -108,7 +109,7 @@ export async function openState(config: DaemonConfig, options: OpenStateOptions 
           : `does not answer (${reason})`;
       throw new FleetError(
         'FLEET_ERR_NO_REDIS',
-        `${where} ${told}: start it, or set REDIS_URL to the deployment's Redis.`,
+        `${where} ${told}: start it, or set ${settingOf(target)} to the deployment's Redis.`,
       );
     }
   } else {
@@ -119,19 +120,23 @@ export async function openState(config: DaemonConfig, options: OpenStateOptions 
       ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
     });
     if (!local) throw new FleetError('FLEET_ERR_NO_REDIS', noRedisMessage(config));
-    url = local.url;
+    target = { kind: 'standalone', url: local.url };
     const dir = privateRedisPaths(config.dataDir).dir;
     where = local.started
       ? `The private Redis started from ${dir}`
-      : `The private Redis of \`fleet-upgrade run\` (${url}, data in ${dir})`;
+      : `The private Redis of \`fleet-upgrade run\` (${local.url}, data in ${dir})`;
   }
   // A short disconnectTimeout: ioredis's default keeps a closed command's process alive 2 s longer.
-  const redis = createRedis(url, { name: 'cli', connectTimeoutMs: 3000, extra: { disconnectTimeout: 100 } });
+  const redis = createRedis(target, {
+    name: 'cli',
+    connectTimeoutMs: 3000,
+    extra: { disconnectTimeout: 100 },
+  });
   const close = async () => {
     await closeRedis(redis, 1000);
     await local?.stop();
   };
-  const advice = "try again when it answers, or set REDIS_URL to the deployment's Redis.";
+  const advice = `try again when it answers, or set ${settingOf(target)} to the deployment's Redis.`;
   try {
     await answerWithin(redis.ping(), { where, what: 'PING', advice });
     const state = createState(redis, config.keyPrefix);

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { ConfigError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { addDaemonOptions } from '../boot/add-daemon-options.js';
-import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
+import { type DaemonFlags, loadDaemonConfig, redisTargetOf } from '../boot/daemon-config.js';
 import { startDaemon } from '../boot/start-daemon.js';
 import { createStopper } from '../boot/stop-on-signal.js';
 
@@ -26,10 +26,11 @@ export function workerCommand(): Command {
       needApi: true,
     });
     const logger = createLogger({ level: config.logLevel, name: 'worker' });
-    if (!config.redisUrl) {
-      throw new ConfigError('REDIS_URL is not set: a worker shares the Redis of its `run` process', [
-        { file: 'environment', field: 'REDIS_URL', reason: 'is not set' },
-      ]);
+    if (!redisTargetOf(config)) {
+      throw new ConfigError(
+        'REDIS_URL is not set (nor REDIS_SENTINELS or REDIS_CLUSTER_NODES): a worker shares the Redis of its `run` process',
+        [{ file: 'environment', field: 'REDIS_URL', reason: 'is not set' }],
+      );
     }
     const daemon = await startDaemon({ config, role: 'worker', logger });
     logger.info({ concurrency: config.workerConcurrency }, 'worker started');

@@ -1,17 +1,26 @@
 /**
  * Redis connections for every process, and the only place in src/ that constructs one
- * (`createRedis`): the topology is decided there alone (a standalone server today; Sentinel and
- * Cluster will be added there). It sets the ioredis options we rely on for each use (a lasting
- * connection, BullMQ's, a one-shot look) and logs connection trouble without ever printing a
- * password (the URL goes through `redactUrl`). `probeRedis` takes a one-shot look at a URL.
+ * (`createRedis`): the topology is decided there alone. A target (redis-target.ts) is one server
+ * (a URL), a primary found through Sentinel (ioredis asks the sentinels for the primary at every
+ * connection, follows a failover and re-checks the role it reached), or a Cluster (ioredis
+ * follows MOVED/ASK and slot moves). Every key of a deployment carries one hash tag
+ * (rollout/keys.ts), so on a Cluster they live in one slot: the Lua scripts, MULTI and the
+ * pipelines work there as on one server ("Cluster gives availability here, not sharding").
+ * A Cluster client is handed out typed as `Redis`: it answers the same commands for keys of one
+ * slot; what differs (a command without keys that must reach the slot's primary, such as WAIT or
+ * INFO; SCAN, which is per node) goes through `nodeFor` and `primariesOf`.
+ * It sets the ioredis options we rely on for each use (a lasting connection, BullMQ's, a one-shot
+ * look) and logs connection trouble without ever printing a password (`describeRedis`).
+ * `probeRedis` takes a one-shot look at a target.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { FleetError } from '../errors.js';
-import { type Logger, redactUrl } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { withTimeout } from '../with-timeout.js';
 import { pingWithin } from './ping-within.js';
+import { asTarget, describeRedis, type RedisTarget, urlWithoutCredentials } from './redis-target.js';
 
-export type { Redis };
+export type { Redis, RedisTarget };
 
 export interface RedisConnectionOptions {
   logger?: Logger;
@@ -31,29 +40,54 @@ export interface RedisConnectionOptions {
   connectTimeoutMs?: number;
   /** Do not connect until the first command (default false: connect now). */
   lazyConnect?: boolean;
-  /** Passed through to ioredis for anything not covered above. */
+  /** Passed through to ioredis for anything not covered above (for a Cluster: to each node's connection). */
   extra?: RedisOptions;
 }
 
 /**
- * Opens an ioredis connection to `url` (redis:// or rediss://), with the options of its use. The
- * one place that decides the topology: a standalone server today, whatever the use.
+ * Opens a connection to `target` (a redis:// or rediss:// URL, or a target of redis-target.ts)
+ * with the options of its use. The one place that decides the topology.
  */
-export function createRedis(url: string, options: RedisConnectionOptions = {}): Redis {
+export function createRedis(target: RedisTarget | string, options: RedisConnectionOptions = {}): Redis {
+  const t = asTarget(target);
   const use = options.oneShot ? oneShotOptions(options) : lastingOptions(options);
-  const redis = new Redis(url, use);
+  const auth = {
+    ...(t.username ? { username: t.username } : {}),
+    ...(t.password ? { password: t.password } : {}),
+  };
+  let redis: Redis;
+  if (t.kind === 'cluster') {
+    const cluster = new Cluster(t.nodes, clusterOptions({ ...use, ...auth }, options));
+    // The same commands for keys of one slot; see the header for what differs.
+    redis = cluster as unknown as Redis;
+  } else if (t.kind === 'sentinel') {
+    redis = new Redis({
+      ...use,
+      ...auth,
+      sentinels: t.sentinels,
+      name: t.name,
+      role: 'master',
+      ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+      // Not ioredis's failoverDetector: its +switch-master can arrive while a reconnection is
+      // under way, which then ends the connection for good ("Connection is closed."). A failover
+      // is noticed when the old primary's connection drops, or by READONLY (reconnectOnError).
+      sentinelRetryStrategy: options.oneShot ? () => null : (times) => Math.min(times * 200, 2000),
+    });
+  } else {
+    redis = new Redis(t.url, { ...use, ...auth });
+  }
   const logger = options.logger;
   if (logger) {
     // One line per distinct error message, not one per reconnection attempt.
-    const safeUrl = redactUrl(url);
+    const where = describeRedis(t);
     let lastMessage = '';
     redis.on('error', (err: Error) => {
       if (err.message === lastMessage) return;
       lastMessage = err.message;
-      logger.warn({ redis: safeUrl, name: options.name, err: err.message }, 'redis connection error');
+      logger.warn({ redis: where, name: options.name, err: err.message }, 'redis connection error');
     });
     redis.on('ready', () => {
-      if (lastMessage) logger.info({ redis: safeUrl, name: options.name }, 'redis connection restored');
+      if (lastMessage) logger.info({ redis: where, name: options.name }, 'redis connection restored');
       lastMessage = '';
     });
   } else {
@@ -62,6 +96,63 @@ export function createRedis(url: string, options: RedisConnectionOptions = {}): 
     redis.on('error', () => {});
   }
   return redis;
+}
+
+/** Whether `redis` is a Cluster client (createRedis of a `cluster` target). */
+export function isCluster(redis: Redis): boolean {
+  return (redis as unknown as { isCluster?: boolean }).isCluster === true;
+}
+
+/**
+ * The connection that carries commands for `key`: `redis` itself, or on a Cluster the client's
+ * own connection to the primary serving the key's slot (undefined while the slots are unknown).
+ * A command without keys that must reach that primary (WAIT, INFO replication) is sent on it.
+ */
+export function nodeFor(redis: Redis, key: string): Redis | undefined {
+  if (!isCluster(redis)) return redis;
+  const cluster = redis as unknown as Cluster;
+  const nodeKey = cluster.slots[keySlot(key)]?.[0];
+  if (!nodeKey) return undefined;
+  return cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey);
+}
+
+/** The primaries to look at for a walk of every key (SCAN is per node): `redis`, or each primary of a Cluster. */
+export function primariesOf(redis: Redis): Redis[] {
+  return isCluster(redis) ? (redis as unknown as Cluster).nodes('master') : [redis];
+}
+
+/** The Cluster hash slot of `key` (CRC16/XMODEM of its hash tag, or of the whole key, mod 16384). */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  let part = key;
+  if (open !== -1) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) part = key.slice(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of Buffer.from(part, 'utf8')) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+function clusterOptions(use: RedisOptions, options: RedisConnectionOptions): ClusterOptions {
+  const { retryStrategy: _perNode, lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = use;
+  return {
+    redisOptions: perNode,
+    lazyConnect: lazyConnect ?? false,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    enableReadyCheck: enableReadyCheck ?? true,
+    scaleReads: 'master',
+    // A primary that dies is replaced by its replica within the cluster's node timeout and an
+    // election: commands are retried meanwhile (32 × 250 ms), then fail like any other.
+    maxRedirections: 32,
+    retryDelayOnFailover: 250,
+    retryDelayOnClusterDown: 250,
+    retryDelayOnTryAgain: 250,
+    clusterRetryStrategy: options.oneShot ? () => null : (times) => Math.min(times * 200, 5000),
+  };
 }
 
 function lastingOptions(options: RedisConnectionOptions): RedisOptions {
@@ -73,6 +164,9 @@ function lastingOptions(options: RedisConnectionOptions): RedisOptions {
     lazyConnect: options.lazyConnect ?? false,
     // Reconnect with a capped backoff forever: Redis restarts are survivable for a daemon.
     retryStrategy: (times) => Math.min(times * 200, 5000),
+    // A primary turned replica by a failover answers writes with READONLY: reconnect (to the new
+    // primary, through the sentinels) and send the command again.
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
     ...options.extra,
   };
 }
@@ -126,8 +220,11 @@ export interface ProbeFailure {
  * A one-shot look at `url` on a connection of its own, closed after: undefined when it answers
  * PING within `timeoutMs` (connecting included), without retrying; else why not.
  */
-export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeFailure | undefined> {
-  const redis = createRedis(url, { oneShot: true, connectTimeoutMs: timeoutMs });
+export async function probeRedis(
+  target: RedisTarget | string,
+  timeoutMs = 2000,
+): Promise<ProbeFailure | undefined> {
+  const redis = createRedis(target, { oneShot: true, connectTimeoutMs: timeoutMs });
   let first: string | undefined;
   redis.on('error', (err: Error) => {
     first ??= err.message;
@@ -135,7 +232,9 @@ export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeFa
   try {
     const failed = await pingWithin(redis, timeoutMs);
     if (failed === undefined) return undefined;
-    const safe = (message: string) => message.split(url).join(redactUrl(url));
+    const t = asTarget(target);
+    const safe = (message: string) =>
+      t.kind === 'standalone' ? message.split(t.url).join(urlWithoutCredentials(t.url)) : message;
     return { reason: safe(first ?? failed), pingError: safe(failed) };
   } finally {
     redis.disconnect();
@@ -143,8 +242,8 @@ export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeFa
 }
 
 /** What the PING of probeRedis failed with, or undefined when `url` answered within `timeoutMs`. */
-export async function pingRedis(url: string, timeoutMs = 2000): Promise<string | undefined> {
-  return (await probeRedis(url, timeoutMs))?.pingError;
+export async function pingRedis(target: RedisTarget | string, timeoutMs = 2000): Promise<string | undefined> {
+  return (await probeRedis(target, timeoutMs))?.pingError;
 }
 
 /**
@@ -156,15 +255,7 @@ export const REDIS_START_LIMIT_MS = 10_000;
 
 /** `url` for a message: without user name or password (also a `?password=` parameter). */
 export function redisAddress(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    u.searchParams.delete('password');
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
-  }
+  return urlWithoutCredentials(url);
 }
 
 /** `10 s`, `1.5 s`: a time limit in a message. */

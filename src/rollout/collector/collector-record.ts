@@ -26,6 +26,11 @@ export interface CollectorRecord {
   attempts: number;
   /** Times the admitter gave it a slot; part of its job id. */
   admissions: number;
+  /**
+   * Found below the policy's `minimumBuild`: admitted first, outside the policy's waves, whatever
+   * the windows, freezes and schedule (a security fix); still under the in-flight limit and the gates.
+   */
+  belowMinimum?: boolean;
   /** The wave (0-based) in which it was first admitted: the failure gate judges each wave. */
   wave?: number;
   /** New attempts an operator asked for (`retry`): an attempt, never a new Collector. */

@@ -47,6 +47,9 @@ export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
+/** Queue scores of Collectors below the policy's minimumBuild lie below this (apply-moves.lua: 'u'). */
+const BELOW_MINIMUM_SCORES = -1.5e12;
+
 const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
 
 export type ApplyOutcome = 'written' | 'stale' | 'no_slot' | 'refused';
@@ -62,6 +65,8 @@ export interface ApplyOptions {
   durationMs?: number;
   /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
   canaries?: ReadonlySet<CollectorKey>;
+  /** A counter of the rollout increased by the moves written (`knownIssueSkipped`, `knownIssueManual`). */
+  countWritten?: 'knownIssueSkipped' | 'knownIssueManual';
   /**
    * The admission order's base of a Collector that goes to `queued` (its expected length in whole
    * seconds, negated: the longest first); without it, the order of discovery.
@@ -197,6 +202,8 @@ export class CollectorStore {
       const oldIndex = m.from === undefined ? undefined : indexOf(m.from);
       const newIndex = indexOf(m.next.state);
       const canary = m.from === undefined && options.canaries?.has(keyOf(m.next));
+      // Below the policy's minimumBuild: before the canaries even (a wave of their own).
+      const urgent = m.from === undefined && m.next.belowMinimum === true;
       const score =
         newIndex === 'retries'
           ? (m.next.nextAttemptAt ?? 0)
@@ -204,11 +211,13 @@ export class CollectorStore {
             ? (m.next.reconcilingSince ?? 0)
             : newIndex === 'verifying'
               ? (m.next.verifyDueAt ?? 0)
-              : canary
-                ? 'c'
-                : newIndex === 'queued' && options.queueBase?.(m.next) !== undefined
-                  ? `p${options.queueBase(m.next)}`
-                  : '';
+              : urgent
+                ? 'u'
+                : canary
+                  ? 'c'
+                  : newIndex === 'queued' && options.queueBase?.(m.next) !== undefined
+                    ? `p${options.queueBase(m.next)}`
+                    : '';
       args.push(
         memberOf(keyOf(m.next)),
         m.from ?? '',
@@ -249,6 +258,7 @@ export class CollectorStore {
       counters.length,
       ...counters.flat(),
       options.durationMs === undefined ? '' : Math.round(options.durationMs),
+      options.countWritten ?? '',
       ...args,
     );
   }
@@ -285,6 +295,11 @@ export class CollectorStore {
     const keys = [...(values[0] as string[]), ...(values[1] as string[])].map(keyFromMember);
     const records = await this.getMany(rolloutId, keys);
     return keys.map((k) => records.get(k)).filter((r): r is CollectorRecord => r !== undefined);
+  }
+
+  /** Collectors below the policy's minimumBuild still queued (at the head of the queue: score 'u'). */
+  async queuedBelowMinimum(rolloutId: string): Promise<number> {
+    return this.redis.zcount(this.keys.queued(rolloutId), '-inf', String(BELOW_MINIMUM_SCORES));
   }
 
   /** Collectors in `verifying` whose next look is due by `now` (earliest first), at most `n`. */

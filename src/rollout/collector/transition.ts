@@ -17,6 +17,8 @@
  *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out | unknown
  *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
  *   queued, waiting_retry, admitted ──abort──► aborted
+ *   queued, waiting_retry ──known_issue (a known issue of the build, policy `knownIssues`)──► skipped | manual
+ *   creating ──withdraw (its pre-write not confirmed by the replicas: no create sent)──► waiting_retry
  *   failed, timed_out, not_alive, error, rejected, unknown ──operator_retry──► waiting_retry
  */
 import { ATTEMPT_LOG_SIZE, type AttemptEntry, type CollectorRecord } from './collector-record.js';
@@ -38,6 +40,8 @@ function logAttempt(
 ): AttemptEntry[] | undefined {
   const log = r.attemptLog ?? [];
   if (event.type === 'send') return [...log, { n: next.attempts, sentAt: now }].slice(-ATTEMPT_LOG_SIZE);
+  // A send taken back before the create went out (its pre-write unconfirmed): no attempt was made.
+  if (event.type === 'withdraw' && r.state === 'creating') return log.slice(0, -1);
   const last = log[log.length - 1];
   if (!last) return r.attemptLog;
   const answer =
@@ -63,7 +67,11 @@ export type CollectorEvent =
   | { type: 'send'; pickedAt?: number }
   /** A create found unanswered within the ambiguity window is sent again: the same attempt. */
   | { type: 'resend' }
-  /** The rollout stopped admitting before the create was sent: back to wait, slot given back. */
+  /**
+   * The create was not sent after all: from `admitted`, the rollout stopped admitting; from
+   * `creating`, the replicas did not confirm its pre-write (the attempt is taken back). Back to
+   * wait, slot given back.
+   */
   | { type: 'withdraw'; message: string }
   | { type: 'created'; taskId: string; requestTime: number; createdBy: string }
   | { type: 'not_alive'; message: string }
@@ -113,6 +121,11 @@ export type CollectorEvent =
   | { type: 'manual'; message: string; failureClass: string; status?: number }
   /** Its cohort failed significantly above the gate: held while the other cohorts go on. */
   | { type: 'quarantine'; message: string }
+  /**
+   * A known issue of the rollout's build matches it (policy `knownIssues`): it never gets a task
+   * for the build; `skip` leaves it out, `manual` puts it on the worklist, the note as its message.
+   */
+  | { type: 'known_issue'; action: 'skip' | 'manual'; note: string }
   | { type: 'failed'; message: string; status?: number; failureClass?: string }
   | { type: 'timed_out'; message: string; status?: number }
   /** A scan lists a not_alive Collector alive again. */
@@ -139,6 +152,7 @@ export const TRANSITIONS: readonly (readonly [
   ['waiting_retry', 'admit', 'admitted'],
   ['admitted', 'send', 'creating'],
   ['admitted', 'withdraw', 'waiting_retry'],
+  ['creating', 'withdraw', 'waiting_retry'],
   ['creating', 'resend', 'creating'],
   ['creating', 'created', 'pending'],
   // A step that found the create too old and reconciles it can lose the race to the answer.
@@ -174,6 +188,10 @@ export const TRANSITIONS: readonly (readonly [
   ['progressing', 'manual', 'manual'],
   ['queued', 'quarantine', 'quarantined'],
   ['waiting_retry', 'quarantine', 'quarantined'],
+  ['queued', 'known_issue', 'skipped'],
+  ['queued', 'known_issue', 'manual'],
+  ['waiting_retry', 'known_issue', 'skipped'],
+  ['waiting_retry', 'known_issue', 'manual'],
   ['verifying', 'supersede', 'succeeded'],
   ['progressing', 'succeeded', 'succeeded'],
   ['reconciling', 'succeeded', 'succeeded'],
@@ -230,6 +248,9 @@ export interface LifeSettings {
   /** Ceiling of a grown back-off. */
   maxBackoffMs: number;
 }
+
+/** The failure class of a Collector a known issue of the build held (policy `knownIssues`). */
+export const KNOWN_ISSUE_CLASS = 'known_issue';
 
 /** Status reads in a row without anything usable after which only the listings can tell. */
 export const STATUS_ERROR_LIMIT = 5;
@@ -298,6 +319,13 @@ export function transition(
     case 'resend':
       return to('creating', { createSentAt: now });
     case 'withdraw':
+      if (r.state === 'creating')
+        return to('waiting_retry', {
+          message: event.message,
+          attempts: Math.max(0, r.attempts - 1),
+          createSentAt: undefined,
+          ...retryAt(0),
+        });
       return to('waiting_retry', { message: event.message, ...retryAt(0) });
     case 'created':
       return to('pending', {
@@ -399,6 +427,11 @@ export function transition(
       });
     case 'quarantine':
       return final('quarantined', event.message);
+    case 'known_issue':
+      return final(event.action === 'skip' ? 'skipped' : 'manual', event.note, {
+        failureClass: KNOWN_ISSUE_CLASS,
+        nextAttemptAt: undefined,
+      });
     case 'failed':
       return final('failed', event.message, {
         ...statusPatch(r, event.status),

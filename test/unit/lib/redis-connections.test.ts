@@ -1,7 +1,6 @@
 /**
  * src/lib/redis/ is the only module that constructs a Redis connection, and createRedis the one
- * function in it that does: the topology (a standalone server today; Sentinel or Cluster later)
- * is then decided in one place. Elsewhere in src/ ioredis is imported for its types only (as the
+ * function in it that does: the topology (one server, Sentinel or Cluster) is decided in one place. Elsewhere in src/ ioredis is imported for its types only (as the
  * build emits it: type-only imports erased), nothing calls `new Redis(` or `new Cluster(`, and
  * no BullMQ connection is written as options (`connection: { host ... }`): BullMQ gets a
  * connection that createRedis made.
@@ -53,10 +52,26 @@ describe('Redis connections in src/', () => {
     expect(outside).toEqual([]);
   });
 
-  it('are constructed by createRedis alone, once', () => {
+  it('are constructed by createRedis alone: one construction per topology, inside that function', () => {
     const inside = files
       .filter((f) => f.file.startsWith(REDIS_MODULE))
       .flatMap((f) => (f.text.match(CONSTRUCTS) ?? []).map(() => f.file));
-    expect(inside).toEqual([join(REDIS_MODULE, 'create-redis.ts')]);
+    expect(inside).toEqual(Array(3).fill(join(REDIS_MODULE, 'create-redis.ts')));
+    const file = files.find((f) => f.file === join(REDIS_MODULE, 'create-redis.ts'));
+    const source = ts.createSourceFile('create-redis.ts', file?.text ?? '', ts.ScriptTarget.ES2022, true);
+    const owners: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isNewExpression(node) && /^(Redis|Cluster)$/.test(node.expression.getText(source))) {
+        let up: ts.Node | undefined = node.parent;
+        while (up && !ts.isFunctionDeclaration(up)) up = up.parent;
+        owners.push(
+          `${node.expression.getText(source)} in ${up && ts.isFunctionDeclaration(up) ? up.name?.text : 'module'}`,
+        );
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    // A Cluster, a Sentinel-backed Redis, a standalone Redis.
+    expect(owners).toEqual(['Cluster in createRedis', 'Redis in createRedis', 'Redis in createRedis']);
   });
 });

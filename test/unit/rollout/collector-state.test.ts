@@ -198,6 +198,10 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   manual: [
     { type: 'manual', message: 'Upgrades are disabled', failureClass: 'upgrades_disabled', status: 3 },
   ],
+  known_issue: [
+    { type: 'known_issue', action: 'skip', note: 'stops until restarted by hand' },
+    { type: 'known_issue', action: 'manual', note: 'stops until restarted by hand' },
+  ],
   quarantine: [{ type: 'quarantine', message: 'cohort linux/arm64 quarantined' }],
   failed: [
     { type: 'failed', message: 'Upgrade failed', status: 3 },
@@ -574,16 +578,22 @@ describe('transition against the table', () => {
     }
   });
 
-  it('never lowers attempts or admissions, on any move', () => {
+  it('never lowers attempts (but to take back a send that never went out) or admissions, on any move', () => {
     for (const s of COLLECTOR_STATES)
       for (const r of samplesOf(s))
         for (const e of ALL_EVENTS) {
           const t = transition(r, e, ctx());
           if (!t.ok) continue;
-          expect(t.move.next.attempts, `${s} on ${e.type}`).toBeGreaterThanOrEqual(r.attempts);
+          // A withdraw from creating: the pre-write was not confirmed and no create went out.
+          const takenBack = s === 'creating' && e.type === 'withdraw';
+          expect(t.move.next.attempts, `${s} on ${e.type}`).toBeGreaterThanOrEqual(
+            takenBack ? Math.max(0, r.attempts - 1) : r.attempts,
+          );
           expect(t.move.next.admissions, `${s} on ${e.type}`).toBeGreaterThanOrEqual(r.admissions);
           // Only send adds an attempt; only admit adds an admission.
-          expect(t.move.next.attempts - r.attempts).toBe(e.type === 'send' ? 1 : 0);
+          expect(t.move.next.attempts - r.attempts).toBe(
+            e.type === 'send' ? 1 : takenBack ? Math.max(0, r.attempts - 1) - r.attempts : 0,
+          );
           expect(t.move.next.admissions - r.admissions).toBe(e.type === 'admit' ? 1 : 0);
         }
   });
@@ -880,6 +890,18 @@ describe('admission, creates and tasks', () => {
   it('withdraw gives the slot back: waiting_retry, due at once', () => {
     const r = move(record('admitted'), { type: 'withdraw', message: 'the rollout is paused' });
     expect(r).toMatchObject({ state: 'waiting_retry', nextAttemptAt: NOW, message: 'the rollout is paused' });
+  });
+
+  it('withdraw from creating (its pre-write unconfirmed, no create sent) takes the attempt back', () => {
+    const admitted = record('admitted', { attempts: 1, attemptLog: [{ n: 1, sentAt: NOW - 60_000 }] });
+    const sent = move(admitted, { type: 'send' });
+    expect(sent.attemptLog).toHaveLength(2);
+    const back = move(sent, { type: 'withdraw', message: 'not confirmed by the replicas' });
+    expect(back).toMatchObject({ state: 'waiting_retry', attempts: 1, nextAttemptAt: NOW });
+    expect(back.createSentAt).toBeUndefined();
+    // No trace of a send that never went out: the log ends with the earlier attempt.
+    expect(back.attemptLog).toEqual(admitted.attemptLog);
+    expect(holdsSlot(back.state)).toBe(false);
   });
 
   it('created records the task and clears what reconciling left', () => {

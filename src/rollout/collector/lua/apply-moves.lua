@@ -16,12 +16,14 @@
 --       the cohort's durations per build of distance)
 -- ARGV: rollout id, slot limit, slot limit of the organization (0 none), the organization,
 --       channel to publish a freed slot on ('' none), number of counters k, then k pairs (rollout
---       field, increment), then a duration in ms ('' none), then 10 values per move: the
+--       field, increment), then a duration in ms ('' none), then a rollout field that counts the
+--       moves written ('' none: e.g. `knownIssueSkipped`), then 10 values per move: the
 --       Collector's key (its id, or "<org>/<id>"), expected state ('' = the record must not exist), new state, JSON,
 --       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c' | 'v'), new score
 --       ('' with index 'q': the next place in the admission order; 'p<base>': the base (an upgrade's
 --       expected length in whole seconds, negated: the longest first) plus the next place as a
---       fraction; 'c': a canary's, before every other, counted in the rollout's `canaries`), the
+--       fraction; 'c': a canary's, before every other, counted in the rollout's `canaries`; 'u':
+--       below the policy's minimumBuild, before the canaries even, counted in `belowMinimum`), the
 --       record's wave ('' none), its cohort ('' none).
 -- Returns one number per move: 1 written, 0 the stored state was not the expected one,
 -- -1 no in-flight slot was free.
@@ -38,7 +40,8 @@ for _ = 1, k do
   i = i + 2
 end
 local duration = ARGV[i]
-i = i + 1
+local countField = ARGV[i + 1]
+i = i + 2
 local out = {}
 local freed = 0
 local written = 0
@@ -99,6 +102,7 @@ while i + 9 <= #ARGV do
     if newIndex ~= '' then
       if score == '' then score = redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) end
       if score == 'c' then score = redis.call('HINCRBY', KEYS[7], 'canaries', 1) - 1e12 end
+      if score == 'u' then score = redis.call('HINCRBY', KEYS[7], 'belowMinimum', 1) - 2e12 end
       if string.sub(score, 1, 1) == 'p' then
         -- Expected length first (the base: whole seconds, negated), then the order of discovery.
         score = tonumber(string.sub(score, 2)) + redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) * 1e-7
@@ -134,5 +138,6 @@ if written > 0 and duration ~= '' then
     end
   end
 end
+if written > 0 and countField ~= '' then redis.call('HINCRBY', KEYS[7], countField, written) end
 if freed > 0 and channel ~= '' then redis.call('PUBLISH', channel, rollout) end
 return out

@@ -1,0 +1,270 @@
+/**
+ * A rollout through failovers of a real replicated Redis (redis-topology.ts), driven as in
+ * production: the simulator over HTTP, `run` and one `worker` of the built CLI (each reaching
+ * Redis through the sentinels or the Cluster's nodes, the password from a file), and the
+ * operator commands (`status`, `pause`, `resume`, `report`) as separate processes.
+ *
+ * Sentinel: a primary and a replica, three sentinels. Once a quarter of the Collectors have an
+ * outcome, replication is held back (the replica can no longer authenticate to its primary) for
+ * `holdMs`, then the primary is SIGKILLed: the sentinels promote the replica, which lacks every
+ * write of the hold. The killed one comes back as the new primary's replica. Later the new
+ * primary is SIGKILLed too, and the first one promoted again. With WAIT (the default behind
+ * Sentinel) no create goes out during the hold; with `minReplicasForCreate: 0` creates go out,
+ * their pre-writes are lost with the primary, and the new primary sends some of them again.
+ *
+ * Cluster: three primaries with a replica each; the primary of the deployment's slot is
+ * SIGKILLed mid-rollout, its replica takes over, and the killed node comes back as a replica.
+ *
+ * It returns what a test asserts and a benchmark prints: the judgement of every record against
+ * the simulator (test/support/chaos/judge-outcomes.ts), the Collectors with a second task,
+ * creates sent during the hold, how long each failover took, the operator commands' exit codes
+ * and output, and per process whether it was still running and reconnected by itself.
+ */
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import type { CollectorRecord } from '../../src/rollout/collector/index.js';
+import { type Judgement, judgeOutcomes, type SimView } from './chaos/judge-outcomes.js';
+import {
+  type ClusterTopology,
+  type SentinelTopology,
+  startClusterTopology,
+  startSentinelTopology,
+} from './redis-topology.js';
+import { rehearsalFleet } from './rehearsal-fleet.js';
+import { CLI, converged, exitOf, type Harness, startHarness } from './rollout-harness.js';
+
+export interface FailoverRolloutOptions {
+  topology: 'sentinel' | 'cluster';
+  collectors?: number;
+  seed?: number;
+  timeScale?: number;
+  maxInFlight?: number;
+  /** Sentinel: real ms replication is held back before the first kill (default 2500). */
+  holdMs?: number;
+  /** `FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE` of the processes; undefined: the default. */
+  minReplicasForCreate?: number;
+  /** Real ms the rollout may take to converge after the last failover (default 90 s). */
+  convergeMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ProcessReport {
+  role: string;
+  pid: number;
+  /** Still running when the rollout converged (it never exited on Redis trouble). */
+  running: boolean;
+  /** Lines `redis connection restored` in its log: it reconnected by itself. */
+  restored: number;
+  /** Tasks it created after the last failover. */
+  createdAfterLastFailover: number;
+  output: string;
+}
+
+export interface CommandRun {
+  args: string[];
+  code: number | null;
+  output: string;
+}
+
+export interface FailoverRolloutResult {
+  judgement: Judgement;
+  records: CollectorRecord[];
+  /** Tasks the simulator made while replication was held back (Sentinel). */
+  createdDuringHold: number;
+  /** Creates the processes held back for want of a replica's acknowledgement (from their logs). */
+  heldBack: number;
+  failoverMs: number[];
+  processes: ProcessReport[];
+  commands: CommandRun[];
+  tasksCreated: number;
+  maxConcurrentTasks: number;
+  realMs: number;
+  counts: Record<string, number>;
+}
+
+async function cli(harness: Harness, args: string[], limitMs = 30_000): Promise<CommandRun> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: harness.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const code = await exitOf(child, limitMs);
+  return { args, code, output };
+}
+
+function createdBy(records: readonly CollectorRecord[], pid: number): Set<number> {
+  return new Set(records.filter((r) => r.createdBy?.endsWith(`:${pid}`)).map((r) => r.id));
+}
+
+export async function runFailoverRollout(options: FailoverRolloutOptions): Promise<FailoverRolloutResult> {
+  const log = options.log ?? (() => {});
+  const n = options.collectors ?? 150;
+  const started = performance.now();
+  const sentinel: SentinelTopology | undefined =
+    options.topology === 'sentinel' ? await startSentinelTopology() : undefined;
+  const cluster: ClusterTopology | undefined =
+    options.topology === 'cluster' ? await startClusterTopology() : undefined;
+  const topology = (sentinel ?? cluster) as SentinelTopology | ClusterTopology;
+  log(`${options.topology} up after ${Math.round(performance.now() - started)} ms`);
+  let harness: Harness | undefined;
+  let procs: { role: string; child: ReturnType<Harness['spawnCli']> }[] = [];
+  try {
+    harness = await startHarness({
+      fleet: rehearsalFleet(n, options.seed ?? 19),
+      timeScale: options.timeScale ?? 300,
+      policy: {
+        name: 'failover',
+        maxInFlight: options.maxInFlight ?? 30,
+        poll: { initial: '30s', max: '2m' },
+      },
+      redis: { target: topology.target(), env: topology.env() },
+      env: {
+        LOG_LEVEL: process.env.DEBUG_HARNESS ? 'debug' : 'info',
+        ...(options.minReplicasForCreate === undefined
+          ? {}
+          : { FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE: String(options.minReplicasForCreate) }),
+      },
+    });
+    const h = harness;
+    procs = [
+      { role: 'run', child: h.spawnCli(['run', '--policy', h.policyFile, '--listen', '127.0.0.1:0']) },
+      { role: 'worker', child: h.spawnCli(['worker', '--listen', '127.0.0.1:0']) },
+    ];
+    // Progress is told by the tasks the service made (a Collector under verification is not done).
+    const createdAtLeast = async (k: number) => {
+      const deadline = Date.now() + 60_000;
+      while ((await h.simStats()).tasksCreated < k) {
+        if (Date.now() > deadline) throw new Error(`the service made fewer than ${k} tasks within 60 s`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const counts = async () =>
+      JSON.stringify((await h.status().catch(() => undefined))?.rollouts[0]?.counts ?? {});
+    const failoverMs: number[] = [];
+    let createdDuringHold = 0;
+    const commands: CommandRun[] = [];
+
+    await createdAtLeast(Math.ceil(n / 4));
+    const rolloutId = (await h.status()).rollouts[0]?.id as string;
+    if (sentinel) {
+      const first = await sentinel.primary();
+      const replica = sentinel.replicaOf(first);
+      const before = (await h.simStats()).tasksCreated;
+      await sentinel.holdReplication(replica);
+      log(`replication held back: ${before} tasks made, ${await counts()}`);
+      await new Promise((r) => setTimeout(r, options.holdMs ?? 2500));
+      createdDuringHold = (await h.simStats()).tasksCreated - before;
+      log(`end of the hold: ${await counts()}`);
+      const t = performance.now();
+      const [killed, promoted] = await sentinel.failover();
+      failoverMs.push(performance.now() - t);
+      await sentinel.releaseReplication(promoted);
+      await sentinel.rejoin(killed);
+      log(
+        `failover 1: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[0] ?? 0)} ms; ${createdDuringHold} creates during the hold`,
+      );
+    } else if (cluster) {
+      const t = performance.now();
+      const [killed, promoted] = await cluster.failover(h.keys.clock);
+      failoverMs.push(performance.now() - t);
+      await cluster.rejoin(killed);
+      log(`cluster failover: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[0] ?? 0)} ms`);
+    }
+
+    // The operator commands through the new primary: status, pause (nothing new starts), resume.
+    commands.push(await cli(h, ['status']));
+    commands.push(await cli(h, ['pause', rolloutId]));
+    const paused = await h.waitFor((s) => s.rollouts[0]?.phase === 'paused', 10_000).catch(() => undefined);
+    commands.push({
+      args: ['(phase after pause)'],
+      code: paused ? 0 : 1,
+      output: paused?.rollouts[0]?.phase ?? '?',
+    });
+    commands.push(await cli(h, ['resume', rolloutId]));
+
+    let beforeLast = new Map<number, Set<number>>();
+    if (sentinel) {
+      await createdAtLeast(Math.ceil((n * 3) / 5));
+      log(`second failover: ${await counts()}`);
+      const records = await h.records();
+      beforeLast = new Map(
+        procs.map((p) => [p.child.pid as number, createdBy(records, p.child.pid as number)]),
+      );
+      const t = performance.now();
+      const [killed, promoted] = await sentinel.failover();
+      failoverMs.push(performance.now() - t);
+      await sentinel.rejoin(killed);
+      log(`failover 2: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[1] ?? 0)} ms`);
+    } else {
+      const records = await h.records();
+      beforeLast = new Map(
+        procs.map((p) => [p.child.pid as number, createdBy(records, p.child.pid as number)]),
+      );
+    }
+
+    const final = await h.waitFor(converged, options.convergeMs ?? 90_000);
+    commands.push(await cli(h, ['report', '--format', 'csv']));
+    commands.push(await cli(h, ['status']));
+    const records = await h.records();
+    const simAll = (await (await fetch(`${h.sim.url}/_sim/collectors`)).json()) as { collectors: SimView[] };
+    const sim = new Map(simAll.collectors.map((c) => [c.id, c]));
+    const expected = new Set(simAll.collectors.filter((c) => c.type === 'Installable').map((c) => c.id));
+    const judgement = judgeOutcomes(records, sim, expected);
+    const stats = await h.simStats();
+    const processes: ProcessReport[] = procs.map((p) => {
+      const pid = p.child.pid as number;
+      const output = p.child.output();
+      const after = createdBy(records, pid);
+      const was = beforeLast.get(pid) ?? new Set<number>();
+      return {
+        role: p.role,
+        pid,
+        running: p.child.exitCode === null && p.child.signalCode === null,
+        restored: output.split('\n').filter((l) => l.includes('redis connection restored')).length,
+        createdAfterLastFailover: [...after].filter((id) => !was.has(id)).length,
+        output,
+      };
+    });
+    const heldBack = processes.reduce(
+      (sum, p) => sum + p.output.split('\n').filter((l) => l.includes('create held back')).length,
+      0,
+    );
+    return {
+      judgement,
+      records,
+      createdDuringHold,
+      heldBack,
+      failoverMs,
+      processes,
+      commands,
+      tasksCreated: stats.tasksCreated,
+      maxConcurrentTasks: stats.maxConcurrentTasks,
+      realMs: performance.now() - started,
+      counts: Object.fromEntries(
+        Object.entries(final.rollouts[0]?.counts ?? {}).map(([k, v]) => [k, v ?? 0]),
+      ),
+    };
+  } catch (err) {
+    // What the processes said last, for the one who reads the failure.
+    const tail = procs
+      .map((p) => {
+        const lines = p.child.output().trim().split('\n');
+        const told = process.env.DEBUG_HARNESS
+          ? lines.slice(-60)
+          : lines.filter((l) => !/"level":30/.test(l) || /redis|leads|follows/.test(l)).slice(-25);
+        return `--- ${p.role} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode ?? 'running'}):\n${told.join('\n')}`;
+      })
+      .join('\n');
+    if (err instanceof Error) err.message = `${err.message}\n${tail}`;
+    throw err;
+  } finally {
+    await harness?.close().catch(() => undefined);
+    await topology.stop();
+  }
+}
