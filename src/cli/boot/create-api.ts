@@ -42,8 +42,11 @@ export function createApi(options: {
   clock?: Clock;
   logger: Logger;
   hooks?: ApiHooks;
-  /** Warn once when the simulator's time scale is not `config.timeScale` (watch-time-scale.ts). */
-  watchTimeScale?: boolean;
+  /**
+   * Warn once when the simulator's time scale is not `config.timeScale` (watch-time-scale.ts);
+   * `onChange` is told when it starts to differ (the simulator's scale) and when it agrees again.
+   */
+  watchTimeScale?: boolean | { onChange(simulatorTimeScale: number | undefined): void };
 }): ApiPieces {
   const { config } = options;
   const limits = (options.policies ?? []).filter((p) => p.enabled).map((p) => p.api);
@@ -72,6 +75,9 @@ export function createApi(options: {
           transport: watchTimeScale(createUndiciTransport(), {
             timeScale: config.timeScale,
             logger: options.logger,
+            ...(typeof options.watchTimeScale === 'object'
+              ? { onChange: options.watchTimeScale.onChange }
+              : {}),
           }),
         }
       : {}),

@@ -4,13 +4,15 @@
  * time scale. With the scale forgotten (`run` at 1 against a simulator at 60), nothing looks
  * wrong, only slow: `done: 0` for minutes. The simulator tells its scale on every answer
  * (X-Simulator-Time-Scale); this transport looks at each answer's header, at no extra request,
- * and warns once, naming both scales and what to set. A new key prefix too: the deployment's
+ * and warns once, naming both scales and what to set; `onChange` makes it one of the daemon's
+ * problems (`status` shows it until the process stops). A new key prefix too: the deployment's
  * Redis keeps the scale its first process started with (lib/shared-clock.ts) and refuses another.
  * The real service sends no such header: nothing is said.
  */
 import type { HttpTransport } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { TIME_SCALE_HEADER } from '../../lib/time-scale-header.js';
+import type { DaemonProblem } from '../../rollout/index.js';
 
 /** The scale an answer's headers tell, or undefined (no header, or not a positive number). */
 export function toldTimeScale(headers: Record<string, string | string[] | undefined>): number | undefined {
@@ -28,28 +30,51 @@ export function scalesDiffer(own: number, told: number): boolean {
 
 export function watchTimeScale(
   transport: HttpTransport,
-  options: { timeScale: number; logger: Logger },
+  options: {
+    timeScale: number;
+    logger: Logger;
+    /** Told when the simulator's scale starts to differ (its scale), and when it agrees again (undefined). */
+    onChange?: (simulatorTimeScale: number | undefined) => void;
+  },
 ): HttpTransport {
   let warned = false;
+  let differs: number | undefined;
   return {
     async send(req) {
       const answer = await transport.send(req);
-      if (!warned) {
-        const told = toldTimeScale(answer.headers);
-        if (told !== undefined && scalesDiffer(options.timeScale, told)) {
-          warned = true;
-          options.logger.warn(
-            {
-              timeScale: options.timeScale,
-              simulatorTimeScale: told,
-              set: `FLEET_UPGRADE_TIME_SCALE=${told}`,
-            },
-            "time scale differs from the simulator's: every duration and the API budget are off; stop, then start again with FLEET_UPGRADE_TIME_SCALE (or --time-scale) set to the simulator's, under a new FLEET_UPGRADE_KEY_PREFIX (this Redis keeps the scale it started with)",
-          );
-        }
+      const told = toldTimeScale(answer.headers);
+      if (told === undefined) return answer;
+      const now = scalesDiffer(options.timeScale, told) ? told : undefined;
+      if (now !== differs) {
+        differs = now;
+        options.onChange?.(now);
+      }
+      if (now !== undefined && !warned) {
+        warned = true;
+        options.logger.warn(
+          {
+            timeScale: options.timeScale,
+            simulatorTimeScale: told,
+            set: `FLEET_UPGRADE_TIME_SCALE=${told}`,
+          },
+          "time scale differs from the simulator's: every duration and the API budget are off; stop, then start again with FLEET_UPGRADE_TIME_SCALE (or --time-scale) set to the simulator's, under a new FLEET_UPGRADE_KEY_PREFIX (this Redis keeps the scale it started with)",
+        );
       }
       return answer;
     },
     close: () => transport.close(),
+  };
+}
+
+/** The daemon's problem while its time scale is not the simulator's (rollout/problems/). */
+export function timeScaleProblem(timeScale: number, simulatorTimeScale: number, now: number): DaemonProblem {
+  return {
+    kind: 'time_scale',
+    subject: 'time scale',
+    reason: `runs at time scale ${timeScale}, the simulator at ${simulatorTimeScale}: every duration and the API budget are off`,
+    fix: `stop it, then start it again with FLEET_UPGRADE_TIME_SCALE=${simulatorTimeScale} (or --time-scale ${simulatorTimeScale}) under a new FLEET_UPGRADE_KEY_PREFIX (this Redis keeps the time scale it started with)`,
+    timeScale,
+    simulatorTimeScale,
+    since: now,
   };
 }

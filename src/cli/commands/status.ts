@@ -19,7 +19,7 @@ import {
 } from '../boot/open-state.js';
 import { addStateOptions } from '../boot/with-control.js';
 import { focusOrg } from '../render/focus-org.js';
-import { formatStatus } from '../render/format-status.js';
+import { clockName, formatStatus } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
 
 interface StatusFlags {
@@ -36,7 +36,22 @@ export function retryDelayMs(failures: number): number {
   return Math.min(30_000, 1000 * 2 ** Math.max(0, Math.min(failures - 1, 15)));
 }
 
-async function render(state: StateAccess, flags: StatusFlags, config: DaemonConfig): Promise<string> {
+/** The time scale of a deployment's clock (1: the system clock). */
+export function scaleOf(clock: object): number {
+  const scale = (clock as { scale?: unknown }).scale;
+  return typeof scale === 'number' && scale > 0 ? scale : 1;
+}
+
+/**
+ * The screen of `status`; with `watch`, the clock is named in the header line instead
+ * (`watchHeader`), so the table does not say it again.
+ */
+async function render(
+  state: StateAccess,
+  flags: StatusFlags,
+  config: DaemonConfig,
+  watch = false,
+): Promise<string> {
   const all = await readFleetStatus(state);
   const status = flags.org === undefined ? all : focusOrg(all, flags.org, orgNamesOf(config));
   // Reasons and cohorts from outside: escaped where a terminal would act on them.
@@ -48,6 +63,9 @@ async function render(state: StateAccess, flags: StatusFlags, config: DaemonConf
       now: state.clock.now(),
       daemonRunning,
       orgProblems: status.orgProblems,
+      oneOffs: status.oneOffs,
+      daemonProblems: status.daemonProblems,
+      ...(watch ? {} : { timeScale: scaleOf(state.clock) }),
       ...(flags.org === undefined ? {} : { focusOrg: flags.org }),
     },
     { wide: flags.wide ?? false },
@@ -76,6 +94,15 @@ export function statusCommand(): Command {
   });
 }
 
+/**
+ * The first line of `status --watch`: the deployment clock's time, and which clock it is, so that
+ * the times below (on the same clock) are read right: `2026-11-26T03:34:12Z  (simulated clock,
+ * ×60; Ctrl-C to stop)`.
+ */
+export function watchHeader(now: number, timeScale: number): string {
+  return `${new Date(now).toISOString().slice(0, 19)}Z  (${clockName(timeScale)}; Ctrl-C to stop)`;
+}
+
 /** Sleeps `ms`, waking early when `wake()` turns true (looked at every 100 ms). */
 async function sleepUnless(ms: number, wake: () => boolean): Promise<void> {
   const end = Date.now() + ms;
@@ -92,7 +119,10 @@ async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<vo
   process.once('SIGINT', onSigint);
   let state: StateAccess | undefined;
   let failures = 0;
-  let last: { text: string; at: string } | undefined;
+  let last: { text: string; at: number } | undefined;
+  // The deployment's clock, kept when Redis goes away: the header and "last seen" stay on it.
+  let clock: { now(): number } = { now: () => Date.now() };
+  let scale = 1;
   const handover = () => state?.handoverWanted() ?? false;
   try {
     while (!stop) {
@@ -100,8 +130,10 @@ async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<vo
       let waitMs = intervalMs;
       try {
         state ??= await openState(config, { name: 'status --watch' });
-        const text = await render(state, flags, config);
-        last = { text, at: new Date().toISOString().slice(11, 19) };
+        clock = state.clock;
+        scale = scaleOf(state.clock);
+        const text = await render(state, flags, config, true);
+        last = { text, at: clock.now() };
         failures = 0;
         screen = text;
       } catch (err) {
@@ -114,10 +146,11 @@ async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<vo
         const told = where ? redisTrouble(err, where) : err;
         const sentence = told instanceof FleetError ? told.message : 'Redis does not answer.';
         screen = `${sentence} Trying again in ${waitMs / 1000} s (Ctrl-C to stop).`;
-        if (last) screen += `\n\nLast seen at ${last.at} UTC:\n${last.text}`;
+        if (last)
+          screen += `\n\nLast seen at ${new Date(last.at).toISOString().slice(11, 19)} UTC:\n${last.text}`;
       }
       // Clear the screen and home the cursor, then draw.
-      process.stdout.write(`\x1b[2J\x1b[H${new Date().toISOString()}  (Ctrl-C to stop)\n\n${screen}\n`);
+      process.stdout.write(`\x1b[2J\x1b[H${watchHeader(clock.now(), scale)}\n\n${screen}\n`);
       await sleepUnless(waitMs, () => stop || handover());
       if (handover()) {
         // A `run` waits for the folder of the private Redis this watch started: give it over.

@@ -8,9 +8,11 @@
  * state. Text from outside goes through `sanitize`.
  */
 
-import type { RolloutStatus } from '../../rollout/index.js';
+import type { OneOffView, RolloutStatus } from '../../rollout/index.js';
 import { countsByMetricState, METRIC_STATES, STATE_LABELS } from '../../rollout/index.js';
+import { type DaemonProblemView, daemonProblemLines } from './daemon-problem-lines.js';
 import { explainRollout, oneLine } from './explain-rollout.js';
+import { oneOffLines } from './one-off-lines.js';
 import {
   hasOrgParts,
   type OrgProblemView,
@@ -134,6 +136,15 @@ export interface StatusView {
   daemonRunning?: boolean;
   /** Organizations whose service has a problem: a line each above the table (default none). */
   orgProblems?: readonly OrgProblemView[];
+  /** One-offs without a rollout: a sentence each above the table, saying what holds it (default none). */
+  oneOffs?: readonly OneOffView[];
+  /** The daemon's own problems: a sentence each above the table, with what ends it (default none). */
+  daemonProblems?: readonly DaemonProblemView[];
+  /**
+   * The deployment clock's time scale: a rehearsal's (above 1) is named in a first line, so that
+   * its times are not read as the wall clock's (default 1: nothing said).
+   */
+  timeScale?: number;
   /** `status --org NAME`: under each row, this organization's line, done or not. */
   focusOrg?: string;
 }
@@ -145,6 +156,18 @@ export interface StatusFormat {
   width?: number;
 }
 
+/** `simulated clock, ×60` for a rehearsal's clock, `wall clock` for production's. */
+export function clockName(timeScale = 1): string {
+  return timeScale === 1 ? 'wall clock' : `simulated clock, ×${timeScale}`;
+}
+
+/** A rehearsal's first line: every time of the screen is on its simulated clock (undefined at scale 1). */
+export function clockNote(timeScale: number | undefined, now: number): string | undefined {
+  if (timeScale === undefined || timeScale === 1) return undefined;
+  const at = new Date(now).toISOString().slice(0, 16).replace('T', ' ');
+  return `Simulated clock (×${timeScale}): now ${at} UTC; every time below is on it.`;
+}
+
 export const NO_DAEMON =
   'No daemon is running: no `fleet-upgrade run` leads these rollouts, so nothing moves until one starts.';
 
@@ -152,13 +175,18 @@ export const NO_DAEMON =
 export function formatStatus(view: StatusView, format: StatusFormat = {}): string {
   const width = Math.max(40, format.width ?? 80);
   const problems = view.orgProblems ?? [];
+  const clock = clockNote(view.timeScale, view.now);
+  // Nothing moves without a daemon: said first, then which clock the screen's times are on.
   const head = [
     ...(view.daemonRunning === false && view.rollouts.length > 0
       ? format.wide
         ? [NO_DAEMON]
         : wrapText(NO_DAEMON, width, '', '')
       : []),
+    ...(clock === undefined ? [] : [clock]),
+    ...daemonProblemLines(view.daemonProblems ?? [], view.now, format.wide ? undefined : width),
     ...orgProblemLines(problems, view.now, format.wide ? undefined : width),
+    ...oneOffLines(view.oneOffs ?? [], view.now, (t) => (format.wide ? [t] : wrapText(t, width, '', '  '))),
   ];
   const explain = (r: RolloutStatus) => explainRollout(r, view.now);
   const byOrg = new Map(problems.map((p) => [p.org, p]));

@@ -2,8 +2,8 @@
  * A snapshot of every rollout for `status`, `/status` and the metrics: phase, counts per state,
  * the rollout's own in-flight count (its Collectors in slot states, not its policy's), progress,
  * the same per organization (with the build it goes to there, and why it waits when it does),
- * the Collectors each quarantined cohort holds now, every organization's problem, and the upgrade
- * queue's job counts.
+ * the Collectors each quarantined cohort holds now, every organization's problem, the daemon's own
+ * problems (problems/), and the upgrade queue's job counts.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -19,9 +19,12 @@ import {
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import { describeOrgProblem, type OrgProblem, type OrgProblemKind, parseOrgHealth } from '../orgs/index.js';
+import { problemsFromReplies, type ReportedProblem, readProblemsInto } from '../problems/index.js';
+import { type OneOffView, unstartedOneOffs } from './one-off-views.js';
 import { describePhase } from './rollout-phase.js';
 import { buildOf, orgsOf, type RolloutRecord } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
+import { parseWaits, type TargetWait } from './target-waits.js';
 
 /** Progress of a rollout's Collectors: counts per state, in flight, total, with an outcome. */
 export interface Progress {
@@ -55,6 +58,15 @@ export interface FleetStatus {
   rollouts: RolloutStatus[];
   /** Every organization with a problem now (its part of each rollout waits). */
   orgProblems: (OrgProblem & { org: string; text: string })[];
+  /** Policies whose newest build waits to start (`minAge`, the ring of `after`), and why. */
+  targetWaits: TargetWait[];
+  /** One-offs (`fleet-upgrade upgrade`) the daemon has not started, and why when it could not. */
+  oneOffs: OneOffView[];
+  /**
+   * The daemon's own problems now (an invalid policy file, a target not offered, a time scale that
+   * is not the simulator's), each with its reason and its fix; a stopped daemon's are gone.
+   */
+  daemonProblems: ReportedProblem[];
   queue: Record<string, number>;
 }
 
@@ -99,6 +111,8 @@ export async function readFleetStatus(deps: {
   const held = list.filter((r) => r.quarantined?.length);
   for (const r of held) pipe.hgetall(deps.keys.cohortCounts(r.id));
   pipe.hgetall(deps.keys.orgHealth);
+  readProblemsInto(pipe, deps.keys);
+  pipe.hgetall(deps.keys.targetWaits).hgetall(deps.keys.oneOffs).hgetall(deps.keys.policies);
   const values = replies(await pipe.exec());
   const n = list.length;
   held.forEach((r, i) => {
@@ -109,6 +123,14 @@ export async function readFleetStatus(deps: {
     }));
   });
   const problems = parseOrgHealth((values[2 * n + held.length] ?? {}) as Record<string, string>);
+  const daemonProblems = problemsFromReplies(
+    values[2 * n + held.length + 1],
+    values[2 * n + held.length + 2],
+  );
+  const [waits, rawOneOffs, policies] = values.slice(2 * n + held.length + 3) as (
+    | Record<string, string>
+    | undefined
+  )[];
   const rollouts = list.map((r, i) =>
     rolloutStatus(
       r,
@@ -127,6 +149,8 @@ export async function readFleetStatus(deps: {
         'prioritized',
       )) as Record<string, number>)
     : {};
+  const targetWaits = [...parseWaits(waits ?? {}).values()];
   const orgProblems = [...problems].map(([org, p]) => ({ org, ...p, text: describeOrgProblem(org, p) }));
-  return { rollouts, orgProblems, queue };
+  const oneOffs = unstartedOneOffs(rawOneOffs ?? {}, policies ?? {});
+  return { rollouts, orgProblems, targetWaits, daemonProblems, oneOffs, queue };
 }

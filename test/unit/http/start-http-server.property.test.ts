@@ -18,7 +18,7 @@ beforeAll(async () => {
     list: async () => [],
     redis: {
       pipeline() {
-        const pipe = { hgetall: () => pipe, exec: async () => [] };
+        const pipe = { hgetall: () => pipe, time: () => pipe, exec: async () => [] };
         return pipe;
       },
     },
