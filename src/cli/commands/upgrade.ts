@@ -3,14 +3,20 @@
  * a one-off rollout for the named Collectors, run by the daemon like any policy (the same API
  * budget, slots, records, report and history). The ids are of one organization (ids repeat across
  * organizations): `--org` names it, required when the settings name several, else the one. It
- * needs only Redis: a daemon that is down picks it up when it starts.
+ * needs only Redis: a daemon that is down picks it up when it starts. Where the organization's
+ * service can be asked (its key is here), it is asked first (check-one-off.ts): a build it does
+ * not offer is refused (exit 64, nothing written), and each named Collector that is hosted or
+ * unknown there is named and left out (exit 2, the others' one-off written); already on the build:
+ * named and left out; offline: named and kept.
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
 import { DEFAULT_ORG, ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
+import { checkOneOff, describeFinding } from '../boot/check-one-off.js';
 import { loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
+import { EXIT } from '../boot/exit-codes.js';
 import { intOption } from '../boot/int-option.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
@@ -92,10 +98,23 @@ export function upgradeCommand(): Command {
           'FLEET_ERR_USAGE',
           `--to: expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4, got '${flags.to}'`,
         );
-      const name = await withControl(flags, (deps) =>
-        new OneOffPolicies(deps.state.redis, deps.keys).add(
+      const outcome = await withControl(flags, async (deps) => {
+        const check = await checkOneOff({
+          flags,
+          org,
+          to: flags.to,
+          collectors,
+          state: { redis: deps.state.redis, keys: deps.keys },
+        });
+        const build = check.build ?? flags.to;
+        const lines = [...check.findings].map(([id, f]) => describeFinding(id, f, org, build));
+        const leftOut = new Set([...check.findings].filter(([, f]) => f !== 'offline').map(([id]) => id));
+        const kept = collectors.filter((id) => !leftOut.has(id));
+        const notUpgradable = [...check.findings.values()].some((f) => f === 'hosted' || f === 'unknown');
+        if (kept.length === 0) return { lines, check, notUpgradable };
+        const name = await new OneOffPolicies(deps.state.redis, deps.keys).add(
           {
-            collectors,
+            collectors: kept,
             to: flags.to,
             allowDowngrade: flags.allowDowngrade,
             org,
@@ -103,12 +122,30 @@ export function upgradeCommand(): Command {
           },
           operatorName(),
           deps.clock.now(),
-        ),
-      );
-      process.stdout.write(
-        `one-off rollout ${name}: ${collectors.length} Collectors${names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : ''} to ${flags.to}; the daemon starts it at its next round ` +
-          `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${name}@<build>\`)\n`,
-      );
+        );
+        return { name, kept, lines, check, notUpgradable };
+      });
+      const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
+      for (const line of outcome.lines) process.stderr.write(`${line}\n`);
+      if (outcome.check.unchecked)
+        process.stderr.write(
+          `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)\n`,
+        );
+      if (outcome.name === undefined) {
+        process.stdout.write(
+          `no one-off started: none of the ${collectors.length} Collectors${ofOrg} can be upgraded to ${flags.to}\n`,
+        );
+      } else {
+        const id = `${outcome.name}@${flags.to}`;
+        const build = outcome.check.build && flags.to === LATEST ? ` (now ${outcome.check.build})` : '';
+        process.stdout.write(
+          `one-off rollout ${id}: ${outcome.kept?.length} Collectors${ofOrg} to ${flags.to}${build}; the daemon starts it at its next round ` +
+            `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${outcome.name}@<build>\`; ` +
+            `until it starts, \`fleet-upgrade abort ${outcome.name}\` removes it)\n`,
+        );
+      }
+      // A script can tell: some named Collectors will not be upgraded by this one-off.
+      if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;
     },
   );
 }

@@ -30,6 +30,7 @@ import {
   type RolloutRecord,
   type RolloutStore,
   type RolloutWrite,
+  unstartedOneOffs,
   type Written,
 } from '../life/index.js';
 
@@ -216,8 +217,34 @@ export async function resume(
 }
 
 /**
+ * A one-off (`fleet-upgrade upgrade`) that never started, named `NAME` or `NAME@TARGET`: `abort`
+ * and `forget` of it remove it (nothing of it ran). Undefined when `id` names no such one-off.
+ */
+async function removeUnstartedOneOff(deps: ControlDeps, id: string): Promise<ControlResult | undefined> {
+  const at = id.indexOf('@');
+  const name = at < 0 ? id : id.slice(0, at);
+  const json = await deps.rollouts.unstartedOneOff(name);
+  if (json === undefined) return undefined;
+  const [view] = unstartedOneOffs({ [name]: json }, {});
+  if (!view || (at >= 0 && id.slice(at + 1) !== view.target)) return undefined;
+  if (!(await deps.rollouts.removeUnstartedOneOff(name, json)))
+    throw new ControlError(
+      'conflict',
+      `one-off ${view.id} changed meanwhile (it may have started); look again`,
+    );
+  const why = view.notStarted
+    ? `not started: ${view.notStarted.reason}`
+    : 'the daemon had not started it yet';
+  return {
+    rollout: view.id,
+    message: `removed one-off ${view.id} (${view.collectors} Collectors): ${why}; nothing of it ran`,
+  };
+}
+
+/**
  * Nothing more starts in this rollout, ever: Collectors not yet sent a create end `aborted`
- * (admitted ones when their job runs); tasks under way are followed to their end.
+ * (admitted ones when their job runs); tasks under way are followed to their end. A one-off that
+ * never started is removed.
  */
 export async function abort(
   deps: ControlDeps,
@@ -226,6 +253,10 @@ export async function abort(
   reason = `by ${actor}`,
   source: 'operator' | 'gate' | 'scheduler' = 'operator',
 ): Promise<ControlResult> {
+  if (!(await deps.rollouts.get(id))) {
+    const removed = await removeUnstartedOneOff(deps, id);
+    if (removed) return removed;
+  }
   const rollout = await load(deps, id);
   const written = await abortRollout(deps, rollout, { actor, reason, source });
   if (!written) {
@@ -430,11 +461,16 @@ export function forgettable(rollout: RolloutRecord): boolean {
 
 /**
  * Removes a finished, aborted or orphaned rollout's data (records, counts, history, a one-off's
- * policy, a rollback request not yet taken); its metric series go with it. One compare-and-set
+ * policy, a rollback request not yet taken); its metric series go with it. A one-off that never
+ * started is removed. One compare-and-set
  * (the store's `forget`): an action that changed the rollout meanwhile wins, and no write that
  * comes after it brings a key back.
  */
 export async function forget(deps: ControlDeps, id: string): Promise<ControlResult> {
+  if (!(await deps.rollouts.get(id))) {
+    const removed = await removeUnstartedOneOff(deps, id);
+    if (removed) return removed;
+  }
   const rollout = await load(deps, id);
   if (!forgettable(rollout))
     throw conflict(

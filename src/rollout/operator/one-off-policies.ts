@@ -6,18 +6,71 @@
  * operator's explicit request wins over an overlapping policy. Its target is pinned to the build
  * it resolved to when it started (a newer `latest` does not restart it); once its rollout has
  * converged or was aborted, the scheduler leaves it alone; `forget` removes it.
+ *
+ * A one-off the daemon cannot start (its build is not offered in its organization) keeps why on
+ * its record (`notStarted`), shown by `status`; the scheduler looks again after a growing wait
+ * (ONE_OFF_LOOKS_MS) and gives up after the last one. Until it starts, `abort` or `forget` of it
+ * (`upgrade-...` or `upgrade-...@BUILD`) removes it. A record is rewritten only while it is still
+ * there (lua/set-one-off.lua), so a removed one-off never comes back.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
+import { defineScripts } from '../../lib/redis/redis-scripts.js';
 import { Policy, type PolicyInput } from '../../policy/schema.js';
 import type { Keys } from '../keys.js';
+import type { OneOffWait } from '../life/index.js';
+
+export type { OneOffWait };
 
 export interface OneOffRecord {
   policy: PolicyInput;
   createdBy: string;
   createdAt: number;
+  /** Why the daemon could not start it (yet), and when it looks again; absent once it started. */
+  notStarted?: OneOffWait;
 }
+
+/**
+ * Clock ms from a look that could not start a one-off to the next: growing, bounded; after the
+ * last, the daemon gives up (about an hour and a quarter of the deployment's clock in all).
+ */
+export const ONE_OFF_LOOKS_MS = [30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000] as const;
+
+/** The wait after `looks` looks that could not start a one-off (its first look counts). */
+export function nextOneOffWait(before: OneOffWait | undefined, reason: string, now: number): OneOffWait {
+  const looks = (before?.looks ?? 0) + 1;
+  const delay = ONE_OFF_LOOKS_MS[looks - 1];
+  return {
+    reason,
+    since: before?.since ?? now,
+    looks,
+    ...(delay === undefined ? { gaveUpAt: now } : { nextLookAt: now + delay }),
+  };
+}
+
+/** Whether the scheduler looks at a one-off now: not while it waits for its next look, never after it gave up. */
+export function oneOffDue(record: Pick<OneOffRecord, 'notStarted'> | undefined, now: number): boolean {
+  const wait = record?.notStarted;
+  if (!wait) return true;
+  if (wait.gaveUpAt !== undefined) return false;
+  return now >= (wait.nextLookAt ?? 0);
+}
+
+/** A one-off's record as stored, or undefined when it cannot be read. */
+export function parseOneOffRecord(json: string | undefined): OneOffRecord | undefined {
+  if (!json) return undefined;
+  try {
+    return JSON.parse(json) as OneOffRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+type Scripted = Redis & {
+  fuSetOneOff(key: string, name: string, json: string): Promise<number>;
+  fuHdelIf(key: string, field: string, value: string): Promise<number>;
+};
 
 /** How a one-off policy says what it is (its description). */
 export const ONE_OFF_DESCRIPTION = 'one-off rollout (fleet-upgrade upgrade)';
@@ -72,10 +125,18 @@ function oneOffInput(name: string, request: OneOffRequest): PolicyInput {
 }
 
 export class OneOffPolicies {
+  private readonly redis: Scripted;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly keys: Keys,
-  ) {}
+  ) {
+    defineScripts(redis, [
+      { command: 'fuSetOneOff', module: 'rollout/operator', name: 'set-one-off', keys: 1 },
+      { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
+    ]);
+    this.redis = redis as Scripted;
+  }
 
   /** Writes a one-off policy; returns its name (`upgrade-<time>-<random>`). */
   async add(request: OneOffRequest, createdBy: string, now: number): Promise<string> {
@@ -108,19 +169,58 @@ export class OneOffPolicies {
     return parseOneOffs(await this.redis.hgetall(this.keys.oneOffs), logger);
   }
 
-  /** Pins a one-off's target to the build its rollout started with. */
+  /** Every one-off's record, as stored, by name (one that cannot be read is left out). */
+  async records(): Promise<Map<string, OneOffRecord>> {
+    return parseOneOffRecords(await this.redis.hgetall(this.keys.oneOffs));
+  }
+
+  /**
+   * Pins a one-off's target to the build its rollout started with; it started, so why it could
+   * not before is dropped.
+   */
   async pin(name: string, build: string): Promise<void> {
     const raw = await this.redis.hget(this.keys.oneOffs, name);
-    if (!raw) return;
-    const record = JSON.parse(raw) as OneOffRecord;
-    if (record.policy.target === build) return;
+    const record = parseOneOffRecord(raw ?? undefined);
+    if (!record || (record.policy.target === build && !record.notStarted)) return;
     record.policy.target = build;
-    await this.redis.hset(this.keys.oneOffs, name, JSON.stringify(record));
+    delete record.notStarted;
+    await this.redis.fuSetOneOff(this.keys.oneOffs, name, JSON.stringify(record));
+  }
+
+  /**
+   * The daemon looked and could not start the one-off (`reason`): the next look is due later, or
+   * never (it gave up). Written only while the one-off is still there. The wait written.
+   */
+  async notStarted(name: string, reason: string, now: number): Promise<OneOffWait | undefined> {
+    const record = parseOneOffRecord((await this.redis.hget(this.keys.oneOffs, name)) ?? undefined);
+    if (!record) return undefined;
+    const wait = nextOneOffWait(record.notStarted, reason, now);
+    const written = await this.redis.fuSetOneOff(
+      this.keys.oneOffs,
+      name,
+      JSON.stringify({ ...record, notStarted: wait }),
+    );
+    return written ? wait : undefined;
+  }
+
+  /** Removes a one-off policy, only as it was read (`json`): true when it was removed. */
+  async removeIf(name: string, json: string): Promise<boolean> {
+    return (await this.redis.fuHdelIf(this.keys.oneOffs, name, json)) === 1;
   }
 
   async remove(name: string): Promise<void> {
     await this.redis.hdel(this.keys.oneOffs, name);
   }
+}
+
+/** The one-off records of a HGETALL, by name (one that cannot be read is left out). */
+export function parseOneOffRecords(raw: Record<string, string>): Map<string, OneOffRecord> {
+  const out = new Map<string, OneOffRecord>();
+  for (const [name, json] of Object.entries(raw)) {
+    const record = parseOneOffRecord(json);
+    if (record) out.set(name, record);
+  }
+  return out;
 }
 
 /** The one-off policies of a HGETALL, parsed, in the order they were created. */
