@@ -8,6 +8,7 @@ import { ControlError } from '../rollout/index.js';
 import { EXIT } from './boot/exit-codes.js';
 import { abortCommand } from './commands/abort.js';
 import { demoCommand } from './commands/demo.js';
+import { fleetCommand } from './commands/fleet.js';
 import { forgetCommand } from './commands/forget.js';
 import { historyCommand } from './commands/history.js';
 import { pauseCommand } from './commands/pause.js';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   program.addCommand(planCommand());
   program.addCommand(statusCommand());
   program.addCommand(reportCommand());
+  program.addCommand(fleetCommand());
   program.addCommand(pauseCommand());
   program.addCommand(resumeCommand());
   program.addCommand(abortCommand());

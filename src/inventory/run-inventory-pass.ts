@@ -35,10 +35,14 @@ export async function runInventoryPass(deps: InventoryPassDeps): Promise<Invento
       const wait = askedAt + deps.pageEveryMs - clock.now();
       if (wait > 0) await clock.sleep(wait, signal);
       signal?.throwIfAborted();
-      askedAt = clock.now();
       pages++;
     },
   });
-  for await (const page of pages$) tally.add(page);
+  // Counted from the previous page's answer: a page that waited for the budget does not shorten
+  // the gap to the next one.
+  for await (const page of pages$) {
+    askedAt = clock.now();
+    tally.add(page);
+  }
   return { ...tally.result(), startedAt, at: clock.now(), pages };
 }

@@ -3,13 +3,18 @@
  * processes export them; every one the same values, so dashboards and rules take max()):
  * Collectors per state, in-flight, queue depth, rollout info and phase, quarantined cohorts,
  * rollbacks not possible, and the organizations: each rollout's part in each organization it
- * covers, and each organization's health. What belongs to a rollout's part in an organization
+ * covers, and each organization's health; and the daemon's own problems (with credentials refused). What belongs to a rollout's part in an organization
  * carries `org` (`default` without `orgs` in the settings); what belongs to the whole rollout
  * (its policy, target, phase, maxInFlight, cohorts) does not. Each gauge is reset at each scrape,
  * so that a series whose subject is gone (a rollout forgotten, a cohort released) disappears.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { countsByMetricState, METRIC_STATES, ROLLOUT_PHASES } from '../rollout/index.js';
+import {
+  countsByMetricState,
+  DAEMON_PROBLEM_KINDS,
+  METRIC_STATES,
+  ROLLOUT_PHASES,
+} from '../rollout/index.js';
 import { type FleetSnapshot, ORG_PROBLEM_KINDS, orgHealthOf } from './fleet-snapshot.js';
 import { MAX_COHORT_SERIES, OTHER_COHORT, rolloutHolds } from './rollout-holds.js';
 
@@ -183,6 +188,35 @@ export function registerFleetGauges(
             : ORG_PROBLEM_KINDS;
         for (const kind of kinds) g.labels(o.org, kind).set(o.problem === kind ? 1 : 0);
       }
+    },
+  );
+  /** The daemon's problems, and refused credentials: the problems only a person ends. */
+  const daemonProblems = (s: FleetSnapshot) => [
+    ...(s.daemonProblems ?? []),
+    ...(s.orgProblems ?? [])
+      .filter((p) => p.kind === 'credentials')
+      .map((p) => ({ kind: 'credentials', subject: `org ${p.org}` })),
+  ];
+  gauge(
+    {
+      name: 'fleet_upgrade_daemon_problem',
+      help: "1 for each problem of the daemon that a person must end, while it lasts: kind policy_invalid (subject: the policy file), target_not_offered (the policy), time_scale (the process's time scale is not the simulator's), credentials (the organization's key is refused). `fleet-upgrade status` says what ends each.",
+      labelNames: ['kind', 'subject'],
+    },
+    (s, g) => {
+      for (const p of daemonProblems(s)) g.labels({ kind: p.kind, subject: p.subject }).set(1);
+    },
+  );
+  gauge(
+    {
+      name: 'fleet_upgrade_daemon_problems',
+      help: `The daemon's problems of each kind now (${[...DAEMON_PROBLEM_KINDS, 'credentials'].join(', ')}); 0 when there are none.`,
+      labelNames: ['kind'],
+    },
+    (s, g) => {
+      const found = daemonProblems(s);
+      for (const kind of new Set([...DAEMON_PROBLEM_KINDS, 'credentials', ...found.map((p) => p.kind)]))
+        g.labels(kind).set(found.filter((p) => p.kind === kind).length);
     },
   );
 }

@@ -51,6 +51,8 @@ export interface FleetSnapshot {
   rollouts: FleetRollout[];
   /** Every organization with a problem now (its part of each rollout waits). Absent: none. */
   orgProblems?: readonly { org: string; kind: OrgProblemKind }[];
+  /** The daemon's own problems now (an invalid policy file, a target not offered, a time scale). */
+  daemonProblems?: readonly { kind: string; subject: string }[];
   queue: Record<string, number>;
 }
 

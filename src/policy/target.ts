@@ -3,9 +3,9 @@
  * `latest-N` (the N-th build before the latest in that list, 1 ≤ N ≤ MAX_LATEST_BACK), or a fixed
  * build such as `19.470-4`. Parsed once here so that the scheduler, `plan` and `status` read the
  * same meaning; the build it names today is resolved against the build list in
- * rollout/tick/resolve-target.ts (with `minAge` and the first-seen times kept in Redis).
+ * rollout/tick/choose-build.ts (with `minAge`, the first-seen times kept in Redis, and `after`).
  */
-import { isBuildVersion } from '../lib/version.js';
+import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
 
 export const LATEST = 'latest';
 /** The furthest back `latest-N` may reach. */
@@ -35,4 +35,29 @@ export function followsLatest(text: string): boolean {
 
 export function targetHint(input: unknown): string {
   return `expected "latest", "latest-N" (N from 1 to ${MAX_LATEST_BACK}) or a build shaped <major>.<minor>-<build> such as 19.470-4, got ${JSON.stringify(input)}`;
+}
+
+/** A build of an organization's build list (section 2.2 of the service). */
+export interface ListedBuild {
+  version: string;
+  latest: boolean;
+}
+
+/**
+ * The builds `target` allows in a build list, newest first: for `latest-N`, the build N places
+ * before the latest in the list (in build order; builds listed above the latest are ignored) and
+ * every older one; for a fixed build, that build when the list offers it. The first is the build
+ * the target names; the others are where `minAge` and `after` may fall back to. Empty when the
+ * list does not offer what the target names.
+ */
+export function targetCandidates(target: string, builds: readonly ListedBuild[]): string[] {
+  const spec = parseTarget(target);
+  if (!spec) return [];
+  const valid = builds.filter((b) => isBuildVersion(b.version));
+  if (spec.kind === 'build') return valid.some((b) => b.version === spec.build) ? [spec.build] : [];
+  const sorted = [...new Set(valid.map((b) => b.version))].sort(compareBuildVersions);
+  const latest = valid.find((b) => b.latest)?.version ?? sorted[sorted.length - 1];
+  if (latest === undefined) return [];
+  const upTo = sorted.indexOf(latest) - spec.back;
+  return upTo < 0 ? [] : sorted.slice(0, upTo + 1).reverse();
 }

@@ -48,6 +48,12 @@ export interface Keys {
   orgCounts(rolloutId: string): string;
   /** HASH organization → JSON of its current problem (rollout/orgs/org-health.ts); absent when healthy. */
   readonly orgHealth: string;
+  /** HASH build → clock ms this deployment first saw it in organization `org`'s build list (`minAge`). */
+  buildsSeen(org: string): string;
+  /** HASH policy → JSON of the build it waits to start and why (`minAge`, `after`: tick/choose-build.ts). */
+  readonly targetWaits: string;
+  /** HASH process → JSON of its current problems and their expiry (rollout/problems/daemon-problems.ts). */
+  readonly daemonProblems: string;
   /** LIST of recent upgrade durations (ms, request to final status), newest first. */
   durations(rolloutId: string): string;
   /** HASH duration kind (OS × build distance) → JSON list of its latest durations (ms), newest last. */
@@ -64,6 +70,8 @@ export interface Keys {
   readonly clock: string;
   /** Channel: a rollout id is published on it when one of its Collectors gives a slot back. */
   readonly slotFreedChannel: string;
+  /** STRING `1` once the primary reported a replica: creates then wait for one (lib/redis/replica-wait.ts). */
+  readonly replicated: string;
   /** HASH of one organization's inventory of the whole fleet: its last pass, schedule, compliance (src/inventory). */
   inventory(org: string): string;
   /** STRING: the token of the process that keeps the inventory (one at a time, as the scheduler). */
@@ -97,6 +105,9 @@ export function createKeys(prefix = ''): Keys {
     orgSlots: (policy, org) => `${base}:org-slots:${policy}:${org}`,
     orgCounts: (id) => `${base}:org-counts:${id}`,
     orgHealth: `${base}:org-health`,
+    buildsSeen: (org) => `${base}:builds-seen:${org}`,
+    targetWaits: `${base}:target-waits`,
+    daemonProblems: `${base}:daemon-problems`,
     durations: (id) => `${base}:durations:${id}`,
     kindDurations: (id) => `${base}:kind-durations:${id}`,
     history: (id) => `${base}:history:${id}`,
@@ -105,6 +116,7 @@ export function createKeys(prefix = ''): Keys {
     processes: `${base}:processes`,
     clock: `${base}:clock`,
     slotFreedChannel: `${base}:slot-freed`,
+    replicated: `${base}:replicated`,
     inventory: (org) => `${base}:inventory:${org}`,
     inventoryLeader: `${base}:inventory-leader`,
   };

@@ -10,10 +10,17 @@
  * - the Collector's maintenance window is open in its time zone, and its upgrade (the learned 95th
  *   percentile of its kind, OS × build distance, else of all, else taskTimeout) ends before it closes;
  * - the Collector's cohort is not quarantined (cohort-gate.ts; one that is moves to `quarantined`);
+ * - no known issue of the build matches it (policy `knownIssues`; one that does moves to `skipped`
+ *   or `manual` with the issue's note, and never gets a task for the build);
  * - first attempts only within the room the waves give (wave-progress.ts: a wave's cap, none while
  *   a wave bakes or awaits approval); retries belong to a wave already started and need no room.
+ * Collectors found below the policy's `minimumBuild` go first, in a wave of their own
+ * (outside-waves.ts): they need no wave room and no open window, and with `onlyBelowMinimum` (the
+ * calendar closed: windows, freezes, schedule) they alone are admitted; the in-flight limit, the
+ * phase (a halt, a pause), quarantines and known issues hold for them as for any.
  * Retries that are due come first (oldest due first), then queued Collectors, the longest expected
- * upgrade first (admit/upgrade-length.ts; canaries before all), in discovery order among equals.
+ * upgrade first (admit/upgrade-length.ts; below the minimum, then canaries, before all), in
+ * discovery order among equals.
  * Each admitted Collector gets the job of its admission (src/queue/upgrade-job.ts).
  */
 import type { Logger } from '../../lib/logger.js';
@@ -21,6 +28,7 @@ import { formatInstant } from '../../policy/calendar/format-instant.js';
 import { nextWindowChange } from '../../policy/calendar/next-window-change.js';
 import { windowFits } from '../../policy/calendar/window-fits.js';
 import type { Policy } from '../../policy/schema.js';
+import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { enqueueUpgrades, jobFor, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { CollectorStore } from '../collector/index.js';
 import { type CollectorRecord, type Move, orgOf, type StateCounts, transition } from '../collector/index.js';
@@ -38,7 +46,11 @@ export interface AdmitDeps {
 
 export interface AdmitInput {
   rollout: RolloutRecord;
-  policy: Pick<Policy, 'windows' | 'maxInFlightPerOrg'>;
+  policy: Pick<Policy, 'windows' | 'maxInFlightPerOrg' | 'knownIssues'>;
+  /** The calendar is closed: only Collectors below the policy's minimumBuild may start. */
+  onlyBelowMinimum?: boolean;
+  /** Collectors below the minimum still queued (outside-waves.ts): they need no wave room. */
+  belowMinimumQueued?: number;
   /** Organizations whose part waits: their Collectors are not admitted now. */
   waiting?: ReadonlySet<string>;
   /** Organizations whose problem is probed by one create now: one Collector of each is let through. */
@@ -71,8 +83,9 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   if (!admits(rollout.phase)) return NONE;
   const free = rollout.maxInFlight - input.slotsHeld;
   if (free <= 0) return NONE;
-  let newRoom = Math.min(input.room, counts.queued ?? 0);
-  if (newRoom <= 0 && (counts.waiting_retry ?? 0) === 0) return NONE;
+  const urgent = input.belowMinimumQueued ?? 0;
+  let newRoom = input.onlyBelowMinimum ? 0 : Math.min(input.room, (counts.queued ?? 0) - urgent);
+  if (newRoom <= 0 && urgent <= 0 && (counts.waiting_retry ?? 0) === 0) return NONE;
   const chosen: CollectorRecord[] = [];
   // An upgrade starts only if it is expected to end before its window closes.
   const expected = rollout.expectedMs ?? rollout.settings.taskTimeoutMs;
@@ -85,6 +98,8 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   // Collectors of a quarantined cohort (cohort-gate.ts) are held, not admitted.
   const quarantined = new Set((rollout.quarantined ?? []).map((q) => q.cohort));
   const hold: Move[] = [];
+  // Moves of Collectors a known issue holds: from queued (never started: outside the waves) and from a retry.
+  const known = { skip: [] as Move[], manual: [] as Move[], retried: [] as Move[] };
   const waiting = input.waiting ?? new Set<string>();
   const probing = new Set(input.probes ?? []);
   // With maxInFlightPerOrg, each organization's slots held now: one at its cap is passed over
@@ -112,6 +127,7 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
     if (candidates.length < window || passedOver === 0) break;
   }
   function consider(r: CollectorRecord): boolean {
+    if (input.onlyBelowMinimum && !r.belowMinimum) return false;
     const org = orgOf(r);
     if (input.probes?.has(org)) {
       // One Collector of the organization is its probe; the others wait for its answer.
@@ -127,7 +143,21 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
       if (t.ok) hold.push(t.move);
       return false;
     }
-    if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && fits(r)) {
+    const issue = knownIssueFor(policy, { ...r, org, collectorVersion: r.from }, r.to);
+    if (issue) {
+      const t = transition(
+        r,
+        { type: 'known_issue', action: issue.action, note: issue.note },
+        { now, settings: rollout.settings },
+      );
+      if (t.ok) (r.state === 'queued' ? known[issue.action] : known.retried).push(t.move);
+      return false;
+    }
+    if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && (r.belowMinimum || fits(r))) {
+      chosen.push(r);
+      return true;
+    }
+    if (r.state === 'queued' && r.belowMinimum) {
       chosen.push(r);
       return true;
     }
@@ -138,18 +168,25 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
     }
     return false;
   }
-  if (hold.length) {
-    const outcomes = await deps.store.apply(rollout.id, hold);
-    hold.forEach((m, i) => {
+  const settle = async (moves: Move[], countWritten?: 'knownIssueSkipped' | 'knownIssueManual') => {
+    if (moves.length === 0) return;
+    const outcomes = await deps.store.apply(rollout.id, moves, countWritten ? { countWritten } : {});
+    moves.forEach((m, i) => {
       if (outcomes[i] === 'written') deps.onOutcome?.(rollout.id, m.next);
     });
-  }
+  };
+  await settle(hold);
+  await settle(known.skip, 'knownIssueSkipped');
+  await settle(known.manual, 'knownIssueManual');
+  await settle(known.retried);
   const heldByWindow = held.length;
   const windowDetail = heldByWindow ? windowWait(policy.windows, now, held[0] as CollectorRecord) : undefined;
   if (chosen.length === 0) return { records: [], heldByWindow, ...(windowDetail ? { windowDetail } : {}) };
   const moves: Move[] = [];
   for (const r of chosen) {
-    const t = transition(r, { type: 'admit', wave: rollout.wave.index }, { now, settings: rollout.settings });
+    // Below the minimum: a wave of their own, not judged as one of the policy's waves.
+    const wave = r.belowMinimum ? {} : { wave: rollout.wave.index };
+    const t = transition(r, { type: 'admit', ...wave }, { now, settings: rollout.settings });
     if (t.ok) moves.push(t.move);
   }
   const outcomes = await deps.store.apply(rollout.id, moves, {

@@ -16,6 +16,7 @@
 import type { PlannedWave } from '../../policy/wave-limits.js';
 import { COLLECTOR_STATES, STARTED_ACTIVE_STATES, type StateCounts, sumStates } from '../collector/index.js';
 import type { RolloutEventType, WaveProgress } from '../life/index.js';
+import type { OutsideWaves } from './outside-waves.js';
 
 export interface WaveNews {
   type: Extract<
@@ -44,10 +45,13 @@ export function progressWaves(input: {
   now: number;
   /** The wave's analysis gate passed (the caller ran it). */
   analysisPassed?: boolean;
+  /** Collectors outside the waves (outside-waves.ts): not counted in them. */
+  outside?: OutsideWaves;
 }): WaveStep {
   const { plan, counts, now } = input;
-  const total = sumStates(counts, COLLECTOR_STATES);
-  const started = total - (counts.queued ?? 0);
+  const outside = input.outside ?? { total: 0, queued: 0 };
+  const total = sumStates(counts, COLLECTOR_STATES) - outside.total;
+  const started = total - ((counts.queued ?? 0) - outside.queued);
   const busy = sumStates(counts, STARTED_ACTIVE_STATES) > 0;
   const last = plan.length - 1;
   let p: WaveProgress = { ...input.progress, index: Math.min(input.progress.index, last) };

@@ -4,6 +4,7 @@
  * see each other's keys or messages.
  */
 import { describe, expect, it } from 'vitest';
+import { keySlot } from '../../../src/lib/redis/create-redis.js';
 import { createKeys, type Keys } from '../../../src/rollout/keys.js';
 
 /** The part of a key Redis Cluster hashes: the first {...} with something inside. */
@@ -38,6 +39,9 @@ function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string
     orgSlots: k.orgSlots('linux-fleet', 'emea'),
     orgCounts: k.orgCounts(ID),
     orgHealth: k.orgHealth,
+    buildsSeen: k.buildsSeen('emea'),
+    targetWaits: k.targetWaits,
+    daemonProblems: k.daemonProblems,
     durations: k.durations(ID),
     kindDurations: k.kindDurations(ID),
     history: k.history(ID),
@@ -45,6 +49,7 @@ function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string
     leader: k.leader,
     processes: k.processes,
     clock: k.clock,
+    replicated: k.replicated,
     inventory: k.inventory('emea'),
     inventoryLeader: k.inventoryLeader,
   };
@@ -61,6 +66,7 @@ describe('createKeys', () => {
     expect({ ...keysOf(k), slotFreedChannel: k.slotFreedChannel }).toEqual({
       bullPrefix: 'p:{fleet-upgrade}:bull:upgrades:wait',
       apiBudget: 'p:{fleet-upgrade}:api-budget:{abc}:rate',
+      buildsSeen: 'p:{fleet-upgrade}:builds-seen:emea',
       rollouts: 'p:{fleet-upgrade}:rollouts',
       policies: 'p:{fleet-upgrade}:policies',
       followed: 'p:{fleet-upgrade}:followed',
@@ -76,9 +82,11 @@ describe('createKeys', () => {
       verifying: `p:{fleet-upgrade}:verifying:${ID}`,
       cohortCounts: `p:{fleet-upgrade}:cohorts:${ID}`,
       slots: 'p:{fleet-upgrade}:slots:linux-fleet',
+      targetWaits: 'p:{fleet-upgrade}:target-waits',
       orgSlots: 'p:{fleet-upgrade}:org-slots:linux-fleet:emea',
       orgCounts: `p:{fleet-upgrade}:org-counts:${ID}`,
       orgHealth: 'p:{fleet-upgrade}:org-health',
+      daemonProblems: 'p:{fleet-upgrade}:daemon-problems',
       durations: `p:{fleet-upgrade}:durations:${ID}`,
       kindDurations: `p:{fleet-upgrade}:kind-durations:${ID}`,
       history: `p:{fleet-upgrade}:history:${ID}`,
@@ -86,6 +94,7 @@ describe('createKeys', () => {
       leader: 'p:{fleet-upgrade}:leader',
       processes: 'p:{fleet-upgrade}:processes',
       clock: 'p:{fleet-upgrade}:clock',
+      replicated: 'p:{fleet-upgrade}:replicated',
       inventory: 'p:{fleet-upgrade}:inventory:emea',
       inventoryLeader: 'p:{fleet-upgrade}:inventory-leader',
       slotFreedChannel: 'p:{fleet-upgrade}:slot-freed',
@@ -98,6 +107,20 @@ describe('createKeys', () => {
       const keys = everyKey(prefix);
       expect(new Set(keys.map(hashTag))).toEqual(new Set(['fleet-upgrade']));
       for (const key of keys) expect(key.startsWith(`${prefix}{fleet-upgrade}:`)).toBe(true);
+    }
+  });
+
+  it('puts every key in one Cluster slot, as Redis computes it (CRC16 of the tag, mod 16384)', () => {
+    // Redis's own figures: CLUSTER KEYSLOT foo = 12182; CRC16/XMODEM('123456789') = 0x31C3.
+    expect(keySlot('foo')).toBe(12182);
+    expect(keySlot('123456789')).toBe(0x31c3);
+    expect(keySlot('{user1000}.following')).toBe(keySlot('user1000'));
+    // Redis's rules: the first '{' and the first '}' after it; an empty tag hashes the whole key.
+    expect(keySlot('foo{{bar}}zap')).toBe(keySlot('{bar'));
+    expect(keySlot('foo{}{bar}')).not.toBe(keySlot('bar'));
+    for (const prefix of ['', 'staging:', 'test:1a2b3c:']) {
+      const slots = new Set([...everyKey(prefix), createKeys(prefix).slotFreedChannel].map(keySlot));
+      expect([...slots]).toEqual([keySlot('fleet-upgrade')]);
     }
   });
 
