@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue #11): fleet-upgrade against 100,000 Collectors. The simulator runs in a process
+ * Benchmark (issue #11): fleet-upgrade against one large organization. The simulator runs in a process
  * of its own (test/support/simulator-process.ts), so that this process holds only the daemon (started
  * in-process with the default policy: maxInFlight 50, target latest). Measured, with the goals:
  * - time from the daemon's start to the first task the simulator received (goal ≤ 2 s);
@@ -12,7 +12,13 @@
  *   budget, at the benchmark's time scale.
  * The rollout is stopped after the measurements (steady state for --steady-seconds real seconds).
  *
- * Run: npm run bench -- scale [--collectors 100000] [--time-scale 30] [--steady-seconds 30] [--plan 1]
+ * One organization of 10,000 by default: the vendor caps an organization at 10,000 Collectors, and
+ * so does the simulator (a fleet of more is refused, exit 78). The figures of docs/benchmarks.md at
+ * 100,000 were measured before that cap; 100,000 Collectors are now 10 organizations of 10,000, a
+ * whole rollout of which bench/orgs.ts measures. The goals above were set for 100,000 in one
+ * organization; the measurements are the same at any --collectors up to the cap.
+ *
+ * Run: npm run bench -- scale [--collectors 10000] [--time-scale 30] [--steady-seconds 30] [--plan 1]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,7 +40,7 @@ function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
-const count = arg('collectors', 100_000);
+const count = arg('collectors', 10_000);
 const timeScale = arg('time-scale', 30);
 const steadyMs = arg('steady-seconds', 30) * 1000;
 const withPlan = arg('plan', 1) !== 0;

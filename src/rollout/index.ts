@@ -4,6 +4,7 @@
  * - the state: the stores of rollouts and Collectors on one Redis, their history, and the keys;
  * - the daemon's scheduler: the leader lock, the loop and one tick;
  * - operator actions (pause, resume, abort, promote, retry, forget, rollback, one-off upgrades);
+ * - the daemon's own problems (problems/), kept in Redis with an expiry for `status`;
  * - reading the fleet's status, and the vocabulary of states, phases and events that status,
  *   the metrics, the HTTP API, the webhooks and the worker speak;
  * - what the worker needs to move a Collector: its record, the transitions, the store.
@@ -78,6 +79,8 @@ export {
   type FleetStatus,
   HISTORY_LIMIT,
   isPolicyPause,
+  type KnownIssueNote,
+  type OneOffView,
   type OrgPartStatus,
   OUTBOX_LIMIT,
   orgsOf,
@@ -96,6 +99,7 @@ export {
   readFleetStatus,
   rolloutStatus,
   type StepView,
+  type TargetWait,
   type WaveProgress,
 } from './life/index.js';
 export {
@@ -120,6 +124,17 @@ export {
   type OrgProblemKind,
   orgProblemOf,
 } from './orgs/index.js';
+export {
+  DAEMON_PROBLEM_KINDS,
+  type DaemonProblem,
+  type DaemonProblemKind,
+  DaemonProblems,
+  PROBLEM_HEARTBEAT_MS,
+  PROBLEM_TTL_MS,
+  ProblemBook,
+  type ProblemSink,
+  type ReportedProblem,
+} from './problems/index.js';
 export { policyOf, rolloutId } from './rollout-id.js';
 export {
   DEFAULT_RETENTION_MS,

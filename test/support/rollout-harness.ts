@@ -15,13 +15,14 @@ import { type DaemonConfig, rehearsalConfig } from '../../src/cli/boot/daemon-co
 import { type Daemon, startDaemon } from '../../src/cli/boot/start-daemon.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
+import type { RedisTarget } from '../../src/lib/redis/redis-target.js';
 import { loadPolicies } from '../../src/policy/load/load-policies.js';
 import type { CollectorRecord } from '../../src/rollout/collector/index.js';
 import type { Keys } from '../../src/rollout/keys.js';
 import { type FleetStatus, readFleetStatus } from '../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
-import { testRedisUrl } from './redis.js';
+import { deleteKeys, testRedisUrl } from './redis.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 export const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
@@ -65,6 +66,13 @@ export interface HarnessOptions {
   tickMs?: number;
   /** Redis of this rollout (default: the test run's). */
   redisUrl?: string;
+  /**
+   * Or a replicated Redis (test/support/redis-topology.ts): its target, and the environment that
+   * names it to a CLI process (REDIS_SENTINELS ..., REDIS_PASSWORD_FILE).
+   */
+  redis?: { target: RedisTarget; env: Record<string, string> };
+  /** More environment for the CLI processes (e.g. FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE). */
+  env?: Record<string, string>;
 }
 
 export interface Harness {
@@ -93,8 +101,9 @@ export interface Harness {
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const sim = await startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const redisUrl = options.redisUrl ?? testRedisUrl();
-  const redis = createRedis(redisUrl, { name: 'harness' });
+  const redisUrl = options.redis ? undefined : (options.redisUrl ?? testRedisUrl());
+  const target: RedisTarget = options.redis?.target ?? { kind: 'standalone', url: redisUrl as string };
+  const redis = createRedis(target, { name: 'harness' });
   const state = createState(redis, prefix);
   const keys = state.keys;
   const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-rollout-'));
@@ -108,7 +117,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    REDIS_URL: redisUrl,
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...options.redis?.env,
     FLEET_UPGRADE_KEY_PREFIX: prefix,
     FLEET_UPGRADE_TICK: `${tickMs}ms`,
     FLEET_UPGRADE_STALLED_INTERVAL: '1s',
@@ -118,6 +128,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     SUMOLOGIC_ACCESSID: user.accessId,
     SUMOLOGIC_ACCESSKEY: user.accessKey,
     LOG_LEVEL: 'warn',
+    ...options.env,
   };
   const daemons: Daemon[] = [];
   const children: ChildProcess[] = [];
@@ -133,7 +144,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     state,
     async startRun(overrides = {}) {
       const config: DaemonConfig = rehearsalConfig({
-        redisUrl,
+        ...(redisUrl ? { redisUrl } : { redis: target }),
         keyPrefix: prefix,
         dataDir: join(dir, 'data'),
         timeScale: options.timeScale,
@@ -178,8 +189,13 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const deadline = Date.now() + timeoutMs;
       let last: FleetStatus | undefined;
       while (Date.now() < deadline) {
-        last = await readFleetStatus(state);
-        if (done(last)) return last;
+        // Redis failing over answers nothing for a moment: look again.
+        const now = await readFleetStatus(state).catch((e) => {
+          if (process.env.DEBUG_HARNESS) console.error('status failed', e);
+          return undefined;
+        });
+        if (now) last = now;
+        if (now && done(now)) return now;
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(
@@ -193,13 +209,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       for (const d of daemons) await d.stop();
       await sim.close();
-      let cursor = '0';
-      for (let round = 0; round < 10_000; round++) {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (found.length) await redis.del(...found);
-        cursor = next;
-        if (cursor === '0') break;
-      }
+      await deleteKeys(redis, prefix);
       await closeRedis(redis);
       rmSync(dir, { recursive: true, force: true });
     },

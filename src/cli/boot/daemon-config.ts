@@ -11,6 +11,7 @@ import type { ControlToken } from '../../http/authorize-request.js';
 import { readControlToken } from '../../http/read-control-token.js';
 import { DEFAULT_INVENTORY_INTERVAL_MS, DEFAULT_INVENTORY_PAGE_EVERY_MS } from '../../inventory/index.js';
 import { ConfigError, formatIssue, type SourceIssue } from '../../lib/errors.js';
+import type { RedisTarget } from '../../lib/redis/redis-target.js';
 import { loadSourceFile, locateField } from '../../lib/source/yaml-source.js';
 import { readWebhooks, type Webhook } from '../../notify/read-webhooks.js';
 import { DEFAULT_POLICY_DIR } from '../../policy/load/load-policies.js';
@@ -18,6 +19,7 @@ import { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
 import { boundedDuration, type SETTING_BOUNDS } from './bounded-duration.js';
 import { parseListen } from './parse-listen.js';
 import { DEFAULT_ORG, type OrgSettings, readOrgs } from './read-orgs.js';
+import { readRedisSettings } from './read-redis-settings.js';
 import { DaemonConfigFile, LOG_LEVELS, type LogLevel, MAX_TIME_SCALE } from './schema.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
@@ -35,8 +37,18 @@ export interface DaemonFlags {
 }
 
 export interface DaemonConfig {
-  /** Unset: `run` starts a private redis-server. */
+  /** A standalone Redis's URL (`REDIS_URL`); see `redis` for the other topologies. */
   redisUrl?: string;
+  /**
+   * The deployment's Redis as the settings name it (read-redis-settings.ts): a URL, Sentinel or
+   * Cluster, with the password. Unset (and no `redisUrl`): `run` starts a private redis-server.
+   * Read it through `redisTargetOf`.
+   */
+  redis?: RedisTarget;
+  /** Replicas a create's pre-write waits for (WAIT); undefined: follows the topology. */
+  minReplicasForCreate?: number;
+  /** WAIT's time limit, real ms (default 1000). */
+  replicaWaitMs?: number;
   keyPrefix: string;
   listen: { host: string; port: number };
   policyDir: string;
@@ -156,8 +168,13 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     issues.push({ file: 'environment', field: 'LOG_LEVEL', reason: `unknown level '${logLevel}'` });
   }
+  const redis = readRedisSettings({ env, file, settingsFile, readFile: readText, locate });
+  issues.push(...redis.issues);
   const config: DaemonConfig = {
-    redisUrl: env.REDIS_URL || file.redisUrl || undefined,
+    ...(redis.target?.kind === 'standalone' ? { redisUrl: redis.target.url } : {}),
+    ...(redis.target ? { redis: redis.target } : {}),
+    ...(redis.minReplicasForCreate === undefined ? {} : { minReplicasForCreate: redis.minReplicasForCreate }),
+    replicaWaitMs: redis.waitTimeoutMs,
     keyPrefix: env.FLEET_UPGRADE_KEY_PREFIX ?? file.keyPrefix ?? '',
     listen: parseListen(
       listenText,
@@ -278,6 +295,11 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
   }
   if (issues.length > 0) throw new ConfigError(issues.map(formatIssue).join('\n'), issues);
   return config;
+}
+
+/** The Redis the settings name (`redis`, else `redisUrl`), or undefined: a private one. */
+export function redisTargetOf(config: Pick<DaemonConfig, 'redis' | 'redisUrl'>): RedisTarget | undefined {
+  return config.redis ?? (config.redisUrl ? { kind: 'standalone', url: config.redisUrl } : undefined);
 }
 
 /** The organizations the settings name: the file's `orgs`, or the one `default`. */

@@ -31,6 +31,41 @@ export const DaemonConfigFile = z.strictObject({
    * append-only persistence in `<dataDir>/redis`, and the operator commands find it there.
    */
   redisUrl: z.string().optional(),
+  /**
+   * Redis behind Sentinel or as a Cluster, its credentials and the durability of a create's
+   * pre-write (read-redis-settings.ts). A topology named in the environment replaces the one here.
+   */
+  redis: z
+    .strictObject({
+      /** The sentinels, `host:port,host:port` or a list (`REDIS_SENTINELS`); with `sentinelName`. */
+      sentinels: z.union([z.string(), z.array(z.string())]).optional(),
+      /** The name of the primary the sentinels monitor (`REDIS_SENTINEL_NAME`). */
+      sentinelName: z.string().optional(),
+      /** Some nodes of a Redis Cluster, `host:port,...` or a list (`REDIS_CLUSTER_NODES`). */
+      clusterNodes: z.union([z.string(), z.array(z.string())]).optional(),
+      /** An ACL user name (`REDIS_USERNAME`). Default none (the default user). */
+      username: z.string().optional(),
+      /** A file that holds the password (`REDIS_PASSWORD_FILE`; `REDIS_PASSWORD` wins). Default none. */
+      passwordFile: z.string().min(1).optional(),
+      /** A file that holds the sentinels' own password (`REDIS_SENTINEL_PASSWORD_FILE`). Default none. */
+      sentinelPasswordFile: z.string().min(1).optional(),
+      /** Refused: a password written here would leak with the file. */
+      password: z
+        .never({
+          error:
+            'an inline password is refused: name a file that holds it (passwordFile: PATH) or set REDIS_PASSWORD',
+        })
+        .optional(),
+      /**
+       * Replicas that must acknowledge a create's pre-write (WAIT) before the create is sent
+       * (`FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE`); 0 to 16. Default: follows the topology (1 behind
+       * Sentinel or once the primary has reported a replica, else 0).
+       */
+      minReplicasForCreate: z.number().int().min(0).max(16).optional(),
+      /** How long that WAIT may take before the create is held back; 10ms to 60s. Default 1s. */
+      waitTimeout: z.string().optional(),
+    })
+    .optional(),
   /** Prefix of every Redis key, for deployments that share one Redis (`FLEET_UPGRADE_KEY_PREFIX`). Default empty. */
   keyPrefix: z.string().optional(),
   /** HOST:PORT of the HTTP endpoints (`FLEET_UPGRADE_LISTEN`, `--listen`). Default `127.0.0.1:9464`. */

@@ -12,15 +12,18 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
 import { pingWithin } from '../../lib/redis/ping-within.js';
+import { startReplicaWait } from '../../lib/redis/replica-wait.js';
 import { openSharedClock } from '../../lib/shared-clock.js';
 import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
 import { startNotifier } from '../../notify/start-notifier.js';
+import type { PolicyFileStatus } from '../../policy/load/policy-store.js';
 import type { Policy } from '../../policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { CollectorStore, Keys, RolloutStore } from '../../rollout/index.js';
 import {
   LeaderLock,
   OrgHealth,
+  PROBLEM_TTL_MS,
   readFleetStatus,
   Scheduler,
   type SchedulerLoop,
@@ -33,9 +36,12 @@ import { createShutdown } from './create-shutdown.js';
 import { createState } from './create-state.js';
 import type { DaemonConfig } from './daemon-config.js';
 import { metricEvents } from './metric-events.js';
-import { readinessChecks } from './readiness-checks.js';
+import { syncPolicyFileProblems } from './policy-file-problems.js';
+import { readinessChecks, targetReadiness } from './readiness-checks.js';
 import { registerProcess } from './register-process.js';
+import { type ProblemReporter, startProblemReporter } from './report-problems.js';
 import { startFleetInventory } from './start-fleet-inventory.js';
+import { timeScaleProblem } from './watch-time-scale.js';
 
 export interface DaemonOptions {
   config: DaemonConfig;
@@ -45,6 +51,8 @@ export interface DaemonOptions {
   policies?: () => readonly Policy[];
   /** `run`: policy files' state, for /readyz. */
   policyProblems?: () => string | undefined;
+  /** `run`: every policy file with its state: an invalid one is a problem `status` shows. */
+  policyStatus?: () => readonly PolicyFileStatus[];
 }
 
 export interface Daemon {
@@ -59,6 +67,8 @@ export interface Daemon {
   loop?: SchedulerLoop;
   /** `run`: the inventory of the whole fleet (start-fleet-inventory.ts), unless turned off. */
   inventory?: InventoryLoop;
+  /** This process's problems, written to Redis for `status` (report-problems.ts). */
+  problems: ProblemReporter;
   /** Closes everything in reverse order, each step bounded; false when a step failed or timed out. */
   stop(): Promise<boolean>;
 }
@@ -76,6 +86,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
     const metrics = createMetrics({ role });
     const policies = options.policies ?? (() => []);
+    // This process's problems, in Redis with an expiry; the scheduler's only while it leads.
+    let leads = () => false;
+    const policyStatus = options.policyStatus;
+    const problems = startProblemReporter({
+      redis,
+      keys,
+      role,
+      logger,
+      include: (id) => !id.startsWith('target:') || leads(),
+      ...(policyStatus
+        ? { refresh: () => syncPolicyFileProblems(problems.book, policyStatus(), clock.now()) }
+        : {}),
+    });
+    shutdown.add(() => problems.stop());
     const apis = createOrgApis(config.orgs, {
       config,
       redis,
@@ -84,12 +108,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       logger,
       hooks: (org) => metrics.apiHooksOf(org),
-      watchTimeScale: true,
+      watchTimeScale: {
+        onChange: (told) =>
+          told === undefined
+            ? problems.book.clear('time-scale')
+            : problems.book.set('time-scale', timeScaleProblem(config.timeScale, told, clock.now())),
+      },
     });
     shutdown.add(() => apis.close());
     const first = apis.get(apis.names[0] as string);
     metrics.setApiBudget(first.perSecond * config.timeScale, first.concurrent);
-    const health = new OrgHealth(redis, keys);
+    const health = new OrgHealth(redis, keys, PROBLEM_TTL_MS);
     metrics.watchRedis(async () => (await pingWithin(redis, 1000)) === undefined);
     const queue = createUpgradeQueue(conn.bullConnection, keys.bullPrefix);
     // Without a listener BullMQ prints a queue's connection errors raw to stderr.
@@ -97,6 +126,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     shutdown.add(() => queue.close());
 
     const counted = metricEvents(metrics);
+    // The worker's steps write on a connection of their own: a create's pre-write is confirmed
+    // by WAIT on the connection that carried it, and a WAIT held up by a lagging replica then
+    // holds up only these steps, not the scheduler, the budget or the leader's lock.
+    const stepRedis = createRedis(conn.target, { logger, name: `${role}-steps` });
+    shutdown.add(() => closeRedis(stepRedis));
+    await pingWithin(stepRedis, 5000);
+    const steps = createState(stepRedis, config.keyPrefix, logger);
+    const replicaWait = await startReplicaWait({
+      redis: stepRedis,
+      key: keys.clock,
+      flagKey: keys.replicated,
+      topology: conn.target.kind,
+      minReplicas: config.minReplicasForCreate,
+      ...(config.replicaWaitMs === undefined ? {} : { timeoutMs: config.replicaWaitMs }),
+      logger,
+    });
+    shutdown.add(async () => replicaWait.close());
     const worker: Worker = startUpgradeWorker({
       connection: conn.bullConnection,
       prefix: keys.bullPrefix,
@@ -107,17 +153,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         api: first.client,
         apis: (org) => apis.get(org).client,
         health,
-        store,
-        rollouts,
+        store: steps.store,
+        rollouts: steps.rollouts,
         clock,
         logger,
         events: counted,
+        replicaWait,
       },
     });
     shutdown.add(() => worker.close());
     shutdown.add(await registerProcess(redis, keys, role));
 
-    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, stop };
+    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, problems, stop };
     let status: (() => Promise<unknown>) | undefined;
     let rolloutApi: RolloutApi | undefined;
     if (role === 'run') {
@@ -144,6 +191,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         retentionMs: config.retentionMs,
         onOutcome: counted.onOutcome,
         onTaskEnded: counted.onTaskEnded,
+        problems: problems.book,
       });
       const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
       const loop = startSchedulerLoop({
@@ -160,8 +208,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
       shutdown.add(() => loop.stop());
       daemon.loop = loop;
+      leads = () => loop.isLeader;
       // A Collector that gives its slot back is published (lua/apply-moves.lua): admit at once.
-      const subscriber = createRedis(conn.url, { logger, name: `${role}-events` });
+      const subscriber = createRedis(conn.target, { logger, name: `${role}-events` });
       shutdown.add(() => closeRedis(subscriber));
       await subscriber.subscribe(keys.slotFreedChannel);
       subscriber.on('message', () => loop.kick());
@@ -203,6 +252,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         redis,
         new Map(apis.names.map((org) => [org, apis.get(org).client])),
         options.policyProblems,
+        role === 'run' ? targetReadiness(redis, keys) : undefined,
       ),
     });
     daemon.http = http;

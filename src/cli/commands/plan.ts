@@ -15,7 +15,7 @@ import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection, policyOrgs } from '../../policy/select/select-collectors.js';
 import { createKeys, resolveTarget } from '../../rollout/index.js';
 import { createOrgApis } from '../boot/create-api.js';
-import { loadDaemonConfig } from '../boot/daemon-config.js';
+import { loadDaemonConfig, redisTargetOf } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
 import { safeJson, sanitizeLine } from '../render/sanitize.js';
 
@@ -60,7 +60,8 @@ export function planCommand(): Command {
           `policy ${policy.name} covers no organization of the settings (orgs: ${policy.orgs.join(', ')}; the settings name ${config.orgs.map((o) => o.name).join(', ')})`,
         );
       // With the daemon's Redis at hand, plan spends the budget it shares with the daemon.
-      const redis = config.redisUrl ? createRedis(config.redisUrl, { name: 'plan', logger }) : undefined;
+      const target = redisTargetOf(config);
+      const redis = target ? createRedis(target, { name: 'plan', logger }) : undefined;
       const apis = createOrgApis(
         config.orgs.filter((o) => orgs.includes(o.name)),
         {

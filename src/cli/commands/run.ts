@@ -41,6 +41,7 @@ export function runCommand(): Command {
   addDaemonOptions(command).action(async (flags: RunFlags) => {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: true, needControl: true });
     const logger = createLogger({ level: config.logLevel, name: 'run' });
+    let policiesChanged = () => {};
     const store = createPolicyStore({
       ...(config.policyFiles.length ? { files: config.policyFiles } : { dir: config.policyDir }),
       onEvent: (e) => {
@@ -52,6 +53,8 @@ export function runCommand(): Command {
         } else if (e.type === 'folder-error')
           logger.error({ error: e.error.message }, 'policy folder unreadable; policies unchanged');
         else logger.info({ file: e.file, policy: e.policy.name }, `policy ${e.type}`);
+        // `status` shows an invalid file (and stops showing it once it is valid) at once.
+        policiesChanged();
       },
       onError: (err) => logger.error({ err }, 'policy reload error'),
     });
@@ -75,7 +78,16 @@ export function runCommand(): Command {
       exitCode: (signal, clean) =>
         flags.once && !finished ? SIGNAL_EXIT[signal] : clean ? EXIT.ok : EXIT.failure,
     });
-    daemon = await startDaemon({ config, role: 'run', logger, policies, policyProblems: problems });
+    daemon = await startDaemon({
+      config,
+      role: 'run',
+      logger,
+      policies,
+      policyProblems: problems,
+      policyStatus: () => store.status(),
+    });
+    const running = daemon;
+    policiesChanged = () => running.problems.kick();
     if (!flags.once) {
       await stopper.signalled;
       return;

@@ -114,12 +114,17 @@ export function breakAfter(head: string, text: string, width: number, hanging = 
   return lines;
 }
 
-/** What ends an organization's problem, in words. */
-export function orgProblemRemedy(p: Pick<OrgProblemView, 'kind' | 'reason'>): string {
+/** What ends an organization's problem, in words (`org` DEFAULT_ORG: the one of SUMOLOGIC_*). */
+export function orgProblemRemedy(p: Pick<OrgProblemView, 'kind' | 'reason'> & { org?: string }): string {
+  const its = p.org === DEFAULT_ORG ? 'the' : 'its';
+  const where =
+    p.org === DEFAULT_ORG
+      ? 'SUMOLOGIC_ACCESSKEY or SUMOLOGIC_ACCESSKEY_FILE, or api.accessKeyFile in the settings file'
+      : 'the file or variable its settings name';
   if (p.kind === 'credentials')
     return /may not manage/.test(p.reason)
-      ? 'give its API user the right to manage Collectors at the service: it goes on by itself at the next probe'
-      : 'fix its access key (the file or variable its settings name, then restart `run` and the workers) or its API user at the service: it goes on by itself once the service accepts the key';
+      ? `give ${its} API user the right to manage Collectors at the service: it goes on by itself at the next probe`
+      : `fix ${its} access key (${where}, then restart \`run\` and the workers) or ${its} API user at the service: it goes on by itself once the service accepts the key`;
   return 'it goes on by itself when its service recovers (probed with a growing back-off, at most 5 min apart)';
 }
 
@@ -129,7 +134,11 @@ export function orgProblemRemedy(p: Pick<OrgProblemView, 'kind' | 'reason'>): st
  */
 export function orgProblemLines(problems: readonly OrgProblemView[], now: number, width?: number): string[] {
   return problems.flatMap((p) => {
-    const text = `org ${oneLine(p.org)}: ${oneLine(p.reason)} since ${formatWhen(p.since, now)}; its part of every rollout waits, the other organizations go on — ${orgProblemRemedy(p)}`;
+    // The one organization of a deployment without `orgs`: nothing else goes on.
+    const text =
+      p.org === DEFAULT_ORG
+        ? `the service: ${oneLine(p.reason)} since ${formatWhen(p.since, now)}; nothing moves until it answers — ${orgProblemRemedy(p)}`
+        : `org ${oneLine(p.org)}: ${oneLine(p.reason)} since ${formatWhen(p.since, now)}; its part of every rollout waits, the other organizations go on — ${orgProblemRemedy(p)}`;
     return width === undefined ? [text] : breakAfter('', text, width, '  ');
   });
 }

@@ -8,6 +8,7 @@
  */
 import { COLLECTOR_STATES, type StateCounts } from '../collector/index.js';
 import type { RolloutPhase } from './rollout-phase.js';
+import { describeUnmatched, type UnmatchedCollector } from './rollout-record.js';
 
 export const ROLLOUT_EVENT_TYPES = [
   'rollout.started',
@@ -25,6 +26,7 @@ export const ROLLOUT_EVENT_TYPES = [
   'rollout.reopened',
   'rollout.retried',
   'collectors.failed',
+  'collectors.unmatched',
   'rollback.requested',
   'rollback.started',
   'rollback.unavailable',
@@ -35,6 +37,10 @@ export const ROLLOUT_EVENT_TYPES = [
   'analysis.inconclusive',
   'org.waiting',
   'org.recovered',
+  'ring.waiting',
+  'ring.released',
+  'ring.paused',
+  'ring.resumed',
 ] as const;
 export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 
@@ -120,6 +126,8 @@ export interface EventFacts {
     org?: string;
   };
   'collectors.failed': { new: number; total: number; byState: Record<string, number> };
+  /** A one-off's first scan did not find Collectors it names: none of them is upgraded by it. */
+  'collectors.unmatched': { collectors: readonly UnmatchedCollector[] };
   'rollback.requested': { states: readonly string[]; collectors: number; org?: string };
   'rollback.started': {
     build: string;
@@ -138,6 +146,18 @@ export interface EventFacts {
   'org.waiting': { org: string; reason: string; since: number };
   /** ... and goes on: its service answers again. */
   'org.recovered': { org: string; reason: string; since: number };
+  /**
+   * The build waits to start in this policy: the ring it follows (`after`) has not released it,
+   * `text` says why (`19.480-2 soaks in canary until 2026-11-27 10:00 (UTC)`); `until` when it may
+   * go by itself. Told when the wait begins and each time its reason changes.
+   */
+  'ring.waiting': { after: string; reason: string; text: string; until?: number };
+  /** The ring it follows released the build (converged, soaked, requirements met): it starts here. */
+  'ring.released': { after: string; convergedAt: number };
+  /** The build turned bad in the ring this one follows (halted, aborted, rolled back): this rollout pauses. */
+  'ring.paused': { after: string; reason: string; text: string };
+  /** ... and the earlier ring runs it again: this rollout goes on. */
+  'ring.resumed': { after: string };
 }
 
 /** An event about to be recorded: its type, who made it happen, and its facts. */
@@ -271,6 +291,11 @@ export function describeEvent(
         message: `${id}: ${news.new} more ${news.new === 1 ? 'Collector' : 'Collectors'} failed (${news.total} in all: ${summary(news.byState)}); \`fleet-upgrade report ${id}\` has their messages`,
         detail: { new: news.new, total: news.total, byState: news.byState },
       };
+    case 'collectors.unmatched':
+      return {
+        message: `${id}: ${news.collectors.length} named ${news.collectors.length === 1 ? 'Collector is' : 'Collectors are'} not upgraded by it: ${describeUnmatched(news.collectors)}; \`fleet-upgrade report ${id}\` lists them`,
+        detail: { collectors: news.collectors },
+      };
     case 'rollback.requested':
       return {
         message: `${id}: rollback of ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
@@ -318,6 +343,30 @@ export function describeEvent(
         message: `${id}: org ${news.org} goes on: its service answers again (it had ${news.reason} since ${ISO(news.since)})`,
         detail: { org: news.org, reason: news.reason, since: news.since },
       };
+    case 'ring.waiting':
+      return {
+        message: `${id} waits for ring ${news.after}: ${news.text}`,
+        detail: {
+          after: news.after,
+          reason: news.reason,
+          ...(news.until === undefined ? {} : { until: news.until }),
+        },
+      };
+    case 'ring.released':
+      return {
+        message: `${id}: ring ${news.after} released ${buildOfId(id)} (converged ${ISO(news.convergedAt)}, soaked, requirements met); it starts here`,
+        detail: { after: news.after, convergedAt: news.convergedAt },
+      };
+    case 'ring.paused':
+      return {
+        message: `${id} paused: ${news.text}; nothing new starts here until ${news.after} runs the build again (or \`fleet-upgrade resume ${id}\`); tasks under way finish`,
+        detail: { after: news.after, reason: news.reason },
+      };
+    case 'ring.resumed':
+      return {
+        message: `${id} runs again: ring ${news.after} runs ${buildOfId(id)} again`,
+        detail: { after: news.after },
+      };
     case 'analysis.failed':
     case 'analysis.inconclusive':
       return {
@@ -327,5 +376,6 @@ export function describeEvent(
   }
 }
 
+const buildOfId = (id: string) => id.slice(id.indexOf('@') + 1);
 const wave = (n: WaveFacts) => ({ wave: n.wave, of: n.of });
 const analysis = (n: AnalysisFacts) => ({ wave: n.wave, verdict: n.verdict, queries: n.queries });

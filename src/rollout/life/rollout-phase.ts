@@ -70,6 +70,14 @@ export function isPolicyPause(reason: string | undefined): boolean {
   return reason === PAUSE_REASONS.policyDisabled || reason === PAUSE_REASONS.policyRemoved;
 }
 
+/** A pause by the ring a policy follows (`after`): its reason begins so. */
+export const RING_PAUSE_PREFIX = 'ring: ';
+
+/** Whether the ring the policy follows paused the rollout (tick/target-chooser.ts), not an operator. */
+export function isRingPause(reason: string | undefined): boolean {
+  return reason?.startsWith(RING_PAUSE_PREFIX) ?? false;
+}
+
 /** The phase as a person reads it. */
 export function describePhase(phase: RolloutPhase, reason?: string): string {
   return phase === 'paused' && reason ? `paused (${reason})` : phase;

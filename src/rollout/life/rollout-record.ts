@@ -74,6 +74,23 @@ export interface RolloutRecord {
   wave: WaveProgress;
   /** Canaries found so far (Collectors a first wave's `select` picks). */
   canaries: number;
+  /**
+   * Collectors found below the policy's `minimumBuild` (admission/below-minimum.ts): moved first, in
+   * a wave of their own outside the policy's waves. Counted by the Collector store's Lua.
+   */
+  belowMinimum?: number;
+  /** The policy's `minimumBuild` when the rollout last took its policy, for `status`. */
+  minimumBuild?: string;
+  /** Collectors a known issue of the build left out (`skipped`) or put on the worklist (`manual`) before they started. */
+  knownIssueSkipped?: number;
+  knownIssueManual?: number;
+  /** The policy's known issues that match the rollout's build, for `status` (policy/known-issues.ts). */
+  knownIssues?: KnownIssueNote[];
+  /**
+   * Why the ring the policy follows last paused it (`halted`, `aborted`, `rolled_back`): not paused
+   * again for the same reason once an operator resumed it (tick/target-chooser.ts).
+   */
+  ringPausedFor?: string;
   /** Per-wave counts when an operator resumed: the gate judges each wave on what came after. */
   waveBaseline?: Record<string, number>[];
   /** Clock ms an upgrade is expected to take (the learned 95th percentile), for the window fit. */
@@ -89,6 +106,11 @@ export interface RolloutRecord {
   rollbacks?: RollbackEntry[];
   /** This rollout takes Collectors of that rollout back to their previous builds. */
   rollbackOf?: string;
+  /**
+   * A one-off's named Collectors that its first scan did not find, and why (tick/one-off-starts.ts);
+   * `[]` once every one was found. Absent until that first scan was looked at.
+   */
+  unmatched?: UnmatchedCollector[];
   /** Cohorts whose failure rate was significantly above the gate: their waiting Collectors are held. */
   quarantined?: CohortQuarantine[];
   /** Cohorts an operator released (`retry --only quarantined`): never quarantined again in this rollout. */
@@ -118,6 +140,47 @@ export interface RollbackEntry {
   at: number;
   by: string;
   reason: string;
+}
+
+/** A known issue of the rollout's build as `status` shows it. */
+export interface KnownIssueNote {
+  build: string;
+  action: 'skip' | 'manual';
+  note: string;
+  /** The selection, in words (`osName=Mac OS X`); absent: every Collector. */
+  where?: string;
+}
+
+/** Why a Collector a one-off names is not upgraded by it (not found by its scan). */
+export const UNMATCHED_FINDINGS = ['hosted', 'not_found', 'offline', 'on_build', 'not_listed'] as const;
+export type UnmatchedFinding = (typeof UNMATCHED_FINDINGS)[number];
+
+export interface UnmatchedCollector {
+  id: number;
+  /** Its organization (absent: the default one). */
+  org?: string;
+  finding: UnmatchedFinding;
+}
+
+const FINDING_WORDS: Record<UnmatchedFinding, string> = {
+  hosted: 'hosted (the service upgrades hosted Collectors itself)',
+  not_found: 'not found in the organization',
+  offline: 'offline',
+  on_build: 'on the build already',
+  not_listed: 'not offered for the upgrade (hosted, unknown, offline or on the build)',
+};
+
+/** `3 hosted (...): 7, 9; not found in the organization: 99` — ids by finding (at most 10 each). */
+export function describeUnmatched(list: readonly UnmatchedCollector[]): string {
+  const by = new Map<UnmatchedFinding, string[]>();
+  for (const u of list)
+    by.set(u.finding, [...(by.get(u.finding) ?? []), u.org ? `${u.org}/${u.id}` : String(u.id)]);
+  return [...by]
+    .map(
+      ([f, ids]) =>
+        `${FINDING_WORDS[f]}: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ` and ${ids.length - 10} more` : ''}`,
+    )
+    .join('; ');
 }
 
 export interface OrgPause {
@@ -183,12 +246,19 @@ const FIELDS = {
   policyHash: 'text',
   wave: 'json',
   canaries: 'number',
+  belowMinimum: 'number',
+  minimumBuild: 'text',
+  knownIssueSkipped: 'number',
+  knownIssueManual: 'number',
+  knownIssues: 'json',
+  ringPausedFor: 'text',
   waveBaseline: 'json',
   expectedMs: 'number',
   holding: 'text',
   watchMs: 'number',
   rollbacks: 'json',
   rollbackOf: 'text',
+  unmatched: 'json',
   quarantined: 'json',
   cohortsReleased: 'json',
   analysisRun: 'json',
@@ -211,7 +281,10 @@ type OwnPath =
   | 'statusReads'
   | 'createRequests'
   | 'scans'
-  | 'canaries';
+  | 'canaries'
+  | 'belowMinimum'
+  | 'knownIssueSkipped'
+  | 'knownIssueManual';
 
 /** A change of a rollout's fields: a new value, or `null` to clear an optional field. */
 export type RolloutPatch = {

@@ -61,8 +61,11 @@ export interface RolloutWrite {
   phase?: RolloutPhase;
   /** Written only while the waves' progress is still the one read (its `seq`). */
   waveSeq?: number;
-  /** Written only while this field is absent (e.g. `releasedAt`: an abort's policy is released once). */
-  unless?: 'releasedAt';
+  /**
+   * Written only while this field is absent (`releasedAt`: an abort's policy is released once;
+   * `unmatched`: a one-off's unmatched Collectors are named once).
+   */
+  unless?: 'releasedAt' | 'unmatched';
   /** The waves' new progress (with `waveSeq`). */
   wave?: Omit<WaveProgress, 'seq'>;
   patch?: RolloutPatch;
@@ -101,6 +104,7 @@ type Scripted = Redis & {
   fuHdelIf(key: string, field: string, value: string): Promise<number>;
   fuForgetRollout(...args: string[]): Promise<[string, (string | number)?]>;
   fuAddIfRollout(rollout: string, set: string, member: string): Promise<number>;
+  fuRemoveOneOff(oneOffs: string, policies: string, name: string, json: string): Promise<number>;
 };
 
 /** What `forget` did: removed the rollout (with its Collectors' count), or why not. */
@@ -122,6 +126,7 @@ export class RolloutStore {
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
       { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 18 },
       { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout', keys: 2 },
+      { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off', keys: 2 },
     ]);
     this.redis = redis as Scripted;
   }
@@ -319,6 +324,8 @@ export class RolloutStore {
         })
         .zadd(this.keys.rollouts, 'NX', now, id);
     multi.hset(this.keys.policies, policy, id);
+    // Events told before it started (a ring's wait: target-waits.ts) are its history from now on.
+    multi.persist(this.keys.history(id));
     const news: RolloutNews = {
       type: 'rollout.started',
       source: 'scheduler',
@@ -465,6 +472,22 @@ export class RolloutStore {
     return (await this.write({ id, phase: 'running' }, { rollbackRequest: request }, 0)) !== undefined;
   }
 
+  /**
+   * The one-off policy `name` (operator/one-off-policies.ts) as stored, when it has no rollout:
+   * it never started. Undefined when there is no such one-off, or it has a rollout.
+   */
+  async unstartedOneOff(name: string): Promise<string | undefined> {
+    const [json, current] = replies(
+      await this.redis.pipeline().hget(this.keys.oneOffs, name).hget(this.keys.policies, name).exec(),
+    ) as [string | null, string | null];
+    return json !== null && current === null ? json : undefined;
+  }
+
+  /** Removes a one-off that never started, only as read and while it has no rollout: true when removed. */
+  async removeUnstartedOneOff(name: string, json: string): Promise<boolean> {
+    return (await this.redis.fuRemoveOneOff(this.keys.oneOffs, this.keys.policies, name, json)) === 1;
+  }
+
   /** Removes a rollback request once carried out, unless a newer one replaced it meanwhile. */
   async rollbackRequestDone(id: string, request: string): Promise<void> {
     await this.redis.fuHdelIf(this.keys.rollbackRequests, id, request);
@@ -504,7 +527,7 @@ function phaseFields(phase: RolloutPhase, reason: string, now: number): RolloutP
 }
 
 /** An event as recorded: its sentence and detail made from its facts, with an id and a time. */
-function recordedEvent(
+export function recordedEvent(
   rollout: Pick<RolloutRef, 'id' | 'policy' | 'build'>,
   news: RolloutNews,
   now: number,

@@ -3,7 +3,9 @@
  * the policy selects and would move (planMove: downgrades only when allowed). Being listed means:
  * not on the build, and no unfinished task. So, per Collector listed:
  * - not known yet: recorded `queued` (discovery order is the admission order; canaries, the
- *   Collectors a first wave's `select` picks, come before every other);
+ *   Collectors a first wave's `select` picks, come before every other, and those below the
+ *   policy's `minimumBuild` before them: a wave of their own); one that a known issue of the
+ *   build matches (`knownIssues`) goes on at once to `skipped` or `manual`, with the note;
  * - known `not_alive`, listed alive, while the rollout admits and before `retry.notAlive.until`:
  *   back to `queued` (catch-up of a Collector that came back);
  * - known `reconciling`, on a page read after it went there: evidence that its task of unknown
@@ -13,7 +15,9 @@
 import type { BuildTarget, Collector, CollectorUpgradeClient } from '../../api/index.js';
 import type { LeftBounds } from '../../api/walk-collector-pages.js';
 import type { Clock } from '../../lib/clock.js';
+import { compareBuildVersions, isBuildVersion } from '../../lib/version.js';
 import type { Policy } from '../../policy/schema.js';
+import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection } from '../../policy/select/select-collectors.js';
 import { admissionBase, buildDistance, durationKind, type LengthModel } from '../admit/index.js';
@@ -86,6 +90,8 @@ export async function scanUpgradable(
     targets?: readonly BuildTarget[];
     /** What the rollout has learned of upgrades' lengths: the longest expected are admitted first. */
     lengths?: LengthModel;
+    /** False: the discovery order (the waves before the last, a cohort gate: learn-lengths.ts). */
+    longest?: boolean;
   } = {},
 ): Promise<ScanResult> {
   const org = options.org ?? DEFAULT_ORG;
@@ -103,6 +109,9 @@ export async function scanUpgradable(
   const by = policy.cohorts?.by;
   const cohortOf = (c: Collector) =>
     by ? cohortKey({ osName: c.osName, osArch: c.osArch, from: c.collectorVersion }, by) : undefined;
+  const minimum = policy.minimumBuild;
+  const below = (v: string) =>
+    minimum !== undefined && isBuildVersion(v) && compareBuildVersions(v, minimum) < 0;
   const admitted: CollectorKey[] = [];
   for await (const { page, requestedAt } of timedPages(
     deps.api,
@@ -130,6 +139,7 @@ export async function scanUpgradable(
         fresh.push({
           ...newRecord(c, build, now, cohortOf(c), org),
           kind: durationKind(c.osName, buildDistance(c.collectorVersion, build, options.targets ?? [])),
+          ...(below(c.collectorVersion) ? { belowMinimum: true } : {}),
         });
       else if (
         r.state === 'not_alive' &&
@@ -141,16 +151,30 @@ export async function scanUpgradable(
         if (t.ok) moves.push(t.move);
       }
     }
-    const canaries = new Set(isCanary ? selected.filter((c) => isCanary({ ...c, org })).map(key) : []);
+    // A canary held by a known issue, or below the minimum (a wave of its own), is not the first wave's.
+    const canaries = new Set(
+      isCanary
+        ? selected
+            .filter(
+              (c) =>
+                isCanary({ ...c, org }) &&
+                !below(c.collectorVersion) &&
+                !knownIssueFor(policy, { ...c, org }, build),
+            )
+            .map(key)
+        : [],
+    );
     const lengths = options.lengths;
+    // Longest expected first, or the discovery order where the order draws a gate's sample.
     const added = await deps.store.discover(
       rollout.id,
       fresh,
       canaries,
-      lengths ? (r) => admissionBase(lengths, r) : undefined,
+      lengths && options.longest !== false ? (r) => admissionBase(lengths, r) : () => 0,
     );
     result.added.push(...added);
     result.canaries += added.filter((id) => canaries.has(id)).length;
+    await holdKnownIssues(deps.store, rollout, policy, org, selected, fresh, added);
     const outcomes = await deps.store.apply(rollout.id, moves);
     moves.forEach((m, i) => {
       if (outcomes[i] === 'written') result.caughtUp.push(keyOf(m.next));
@@ -160,6 +184,39 @@ export async function scanUpgradable(
       admitted.push(...(await options.onPage()).filter((k) => parseCollectorKey(k).org === org));
   }
   return result;
+}
+
+/**
+ * Collectors just found that a known issue of the build matches never wait in the queue: they go
+ * on to `skipped` or `manual` with the issue's note (counted outside the waves: admit/outside-waves.ts).
+ */
+async function holdKnownIssues(
+  store: CollectorStore,
+  rollout: RolloutRecord,
+  policy: Policy,
+  org: string,
+  selected: readonly Collector[],
+  fresh: readonly CollectorRecord[],
+  added: readonly CollectorKey[],
+): Promise<void> {
+  if (!policy.knownIssues?.length || added.length === 0) return;
+  const isNew = new Set(added);
+  const byId = new Map(selected.map((c) => [c.id, c]));
+  const moves = { skip: [] as Move[], manual: [] as Move[] };
+  for (const r of fresh) {
+    const c = byId.get(r.id);
+    if (!c || !isNew.has(keyOf(r))) continue;
+    const issue = knownIssueFor(policy, { ...c, org }, r.to);
+    if (!issue) continue;
+    const t = transition(
+      r,
+      { type: 'known_issue', action: issue.action, note: issue.note },
+      { now: r.discoveredAt, settings: rollout.settings },
+    );
+    if (t.ok) moves[issue.action].push(t.move);
+  }
+  if (moves.skip.length) await store.apply(rollout.id, moves.skip, { countWritten: 'knownIssueSkipped' });
+  if (moves.manual.length) await store.apply(rollout.id, moves.manual, { countWritten: 'knownIssueManual' });
 }
 
 /**

@@ -101,7 +101,20 @@ export class OrgHealth {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
+    /**
+     * Real ms after which the problems expire unless written again: given by a daemon whose
+     * heartbeat keeps them alive (problems/daemon-problems.ts), so that a killed daemon's
+     * problems do not linger. Default: they stay until cleared.
+     */
+    private readonly ttlMs?: number,
   ) {}
+
+  /** Writes `org`'s problem (and the hash's expiry, when it has one). */
+  private async write(org: string, problem: OrgProblem): Promise<void> {
+    const tx = this.redis.multi().hset(this.keys.orgHealth, org, JSON.stringify(problem));
+    if (this.ttlMs !== undefined) tx.pexpire(this.keys.orgHealth, this.ttlMs);
+    await tx.exec();
+  }
 
   /** Every organization's current problem (healthy ones are absent). */
   async problems(): Promise<Map<string, OrgProblem>> {
@@ -133,7 +146,7 @@ export class OrgHealth {
       probes,
       nextProbeAt: probed || !before ? now + wait : before.nextProbeAt,
     };
-    await this.redis.hset(this.keys.orgHealth, org, JSON.stringify(next));
+    await this.write(org, next);
     return { problem: next, started: before === undefined };
   }
 
@@ -143,11 +156,7 @@ export class OrgHealth {
     if (!raw) return;
     const p = JSON.parse(raw) as OrgProblem;
     const { problem } = await this.report(org, p, now, true);
-    await this.redis.hset(
-      this.keys.orgHealth,
-      org,
-      JSON.stringify({ ...problem, probeOf: { rolloutId, key } } satisfies OrgProblem),
-    );
+    await this.write(org, { ...problem, probeOf: { rolloutId, key } });
   }
 
   /** The organization answers again; returns the problem it had, if any. */

@@ -11,6 +11,8 @@
  * 4. the calendar (schedule and freezes) and the one admitter (admit/admit.ts): free slots filled
  *    within what the waves allow, with the in-flight limit of the policy (a percentage of the
  *    Collectors found), each Collector only when its upgrade fits in its maintenance window;
+ *    Collectors below the policy's `minimumBuild` first, in a wave of their own, even while the
+ *    calendar is closed (admit/outside-waves.ts);
  * 5. convergence (or reopening), durations learned, failures reported in bulk.
  * A phase move and its event are one atomic write; the rest of the pass gathers a typed patch
  * on the rollout's draft, written once at the end.
@@ -18,7 +20,7 @@
 import { calendarState } from '../../policy/calendar/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import { wavePlan } from '../../policy/wave-limits.js';
-import { admit, type LengthModel, progressWaves } from '../admit/index.js';
+import { admit, type LengthModel, outsideWaves, progressWaves } from '../admit/index.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -33,7 +35,7 @@ import { admits, type RolloutDraft } from '../life/index.js';
 import { reconcileUnknownTasks, scanUpgradable } from '../listings/index.js';
 import { abortRollout } from '../operator/index.js';
 import { learnDurations } from './learn-first-read.js';
-import { learnLengths } from './learn-lengths.js';
+import { learnLengths, longestFirst } from './learn-lengths.js';
 import { moveWaves } from './move-waves.js';
 import { reportFailures } from './report-failures.js';
 import { dueAt, type RolloutPass, type TickContext } from './tick-context.js';
@@ -46,8 +48,9 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
   const log = logger.child({ rollout: id });
   let counts = pass.counts;
 
-  const lengths = await learnLengths(ctx, id, counts);
-  const scan = await scanStep(ctx, pass, lengths);
+  const longest = longestFirst(policy, draft.view, counts);
+  const lengths = await learnLengths(ctx, id, counts, longest);
+  const scan = await scanStep(ctx, pass, lengths, longest);
   // Slots held change under the round: a scan and a listing pass admit between their pages.
   let slotsHeld = pass.slotsHeld;
   const reread = async () => {
@@ -75,8 +78,24 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
 
   const calendar = calendarState(policy, now);
   const holding: string[] = [];
+  // Below minimumBuild: a wave of their own, admitted first, whatever the calendar says.
+  const belowMinimumQueued = draft.view.belowMinimum ? await ctx.store.queuedBelowMinimum(id) : 0;
   if (!calendar.open) {
     holding.push(calendar.detail);
+    if (belowMinimumQueued > 0 || (draft.view.belowMinimum ?? 0) > 0)
+      await admit(ctx, {
+        rollout: draft.view,
+        policy,
+        counts,
+        slotsHeld,
+        now: ctx.clock.now(),
+        room: 0,
+        onlyBelowMinimum: true,
+        belowMinimumQueued,
+        waiting: pass.waiting,
+        probes: pass.probes,
+        lengths,
+      });
     if (
       calendar.reason === 'after_schedule' &&
       calendar.endBehavior === 'abort' &&
@@ -99,6 +118,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       // The time of the admission itself (the round's passes may have taken seconds).
       now: ctx.clock.now(),
       room,
+      belowMinimumQueued,
       waiting: pass.waiting,
       probes: pass.probes,
       lengths,
@@ -145,6 +165,7 @@ async function scanStep(
   ctx: TickContext,
   pass: RolloutPass,
   lengths: LengthModel,
+  longest: boolean,
 ): Promise<{ ran: boolean; added: number; idle: boolean }> {
   const { memory } = ctx;
   const { policy, draft, earlier, now } = pass;
@@ -173,6 +194,7 @@ async function scanStep(
         org: part.org,
         targets: part.targets,
         lengths,
+        longest,
         // The first wave's canaries must go first, and only the whole listing says which they are.
         ...(rollout.scans === 0 && !policy.waves[0]?.select
           ? { onPage: () => admitBetweenPages(ctx, draft, pass, lengths) }
@@ -235,10 +257,15 @@ async function admitBetweenPages(
   const { policy } = pass;
   const now = ctx.clock.now();
   const rollout = draft.view;
-  if (!admits(rollout.phase) || !calendarState(policy, now).open) return [];
+  if (!admits(rollout.phase)) return [];
+  const open = calendarState(policy, now).open;
+  const outside = await outsideWaves(ctx.store, rollout);
+  // While the calendar is closed, only Collectors below minimumBuild may start.
+  if (!open && outside.queued === 0) return [];
   const counts: StateCounts = await ctx.store.counts(rollout.id);
-  const plan = wavePlan(policy.waves, sumStates(counts, COLLECTOR_STATES), rollout.canaries, policy.analysis);
-  const step = progressWaves({ plan, progress: rollout.wave, counts, now });
+  const total = sumStates(counts, COLLECTOR_STATES) - outside.total;
+  const plan = wavePlan(policy.waves, total, rollout.canaries, policy.analysis);
+  const step = progressWaves({ plan, progress: rollout.wave, counts, now, outside });
   // A wave that ends (or must bake, await approval or its analysis) is moved by the round's own
   // step (move-waves.ts), which writes it: no admission before that.
   if (step.changed) return [];
@@ -251,6 +278,8 @@ async function admitBetweenPages(
     slotsHeld,
     now,
     room,
+    ...(open ? {} : { onlyBelowMinimum: true }),
+    belowMinimumQueued: outside.queued,
     waiting: new Set([...pass.waiting, ...pass.probes]),
     lengths,
   });

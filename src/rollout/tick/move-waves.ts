@@ -5,21 +5,23 @@
  * many first attempts the waves allow now.
  */
 import { wavePlan } from '../../policy/wave-limits.js';
-import { progressWaves } from '../admit/index.js';
+import { outsideWaves, progressWaves } from '../admit/index.js';
 import { COLLECTOR_STATES, type StateCounts, sumStates } from '../collector/index.js';
 import { analyseWave } from '../gates/index.js';
 import type { RolloutDraft, RolloutNews } from '../life/index.js';
 import type { RolloutPass, TickContext } from './tick-context.js';
 
 export async function moveWaves(
-  deps: Pick<TickContext, 'rollouts' | 'logger'>,
+  deps: Pick<TickContext, 'rollouts' | 'logger' | 'store'>,
   draft: RolloutDraft,
   pass: Pick<RolloutPass, 'policy' | 'now'>,
   counts: StateCounts,
 ): Promise<number> {
   const { policy, now } = pass;
   const rollout = draft.view;
-  const total = sumStates(counts, COLLECTOR_STATES);
+  // Collectors below minimumBuild, and those a known issue held, are outside the waves.
+  const outside = await outsideWaves(deps.store, rollout);
+  const total = sumStates(counts, COLLECTOR_STATES) - outside.total;
   const plan = wavePlan(policy.waves, total, rollout.canaries, policy.analysis);
   let analysisPassed = false;
   const gate = plan[rollout.wave.index]?.analysis;
@@ -29,7 +31,7 @@ export async function moveWaves(
     analysisPassed = result === 'passed';
   }
   const progress = draft.view.wave;
-  const step = progressWaves({ plan, progress, counts, now, analysisPassed });
+  const step = progressWaves({ plan, progress, counts, now, analysisPassed, outside });
   const of = plan.length;
   if (!step.changed && progress.of === of) return step.room;
   const news: RolloutNews[] = step.news.map((n) => {

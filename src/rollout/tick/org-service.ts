@@ -10,6 +10,7 @@ import type { BuildTarget } from '../../api/index.js';
 import { keyFromMember } from '../collector/index.js';
 import { orgsOf, type RolloutRecord } from '../life/index.js';
 import { describeOrgProblem, OrgHealth, type OrgProblem, orgProblemOf } from '../orgs/index.js';
+import { PROBLEM_TTL_MS } from '../problems/index.js';
 import { type OrgApiSet, type OrgPart, orgApis, type TickDeps } from './tick-context.js';
 
 export class OrgService {
@@ -21,12 +22,13 @@ export class OrgService {
   constructor(
     private readonly deps: Pick<
       TickDeps,
-      'api' | 'apis' | 'redis' | 'keys' | 'rollouts' | 'store' | 'clock' | 'logger'
+      'api' | 'apis' | 'redis' | 'keys' | 'rollouts' | 'store' | 'clock' | 'logger' | 'problems'
     >,
     private readonly scanEveryMs: number,
   ) {
     this.apis = orgApis(deps);
-    this.health = new OrgHealth(deps.redis, deps.keys);
+    // A daemon that reports its problems keeps them alive: they expire with it.
+    this.health = new OrgHealth(deps.redis, deps.keys, deps.problems ? PROBLEM_TTL_MS : undefined);
   }
 
   /**
@@ -92,12 +94,17 @@ export class OrgService {
   /**
    * An organization's builds, read once per scan interval (clock time): a new latest build starts
    * its rollout within one scan interval, and the build list costs no more than the scans. While
-   * the organization has a problem, the list last read (or none).
+   * the organization has a problem, the list last read (or none). `maxAgeMs`: read afresh when
+   * the list is older (default the scan interval).
    */
-  async builds(org: string, rollouts: readonly RolloutRecord[]): Promise<BuildTarget[] | undefined> {
+  async builds(
+    org: string,
+    rollouts: readonly RolloutRecord[],
+    maxAgeMs = this.scanEveryMs,
+  ): Promise<BuildTarget[] | undefined> {
     const now = this.deps.clock.now();
     const cached = this.lists.get(org);
-    if (!this.readable(org) || (cached && now - cached.at < this.scanEveryMs)) return cached?.builds;
+    if (!this.readable(org) || (cached && now - cached.at < maxAgeMs)) return cached?.builds;
     try {
       const builds = await this.apis.get(org).client.listTargets();
       this.lists.set(org, { at: now, builds });

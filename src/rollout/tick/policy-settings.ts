@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { BuildTarget } from '../../api/index.js';
-import { LATEST, type Policy } from '../../policy/schema.js';
+import type { Policy } from '../../policy/schema.js';
+import { targetCandidates } from '../../policy/target.js';
 import { verifySettings } from '../../policy/verify.js';
 import type { RolloutSettings } from '../life/index.js';
 
@@ -37,8 +38,11 @@ export function policyHash(policy: Policy): string {
   return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
 }
 
-/** The build a policy's target names today, or undefined when the service does not offer it. */
+/**
+ * The build a policy's target names today (`latest`, `latest-N` or a build), or undefined when the
+ * service does not offer it. Without `minAge` and `after`: those are the scheduler's
+ * (choose-build.ts), which reads Redis.
+ */
 export function resolveTarget(target: string, builds: readonly BuildTarget[]): string | undefined {
-  if (target === LATEST) return builds.find((b) => b.latest)?.version ?? builds[builds.length - 1]?.version;
-  return builds.some((b) => b.version === target) ? target : undefined;
+  return targetCandidates(target, builds)[0];
 }

@@ -14,9 +14,8 @@
  * is a few Redis round trips per tick, whatever the size of the fleet. What happens is recorded
  * with each change, in the rollout's history and the outbox of notifications (life/).
  */
-import { compareBuildVersions } from '../../lib/version.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
-import { LATEST, type Policy } from '../../policy/schema.js';
+import type { Policy } from '../../policy/schema.js';
 import { policyOrgs } from '../../policy/select/select-collectors.js';
 import { COLLECTOR_STATES, sumStates } from '../collector/index.js';
 import {
@@ -34,16 +33,22 @@ import {
   expireRollouts,
   isOneOffPolicy,
   OneOffPolicies,
+  oneOffDue,
+  parseOneOffRecord,
   parseOneOffs,
   parseRollbackRequest,
   rollbackSource,
   supersedeRollout,
 } from '../operator/index.js';
 import { advanceRollout } from './advance-rollout.js';
+import { narrowResolution } from './choose-build.js';
+import { lookedAtOneOff } from './one-off-starts.js';
 import { OrgService } from './org-service.js';
 import { policyHash, resolveTarget, settingsOf } from './policy-settings.js';
 import { repairJobs } from './repair-jobs.js';
+import { TargetChooser } from './target-chooser.js';
 import { newTickMemory, type OrgPart, type TickContext, type TickDeps } from './tick-context.js';
+import { UnofferedTargets } from './unoffered-targets.js';
 import { listingDue } from './watch-step.js';
 
 export { MAX_BACKOFF_MS, policyHash, resolveTarget, settingsOf } from './policy-settings.js';
@@ -61,12 +66,18 @@ export class Scheduler {
   private readonly orgs: OrgService;
   /** The live rollouts of this tick (told of an organization's problem). */
   private live: RolloutRecord[] = [];
+  /** `minAge` and `after`: the build a policy goes to when its newest is held back (choose-build.ts). */
+  private readonly chooser: TargetChooser;
 
   private readonly oneOffs: OneOffPolicies;
+  /** Policies whose target the service does not offer: looked at again with a back-off. */
+  private readonly unoffered: UnofferedTargets;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.oneOffs = new OneOffPolicies(deps.redis, deps.keys);
     this.orgs = new OrgService(deps, this.scanEvery);
+    this.chooser = new TargetChooser(deps, this.orgs, this.memory);
+    this.unoffered = new UnofferedTargets(deps, this.scanEvery);
   }
 
   private get scanEvery(): number {
@@ -101,9 +112,11 @@ export class Scheduler {
     const { current, followed, oneOffs: rawOneOffs, rollbackRequests } = await rollouts.readTick();
     this.live = [...current.values()].map((c) => c.rollout);
     await this.guarded('*', () => this.orgs.refresh(this.live));
-    // One-off rollouts come first (an operator's explicit request wins), until they are done.
+    // One-off rollouts come first (an operator's explicit request wins), until they are done; one
+    // that could not start is looked at again only when its next look is due (one-off-starts.ts).
     const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
       const phase = current.get(p.name)?.rollout.phase;
+      if (phase === undefined) return oneOffDue(parseOneOffRecord(rawOneOffs[p.name]), clock.now());
       return phase !== 'converged' && phase !== 'aborted';
     });
     const done = new Set(Object.keys(rawOneOffs));
@@ -124,6 +137,24 @@ export class Scheduler {
         this.tickPolicy(policy, current.get(policy.name), enabled.slice(0, i)),
       );
     }
+    // One-offs: why one could not start, or which Collectors it names its first scan did not find.
+    for (const p of oneOffs)
+      await this.guarded(p.name, () =>
+        lookedAtOneOff(
+          {
+            ...this.deps,
+            oneOffs: this.oneOffs,
+            builds: (org) => this.orgs.builds(org, this.live),
+            client: (org) => (this.orgs.readable(org) ? this.orgs.apis.get(org).client : undefined),
+          },
+          p,
+          rawOneOffs[p.name],
+          policyOrgs(p, this.orgs.apis.names),
+          clock.now(),
+        ),
+      );
+    this.unoffered.keepOnly(new Set(enabled.map((p) => p.name)));
+    await this.guarded('*', () => this.chooser.keepOnly(new Set(enabled.map((p) => p.name))));
     for (const f of followed) await this.guarded(f.rollout.policy, () => this.followSuperseded(f, now));
     // Retention, looked at every ten minutes of clock time.
     if (now - this.lastExpiry >= 10 * 60_000) {
@@ -225,24 +256,28 @@ export class Scheduler {
   /**
    * The build the policy's target names in each of its organizations that answers (`latest`:
    * each one's latest), those whose service has a problem (they wait), and those that do not
-   * offer the target.
+   * offer the target (with the builds they offer). Their build lists are read afresh when the
+   * target's next look is due (unoffered-targets.ts).
    */
   private async resolve(policy: Policy, orgs: readonly string[]) {
     const builds: Record<string, string> = {};
     const parts: OrgPart[] = [];
     const notOffered: string[] = [];
+    const offers: string[] = [];
+    const looked = this.unoffered.due(policy.name, this.deps.clock.now());
     for (const org of orgs) {
-      const targets = await this.orgs.builds(org, this.live);
+      const targets = await this.orgs.builds(org, this.live, looked ? 0 : undefined);
       if (!targets) continue;
       const build = resolveTarget(policy.target, targets);
       if (!build) {
         notOffered.push(org);
+        offers.push(...targets.map((t) => t.version));
         continue;
       }
       builds[org] = build;
       if (this.orgs.readable(org)) parts.push({ org, api: this.orgs.apis.get(org).client, targets });
     }
-    return { builds, parts, notOffered };
+    return { builds, parts, notOffered, offers, looked };
   }
 
   /**
@@ -264,18 +299,19 @@ export class Scheduler {
       );
       return undefined;
     }
-    const { builds, parts, notOffered } = await this.resolve(policy, orgs);
+    const { builds, parts, notOffered, offers, looked } = await this.resolve(policy, orgs);
+    // Said once, shown in `status` until offered, looked at again with a back-off.
+    if (notOffered.length)
+      this.unoffered.notOffered(policy, { orgs: notOffered, covered: orgs, offers }, clock.now(), looked);
+    else this.unoffered.offered(policy.name);
     const resolved = Object.values(builds);
-    if (resolved.length === 0) {
-      if (notOffered.length)
-        logger.error(
-          { policy: policy.name, target: policy.target, orgs: notOffered },
-          'target build is not offered by the service',
-        );
-      return undefined;
-    }
-    const build =
-      policy.target === LATEST ? (resolved.sort(compareBuildVersions).at(-1) as string) : policy.target;
+    if (resolved.length === 0) return undefined;
+    // `latest-N`, `minAge` and the ring it follows (`after`) decide among the builds the target
+    // allows; the current rollout goes on while a newer one waits (choose-build.ts).
+    const choice = await this.chooser.choose(policy, orgs, cur, this.live);
+    if (choice.build === undefined) return undefined;
+    narrowResolution(builds, parts, choice, cur?.rollout);
+    const build = choice.build;
     const now = clock.now();
     const settings = settingsOf(policy);
     const hash = policyHash(policy);
@@ -293,6 +329,7 @@ export class Scheduler {
       }
     }
     if (!view || view.rollout.build !== build) {
+      await this.chooser.started(policy, build, choice);
       const source = rollbackSource(policy);
       const { rollout, replaced } = await rollouts.start(
         policy.name,
@@ -343,6 +380,7 @@ export class Scheduler {
       if (await draft.move(rollouts, 'unpause', now, { news }))
         logger.info({ rollout: r.id }, 'rollout running again: its policy is enabled');
     }
+    await this.chooser.follow(draft, policy, choice, now);
     await advanceRollout(this.ctx, {
       policy,
       draft,

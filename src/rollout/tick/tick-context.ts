@@ -18,9 +18,11 @@ import {
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
+import type { ProblemSink } from '../problems/index.js';
 
 /** What the scheduler asks of an organization's service: its listings and its builds. */
-export type OrgApi = Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'>;
+export type OrgApi = Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'> &
+  Partial<Pick<CollectorUpgradeClient, 'inventoryPages'>>;
 
 /** The clients of the organizations a deployment drives. */
 export interface OrgApiSet {
@@ -52,6 +54,8 @@ export interface TickDeps {
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
   /** A task ended as the listings showed, after `durationMs` (estimated). */
   onTaskEnded?(state: string, durationMs: number): void;
+  /** Where the daemon's problems go (a target the service does not offer): `status` shows them. */
+  problems?: ProblemSink;
 }
 
 /** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */
@@ -74,7 +78,7 @@ export interface TickMemory {
   /** The earliest clock time at which this round saw something due later (the next round's hint). */
   nextDueAt: number;
   /** What each rollout learned of its upgrades' lengths (learn-lengths.ts), at so many successes. */
-  lengths: Map<string, { at: number; model: LengthModel }>;
+  lengths: Map<string, { at: number; model: LengthModel; longest: boolean }>;
 }
 
 export function newTickMemory(): TickMemory {

@@ -52,7 +52,17 @@ function importsOf(root: string): Edge[] {
 
 const top = (path: string) => path.split('/')[0] ?? '';
 const isPackage = (to: string) => !to.includes('/') || to.startsWith('@') || !/\.ts$/.test(to);
-const ROLLOUT_ROOMS = ['collector', 'life', 'orgs', 'tick', 'admit', 'gates', 'listings', 'operator'];
+const ROLLOUT_ROOMS = [
+  'collector',
+  'life',
+  'orgs',
+  'problems',
+  'tick',
+  'admit',
+  'gates',
+  'listings',
+  'operator',
+];
 const roomOf = (path: string) => {
   const [folder, room] = path.split('/');
   return folder === 'rollout' && room && ROLLOUT_ROOMS.includes(room) ? room : undefined;
