@@ -12,10 +12,12 @@ export function ensureDeps() {
   const lock = join(root, 'package-lock.json');
   const stale = !existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs;
   if (stale) {
-    // npm install, not npm ci: npm 11 writes a lock without other platforms' optional packages
-    // and then refuses it in `npm ci` (npm/cli#8805); npm install keeps the locked versions.
-    process.stderr.write('fleet-upgrade: installing dependencies (npm install)\n');
-    run('npm', ['install', '--no-audit', '--no-fund']);
+    // npm ci, not npm install: it installs exactly the committed lock and never rewrites it, so a
+    // fresh clone stays clean after `npm test` or `npm run demo` whatever npm the user has (npm
+    // install of another npm version rewrote the lock). The lock holds the optional packages of
+    // every platform, so npm ci accepts it (npm/cli#8805 was a lock without them).
+    process.stderr.write('fleet-upgrade: installing dependencies (npm ci)\n');
+    run('npm', ['ci', '--no-audit', '--no-fund']);
   }
 }
 
