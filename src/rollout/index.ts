@@ -74,8 +74,10 @@ export {
   buildOf,
   collectors,
   describePhase,
+  describeUnmatched,
   EventLog,
   type EventSource,
+  FINDING_WORDS,
   type FleetStatus,
   HISTORY_LIMIT,
   isPolicyPause,
@@ -100,6 +102,7 @@ export {
   rolloutStatus,
   type StepView,
   type TargetWait,
+  type UnmatchedCollector,
   type WaveProgress,
 } from './life/index.js';
 export {
@@ -115,6 +118,7 @@ export {
   requestRollback,
   resume,
   retry,
+  retryable,
   rollbackStates,
 } from './operator/index.js';
 export {

@@ -7,7 +7,14 @@
  */
 import { Command, Option } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import { type CollectorRecord, orgOf, orgsOf } from '../../rollout/index.js';
+import {
+  type CollectorRecord,
+  DEFAULT_ORG,
+  FINDING_WORDS,
+  orgOf,
+  orgsOf,
+  type UnmatchedCollector,
+} from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
@@ -102,6 +109,17 @@ export function toCsvRow(r: CollectorRecord): string {
 }
 
 /** A report's JSON row: the record with its organization named (the default one too). */
+/** A one-off's named Collector that its scan did not find: id, organization, and why in `message`. */
+export function unmatchedCsvRow(u: UnmatchedCollector): string {
+  const cells: Partial<Record<(typeof REPORT_COLUMNS)[number], unknown>> = {
+    id: u.id,
+    state: 'unmatched',
+    message: FINDING_WORDS[u.finding],
+    org: u.org ?? DEFAULT_ORG,
+  };
+  return REPORT_COLUMNS.map((c) => csvCell(cells[c] ?? '', c)).join(',');
+}
+
 export function toJsonRow(r: CollectorRecord): CollectorRecord & { org: string } {
   return { ...r, org: orgOf(r) };
 }
@@ -156,6 +174,8 @@ export function reportCommand(): Command {
         if (flags.format === 'csv') {
           process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
           for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
+          // A one-off's named Collectors it did not upgrade: a row each, with why (state `unmatched`).
+          for (const u of rollout.unmatched ?? []) process.stdout.write(`${unmatchedCsvRow(u)}\n`);
         } else {
           process.stdout.write(
             `${JSON.stringify({ rollout, collectors: records.map(toJsonRow) }, null, 2)}\n`,

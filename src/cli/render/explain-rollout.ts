@@ -9,7 +9,7 @@
  */
 import { formatInstant } from '../../policy/calendar/format-instant.js';
 import type { RolloutStatus } from '../../rollout/index.js';
-import { PAUSE_REASONS } from '../../rollout/index.js';
+import { describeUnmatched, PAUSE_REASONS, retryable } from '../../rollout/index.js';
 import { sanitize } from './sanitize.js';
 
 /** Outside text on one line: control characters shown as `?`, runs of white space as one space. */
@@ -46,10 +46,16 @@ function aside(r: RolloutStatus): string[] {
   const verifying = r.counts.verifying ?? 0;
   if (verifying > 0) out.push(`${verifying} upgraded, verifying they stay alive on the build`);
   const held = r.quarantined ?? [];
+  const cohorts = held.map((q) => `cohort ${oneLine(q.cohort)} (${q.held} held)`).join(', ');
+  // `retry` refuses an aborted or superseded rollout: then say what became of the held ones.
   if (held.length)
     out.push(
-      `quarantined: ${held.map((q) => `cohort ${oneLine(q.cohort)} (${q.held} held)`).join(', ')} — ${cmd(`retry ${id} --only quarantined`)} releases`,
+      retryable(r.phase)
+        ? `quarantined: ${cohorts} — ${cmd(`retry ${id} --only quarantined`)} releases`
+        : `quarantined: ${cohorts}, never released: the rollout is ${r.phase}${r.phase === 'superseded' ? ', the newer build's rollout decides them' : ''}`,
     );
+  if (r.unmatched?.length)
+    out.push(`named but not upgraded by it: ${oneLine(describeUnmatched(r.unmatched))}`);
   if (r.rollbackOf) out.push(`rolls Collectors of ${oneLine(r.rollbackOf)} back`);
   const gone = (r.rollbacks ?? []).filter((e) => e.state === 'unavailable');
   const started = (r.rollbacks ?? []).filter((e) => e.state === 'started');

@@ -162,7 +162,7 @@ export interface UnmatchedCollector {
   finding: UnmatchedFinding;
 }
 
-const FINDING_WORDS: Record<UnmatchedFinding, string> = {
+export const FINDING_WORDS: Record<UnmatchedFinding, string> = {
   hosted: 'hosted (the service upgrades hosted Collectors itself)',
   not_found: 'not found in the organization',
   offline: 'offline',
