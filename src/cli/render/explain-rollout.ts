@@ -52,7 +52,7 @@ function aside(r: RolloutStatus): string[] {
     out.push(
       retryable(r.phase)
         ? `quarantined: ${cohorts} — ${cmd(`retry ${id} --only quarantined`)} releases`
-        : `quarantined: ${cohorts}, never released: the rollout is ${r.phase}${r.phase === 'superseded' ? ', the newer build's rollout decides them' : ''}`,
+        : `quarantined: ${cohorts}, never released: the rollout is ${r.phase}${r.phase === 'superseded' ? ", the newer build's rollout decides them" : ''}`,
     );
   if (r.unmatched?.length)
     out.push(`named but not upgraded by it: ${oneLine(describeUnmatched(r.unmatched))}`);

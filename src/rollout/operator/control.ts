@@ -344,7 +344,13 @@ export async function promote(
   const progress = rollout.wave;
   const of = progress.of ?? progress.index + 1;
   const next = promoted(progress, of, full);
-  if (!next) throw conflict(rollout, `nothing waits: wave ${progress.index + 1} of ${of} is under way`);
+  if (!next)
+    throw conflict(
+      rollout,
+      rollout.phase === 'converged'
+        ? `nothing waits to be promoted: ${of === 1 ? 'its one wave has' : `all ${of} waves have`} run`
+        : `nothing waits: wave ${progress.index + 1} of ${of} is under way`,
+    );
   return act(
     deps,
     rollout,
@@ -388,8 +394,7 @@ export async function retry(
       'invalid',
       `--only takes ${RETRYABLE_STATES.join(', ')}${bad.length ? `; not ${bad.join(', ')}` : ''}`,
     );
-  if (rollout.phase === 'aborted' || rollout.phase === 'superseded')
-    throw conflict(rollout, 'its Collectors can no longer be retried');
+  if (!retryable(rollout.phase)) throw conflict(rollout, 'its Collectors can no longer be retried');
   const now = deps.clock.now();
   const chosen: CollectorRecord[] = [];
   for await (const r of deps.store.all(id))
@@ -447,6 +452,14 @@ function releasedCohorts(chosen: readonly CollectorRecord[]): string[] {
   return [
     ...new Set(chosen.filter((r) => r.state === 'quarantined' && r.cohort).map((r) => r.cohort as string)),
   ];
+}
+
+/**
+ * Phases in which `retry` works (and `status` may suggest it): not once the rollout is aborted or
+ * superseded, whose Collectors no attempt of it reaches any more.
+ */
+export function retryable(phase: RolloutRecord['phase']): boolean {
+  return phase !== 'aborted' && phase !== 'superseded';
 }
 
 /** Phases in which a rollout may be forgotten: nothing of it runs any more. */

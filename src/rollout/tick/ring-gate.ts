@@ -90,7 +90,8 @@ export function judgeRing(
     return {
       kind: 'blocked',
       reason: 'quarantined',
-      text: `${build} has ${r.quarantined.length === 1 ? 'a cohort' : 'cohorts'} quarantined in ${ring} (${r.quarantined.map((q) => q.cohort).join('; ')}): \`fleet-upgrade retry ${r.id} --only quarantined\` releases ${r.quarantined.length === 1 ? 'it' : 'them'}`,
+      // `retry` refuses a superseded rollout: no command to suggest then.
+      text: `${build} has ${r.quarantined.length === 1 ? 'a cohort' : 'cohorts'} quarantined in ${ring} (${r.quarantined.map((q) => q.cohort).join('; ')})${superseded ? `, never released: ${r.id} was superseded` : `: \`fleet-upgrade retry ${r.id} --only quarantined\` releases ${r.quarantined.length === 1 ? 'it' : 'them'}`}`,
     };
   const soakedAt = r.convergedAt + after.soak;
   // Superseded before it had soaked: it never will there.

@@ -448,6 +448,19 @@ describe('promote', () => {
     expect((await w.rollouts.get(ID))?.wave).toEqual({ index: 1, of: 4, waitingFor: 'approval', seq: 2 });
   });
 
+  it('on a converged rollout says that every wave has run, not that one is under way', async () => {
+    const w = open();
+    await rollout(w, { succeeded: 3 });
+    await w.rollouts.move({ id: ID, phase: 'running' }, 'converge', T0);
+    expect((await refusal(promote(w.deps, ID, OPS, false))).message).toBe(
+      `rollout ${ID} is converged: nothing waits to be promoted: its one wave has run`,
+    );
+    await w.rollouts.setWave(ID, 0, { index: 3, of: 4 }, T0);
+    expect((await refusal(promote(w.deps, ID, OPS, false))).message).toBe(
+      `rollout ${ID} is converged: nothing waits to be promoted: all 4 waves have run`,
+    );
+  });
+
   it('ends a bake at once: the next wave opens', async () => {
     const w = open();
     await rollout(w, { succeeded: 2, queued: 8 });

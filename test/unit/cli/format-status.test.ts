@@ -541,6 +541,17 @@ describe('formatStatus: what `status` prints, 80 columns, each wait in words', (
     ).toBe(
       'quarantined: cohort osName=Mac OS X (7 held) — `fleet-upgrade retry a@1 --only quarantined` releases',
     );
+    // `retry` refuses a superseded rollout (exit 3): its status does not suggest it.
+    expect(
+      explain({
+        id: 'a@1',
+        phase: 'superseded',
+        quarantined: [{ cohort: 'osName=Mac OS X', reason: '2 of 5 upgrades failed', at: NOW, held: 7 }],
+        counts: { succeeded: 40, failed: 2, quarantined: 7 },
+      }),
+    ).toBe(
+      "quarantined: cohort osName=Mac OS X (7 held), never released: the rollout is superseded, the newer build's rollout decides them",
+    );
     expect(
       explain({
         id: 'a@1',
