@@ -46,7 +46,7 @@ import { readJsonBody, requireJsonType } from './read-json-body.js';
 import {
   AbortBody,
   describeIssues,
-  EmptyBody,
+  ForgetBody,
   PromoteBody,
   RetryBody,
   RollbackBody,
@@ -105,7 +105,9 @@ const ACTIONS: Record<string, Action<z.ZodType>> = {
   rollback: action(RollbackBody, (deps, id, actor, body: RollbackBody) =>
     requestRollback(deps, id, actor, rollbackStates(body), scopeOf(body)),
   ),
-  forget: action(EmptyBody, (deps, id) => forget(deps, id)),
+  forget: action(ForgetBody, (deps, id, _actor, body: ForgetBody) =>
+    forget(deps, id, { force: body.force ?? false }),
+  ),
 };
 
 const READ = ['GET', 'HEAD'] as const;

@@ -44,6 +44,12 @@ export const PromoteBody = z.strictObject({
 });
 export type PromoteBody = z.infer<typeof PromoteBody>;
 
+export const ForgetBody = z.strictObject({
+  /** Forget it even while a rollback request waits or its policy still selects its build (`forget --force`). */
+  force: z.boolean().optional(),
+});
+export type ForgetBody = z.infer<typeof ForgetBody>;
+
 export const RetryBody = z.strictObject({
   /** The outcomes whose Collectors get one new attempt (`retry --only`). */
   only: z

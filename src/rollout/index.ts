@@ -113,6 +113,7 @@ export {
   forget,
   ONE_OFF_MAX_COLLECTORS,
   OneOffPolicies,
+  type PolicyView,
   pause,
   promote,
   requestRollback,

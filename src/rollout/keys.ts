@@ -22,6 +22,11 @@ export interface Keys {
   readonly oneOffs: string;
   /** HASH source rollout → JSON rollback request (rollback.ts), taken by the scheduler's next tick. */
   readonly rollbackRequests: string;
+  /**
+   * HASH rollout id → JSON of the holds it had when it was forgotten (its quarantined cohorts):
+   * a rollout started again under that id starts with them (rollout-store.ts `start`).
+   */
+  readonly forgotten: string;
   /** HASH of one rollout: phase, settings, counters (rollout-store.ts). */
   rollout(rolloutId: string): string;
   /** HASH collectorId → JSON CollectorRecord. */
@@ -92,6 +97,7 @@ export function createKeys(prefix = ''): Keys {
     followed: `${base}:followed`,
     oneOffs: `${base}:one-offs`,
     rollbackRequests: `${base}:rollback-requests`,
+    forgotten: `${base}:forgotten`,
     rollout: (id) => `${base}:rollout:${id}`,
     results: (id) => `${base}:results:${id}`,
     counts: (id) => `${base}:counts:${id}`,

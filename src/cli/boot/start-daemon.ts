@@ -234,7 +234,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         daemon.inventory = inventory;
       }
       rolloutApi = createRolloutApi({
-        deps: { rollouts, store, events: state.events, clock, keys },
+        // `forget` is refused while a policy in force still selects the rollout's build.
+        deps: {
+          rollouts,
+          store,
+          events: state.events,
+          clock,
+          keys,
+          ...(options.policies ? { policies: options.policies } : {}),
+        },
         redis,
         token: config.controlToken,
         authReads: config.authReads,

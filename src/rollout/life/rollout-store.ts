@@ -27,6 +27,7 @@ import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
 import { describeEvent, type RecordedEvent, type RolloutNews } from './rollout-events.js';
 import { nextPhase, type PhaseEvent, type RolloutPhase } from './rollout-phase.js';
 import {
+  type CohortQuarantine,
   decodeRollout,
   encodePatch,
   type RolloutCounter,
@@ -112,7 +113,9 @@ export type ForgetOutcome =
   | { kind: 'forgotten'; collectors: number }
   | { kind: 'gone' }
   | { kind: 'changed'; phase: string }
-  | { kind: 'busy'; collectors: number };
+  | { kind: 'busy'; collectors: number }
+  /** A rollback request of it is not yet taken by the scheduler (refused unless forced). */
+  | { kind: 'pending' };
 
 export class RolloutStore {
   private readonly redis: Scripted;
@@ -124,7 +127,7 @@ export class RolloutStore {
     defineScripts(redis, [
       { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 4 },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
-      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 18 },
+      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 19 },
       { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout', keys: 2 },
       { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off', keys: 2 },
     ]);
@@ -246,11 +249,14 @@ export class RolloutStore {
    * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout.lua): only
    * while its phase (and a paused one's reason) is still the one read and none of its Collectors
    * is in `slotStates`. The rollout's own writes refuse a rollout that is gone, so no action that
-   * comes after it brings a key of it back.
+   * comes after it brings a key of it back. A rollback request not yet taken refuses it unless
+   * `force`. Its quarantined cohorts are kept under its id (`keys.forgotten`): `start` gives them
+   * back to a rollout started again under the same id.
    */
   async forget(
     rollout: Pick<RolloutRecord, 'id' | 'policy' | 'phase' | 'pauseReason'>,
     slotStates: readonly string[],
+    force = false,
   ): Promise<ForgetOutcome> {
     const k = this.keys;
     const id = rollout.id;
@@ -273,12 +279,15 @@ export class RolloutStore {
       k.oneOffs,
       k.policies,
       k.rollbackRequests,
+      k.forgotten,
       id,
       rollout.policy,
       rollout.phase,
       rollout.phase === 'paused' ? (rollout.pauseReason ?? '') : '',
+      force ? '1' : '',
       ...slotStates,
     );
+    if (kind === 'pending') return { kind };
     if (kind === 'forgotten') return { kind, collectors: Number(n) };
     if (kind === 'busy') return { kind, collectors: Number(n) };
     if (kind === 'changed') return { kind, phase: String(n ?? '') };
@@ -288,7 +297,9 @@ export class RolloutStore {
   /**
    * Makes the rollout of `policy` to `build` the policy's current one, writing it whole when it
    * does not exist yet, with `patch` and (`tell`: the scheduler's start) the `rollout.started`
-   * event, all in one MULTI. Returns it, and the id of the rollout it replaced.
+   * event, all in one MULTI. Returns it, and the id of the rollout it replaced. A rollout started
+   * again under the id of one that was forgotten with cohorts quarantined starts with them
+   * quarantined (with a `cohort.quarantined` event each): forgetting never releases a hold.
    */
   async start(
     policy: string,
@@ -301,10 +312,16 @@ export class RolloutStore {
   ): Promise<{ rollout: RolloutRecord; replaced?: string }> {
     const id = rolloutId(policy, build);
     const key = this.keys.rollout(id);
-    const [exists, previous] = replies(
-      await this.redis.pipeline().hexists(key, 'startedAt').hget(this.keys.policies, policy).exec(),
-    ) as [number, string | null];
+    const [exists, previous, forgotten] = replies(
+      await this.redis
+        .pipeline()
+        .hexists(key, 'startedAt')
+        .hget(this.keys.policies, policy)
+        .hget(this.keys.forgotten, id)
+        .exec(),
+    ) as [number, string | null, string | null];
     const replaced = previous && previous !== id ? previous : undefined;
+    const held = exists !== 1 ? heldWhenForgotten(forgotten) : [];
     const multi = this.redis.multi();
     if (exists !== 1)
       multi
@@ -334,9 +351,26 @@ export class RolloutStore {
       ...(replaced ? { replaced } : {}),
     };
     const events = options.tell ? [recordedEvent({ id, policy, build }, news, now)] : [];
-    (multi as unknown as Scripted).fuWriteRollout(
-      ...this.writeArgs({ id }, '', '', { patch: options.patch ?? {} }, events),
-    );
+    let patch = options.patch ?? {};
+    if (held.length) {
+      patch = { ...patch, quarantined: held };
+      for (const q of held)
+        events.push(
+          recordedEvent(
+            { id, policy, build },
+            {
+              type: 'cohort.quarantined',
+              source: 'scheduler',
+              cohort: q.cohort,
+              held: q.held,
+              reason: q.reason,
+            },
+            now,
+          ),
+        );
+      multi.hdel(this.keys.forgotten, id);
+    }
+    (multi as unknown as Scripted).fuWriteRollout(...this.writeArgs({ id }, '', '', { patch }, events));
     const values = replies(await multi.exec());
     const fields = values[values.length - 1];
     const rollout = Array.isArray(fields) ? decodeRollout(pairs(fields)) : undefined;
@@ -488,6 +522,16 @@ export class RolloutStore {
     return (await this.redis.fuRemoveOneOff(this.keys.oneOffs, this.keys.policies, name, json)) === 1;
   }
 
+  /** The rollback request of rollout `id` not yet carried out (its JSON), or undefined. */
+  async rollbackRequestOf(id: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.rollbackRequests, id)) ?? undefined;
+  }
+
+  /** Whether `policy` is a one-off's (`upgrade`, a rollback), stored in Redis rather than a file. */
+  async isOneOff(policy: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.oneOffs, policy)) === 1;
+  }
+
   /** Removes a rollback request once carried out, unless a newer one replaced it meanwhile. */
   async rollbackRequestDone(id: string, request: string): Promise<void> {
     await this.redis.fuHdelIf(this.keys.rollbackRequests, id, request);
@@ -553,3 +597,26 @@ function pairs(flat: readonly string[]): Record<string, string> {
   for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
   return out;
 }
+
+/**
+ * The cohorts a forgotten rollout held (lua/forget-rollout.lua keeps its `quarantined` field),
+ * each saying where it comes from; [] when none or unreadable.
+ */
+function heldWhenForgotten(json: string | null): CohortQuarantine[] {
+  if (!json) return [];
+  try {
+    const list = JSON.parse(json) as unknown;
+    if (!Array.isArray(list)) return [];
+    return list
+      .filter((q): q is CohortQuarantine => typeof q?.cohort === 'string')
+      .map((q) => ({
+        ...q,
+        reason: q.reason?.startsWith(KEPT) ? q.reason : `${KEPT}${q.reason ?? ''}`,
+      }));
+  } catch {
+    return [];
+  }
+}
+
+/** How a hold kept through a `forget` is named. */
+const KEPT = 'kept when this rollout was forgotten and started again: ';

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { FleetError } from '../../lib/errors.js';
+import type { Policy } from '../../policy/schema.js';
 import { promoted } from '../admit/index.js';
 import {
   type CollectorRecord,
@@ -55,7 +56,16 @@ export interface ControlDeps {
   store: CollectorStore;
   clock: Clock;
   keys: Keys;
+  /**
+   * The policies in force (the daemon's, or the files `run` reads), for `forget`'s guard; a
+   * function that answers undefined when they cannot be read now (then the daemon's last choice
+   * in Redis decides alone). Absent: no policy guard (retention, tests of the store).
+   */
+  policies?: () => readonly PolicyView[] | undefined;
 }
+
+/** What `forget` needs of a policy. */
+export type PolicyView = Pick<Policy, 'name' | 'enabled' | 'target'>;
 
 export interface ControlResult {
   rollout: string;
@@ -474,12 +484,24 @@ export function forgettable(rollout: RolloutRecord): boolean {
 
 /**
  * Removes a finished, aborted or orphaned rollout's data (records, counts, history, a one-off's
- * policy, a rollback request not yet taken); its metric series go with it. A one-off that never
- * started is removed. One compare-and-set
- * (the store's `forget`): an action that changed the rollout meanwhile wins, and no write that
- * comes after it brings a key back.
+ * policy); its metric series go with it. A one-off that never started is removed. One
+ * compare-and-set (the store's `forget`): an action that changed the rollout meanwhile wins, and
+ * no write that comes after it brings a key back.
+ *
+ * Guarded (issue 20), unless `force`:
+ * - a rollback request of it that the daemon has not carried out yet refuses it (forgetting would
+ *   drop the rollback; checked in the same atomic step);
+ * - so does a policy that is enabled and still selects its build (its target names the build, or
+ *   the daemon's current rollout of it is this one): the daemon would start the same id again
+ *   from scratch.
+ * Forced or not, its quarantined cohorts are kept under its id: a rollout started again under it
+ * starts with them held (rollout-store.ts `start`).
  */
-export async function forget(deps: ControlDeps, id: string): Promise<ControlResult> {
+export async function forget(
+  deps: ControlDeps,
+  id: string,
+  options: { force?: boolean } = {},
+): Promise<ControlResult> {
   if (!(await deps.rollouts.get(id))) {
     const removed = await removeUnstartedOneOff(deps, id);
     if (removed) return removed;
@@ -490,15 +512,27 @@ export async function forget(deps: ControlDeps, id: string): Promise<ControlResu
       rollout,
       'only a converged, aborted, superseded or orphaned (policy removed) rollout can be forgotten',
     );
-  const done = await deps.rollouts.forget(rollout, SLOT_STATES);
+  const force = options.force === true;
+  if (!force) {
+    const pending = await deps.rollouts.rollbackRequestOf(id);
+    if (pending !== undefined) throw pendingRollback(id);
+    const selecting = await selectedByPolicy(deps, rollout);
+    if (selecting) throw new ControlError('conflict', selecting);
+  }
+  const done = await deps.rollouts.forget(rollout, SLOT_STATES, force);
   switch (done.kind) {
     case 'forgotten':
-      return { rollout: id, message: `forgot ${id} and the records of its ${done.collectors} Collectors` };
+      return {
+        rollout: id,
+        message: `forgot ${id} and the records of its ${done.collectors} Collectors${heldNote(rollout)}`,
+      };
     case 'busy':
       throw conflict(
         rollout,
         `${done.collectors} of its Collectors still have a task under way; wait for them`,
       );
+    case 'pending':
+      throw pendingRollback(id);
     case 'changed':
       throw new ControlError(
         'conflict',
@@ -507,4 +541,39 @@ export async function forget(deps: ControlDeps, id: string): Promise<ControlResu
     case 'gone':
       throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
   }
+}
+
+const pendingRollback = (id: string) =>
+  new ControlError(
+    'conflict',
+    `rollout ${id} has a rollback request the daemon has not carried out yet: forgetting it now would drop the rollback. ` +
+      `Wait until \`fleet-upgrade status\` shows its rollback, or pass --force to drop the request with the rollout`,
+  );
+
+/** What `forget` says of the cohorts it keeps held. */
+function heldNote(rollout: RolloutRecord): string {
+  const held = rollout.quarantined ?? [];
+  if (held.length === 0) return '';
+  return `; its quarantined cohort${held.length === 1 ? '' : 's'} (${held.map((q) => q.cohort).join('; ')}) stay${held.length === 1 ? 's' : ''} held if the rollout starts again`;
+}
+
+/**
+ * Why the rollout's policy still wants it (enabled, and selecting its build), in words with what
+ * to do; undefined when it does not, or when no policies are known (`deps.policies` absent).
+ */
+async function selectedByPolicy(deps: ControlDeps, rollout: RolloutRecord): Promise<string | undefined> {
+  if (!deps.policies) return undefined;
+  // One-offs (`upgrade`, rollbacks) go with their rollout: nothing starts them again.
+  if (await deps.rollouts.isOneOff(rollout.policy)) return undefined;
+  const policies = deps.policies();
+  const policy = policies?.find((p) => p.name === rollout.policy);
+  if (policies && !policy?.enabled) return undefined;
+  const current = (await deps.rollouts.currentOf(rollout.policy)) === rollout.id;
+  if (!current && policy?.target !== rollout.build) return undefined;
+  const known = policies ? '' : ' (its policy files cannot be read here: the daemon’s last choice decides)';
+  return (
+    `rollout ${rollout.id} is what its policy ${rollout.policy} still selects: the policy is enabled and selects ${rollout.build}${known}. ` +
+    `Forgotten, it would be started again under the same id from scratch. Change the policy's target or remove its file ` +
+    `(the daemon then supersedes or orphans the rollout), then forget it; or pass --force`
+  );
 }

@@ -4,16 +4,20 @@
 -- shared keys removed. The rollout's own writes refuse a rollout that is gone (write-rollout.lua:
 -- its fields, history, outbox and rollback requests; add-if-rollout.lua), and an operator's move
 -- of a Collector is a compare-and-set on a record that is gone too, so no action that comes after
--- this step brings a key of it back.
+-- this step brings a key of it back. A rollback request not yet taken refuses it (unless forced):
+-- forgetting would drop the request silently. The holds the rollout had (its quarantined cohorts)
+-- (its `quarantined` field as stored) are kept under its id in the forgotten hash, so that a rollout started again under the same id
+-- starts with them (rollout-store.ts `start`).
 --
 -- KEYS: 1 the rollout (HASH), 2 results, 3 counts, 4 counts per wave, 5 queued, 6 retries,
 --       7 reconciling, 8 verifying, 9 counts per cohort, 10 counts per organization,
 --       11 durations, 12 durations per kind, 13 history, 14 rollouts (ZSET), 15 followed (SET),
 --       16 one-off policies (HASH), 17 policies (HASH policy -> current rollout),
---       18 rollback requests (HASH)
--- ARGV: the rollout id, its policy, the phase expected, the pause reason expected ('' any), then
---       the states that hold a slot.
--- Returns {'forgotten', n} (n: its Collectors), {'gone'}, {'changed', phase} or {'busy', n}.
+--       18 rollback requests (HASH), 19 forgotten (HASH id -> JSON of its holds)
+-- ARGV: the rollout id, its policy, the phase expected, the pause reason expected ('' any),
+--       '1' to forget even with a rollback request pending, then the states that hold a slot.
+-- Returns {'forgotten', n} (n: its Collectors), {'gone'}, {'changed', phase}, {'busy', n} or
+-- {'pending'} (a rollback request not yet taken).
 if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then return { 'gone' } end
 local phase = redis.call('HGET', KEYS[1], 'phase') or ''
 if phase ~= ARGV[3] then return { 'changed', phase } end
@@ -23,17 +27,20 @@ end
 local counts = redis.call('HGETALL', KEYS[3])
 local busy, total = 0, 0
 local slot = {}
-for i = 5, #ARGV do slot[ARGV[i]] = true end
+for i = 6, #ARGV do slot[ARGV[i]] = true end
 for i = 1, #counts, 2 do
   local n = tonumber(counts[i + 1]) or 0
   total = total + n
   if slot[counts[i]] then busy = busy + n end
 end
 if busy > 0 then return { 'busy', busy } end
+if ARGV[5] ~= '1' and redis.call('HEXISTS', KEYS[18], ARGV[1]) == 1 then return { 'pending' } end
+local holds = redis.call('HGET', KEYS[1], 'quarantined')
 redis.call('DEL', unpack(KEYS, 1, 13))
 redis.call('ZREM', KEYS[14], ARGV[1])
 redis.call('SREM', KEYS[15], ARGV[1])
 redis.call('HDEL', KEYS[16], ARGV[2])
 if redis.call('HGET', KEYS[17], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[17], ARGV[2]) end
 redis.call('HDEL', KEYS[18], ARGV[1])
+if holds and holds ~= '' and holds ~= '[]' then redis.call('HSET', KEYS[19], ARGV[1], holds) end
 return { 'forgotten', total }
