@@ -1,4 +1,7 @@
-/** `fleet-upgrade history ROLLOUT [--json]`: the rollout's audit trail, oldest first. */
+/**
+ * `fleet-upgrade history ROLLOUT [--json]`: the rollout's audit trail, oldest first. A rollout that
+ * has not started yet (a ring's build waiting: `ring.waiting`) shows the events told about it so far.
+ */
 import { Command } from 'commander';
 import { ControlError } from '../../rollout/index.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
@@ -12,18 +15,21 @@ export function historyCommand(): Command {
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--json', 'print JSON instead of lines', false)
+    .option('--wide', 'one line per event (wider than 80 columns)', false)
     .option('--limit <n>', 'only the newest N events', (v) => Number(v));
   return addStateOptions(command).action(
-    async (id: string, flags: { config?: string; json: boolean; limit?: number }) => {
+    async (id: string, flags: { config?: string; json: boolean; wide: boolean; limit?: number }) => {
       const events = await withControl(flags, async (deps) => {
-        if (!(await deps.rollouts.get(id)))
-          throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
         const limit =
           flags.limit && Number.isInteger(flags.limit) && flags.limit > 0 ? flags.limit : undefined;
-        return deps.events.history(id, limit);
+        const events = await deps.events.history(id, limit);
+        // Not started (yet): its events, when a ring's wait told some.
+        if (!(await deps.rollouts.get(id)) && events.length === 0)
+          throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
+        return events;
       });
       process.stdout.write(
-        `${flags.json ? JSON.stringify({ rollout: id, events }, null, 2) : formatHistory(events)}\n`,
+        `${flags.json ? JSON.stringify({ rollout: id, events }, null, 2) : formatHistory(events, { wide: flags.wide })}\n`,
       );
     },
   );

@@ -65,6 +65,7 @@ async function render(
       orgProblems: status.orgProblems,
       oneOffs: status.oneOffs,
       daemonProblems: status.daemonProblems,
+      targetWaits: status.targetWaits,
       ...(watch ? {} : { timeScale: scaleOf(state.clock) }),
       ...(flags.org === undefined ? {} : { focusOrg: flags.org }),
     },

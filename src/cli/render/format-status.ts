@@ -8,7 +8,7 @@
  * state. Text from outside goes through `sanitize`.
  */
 
-import type { OneOffView, RolloutStatus } from '../../rollout/index.js';
+import type { OneOffView, RolloutStatus, TargetWait } from '../../rollout/index.js';
 import { countsByMetricState, METRIC_STATES, STATE_LABELS } from '../../rollout/index.js';
 import { type DaemonProblemView, daemonProblemLines } from './daemon-problem-lines.js';
 import { explainRollout, oneLine } from './explain-rollout.js';
@@ -21,6 +21,7 @@ import {
   partNotDone,
   partWaits,
 } from './org-part-lines.js';
+import { targetWaitLines } from './target-wait-lines.js';
 
 export { countsByMetricState };
 
@@ -140,6 +141,8 @@ export interface StatusView {
   oneOffs?: readonly OneOffView[];
   /** The daemon's own problems: a sentence each above the table, with what ends it (default none). */
   daemonProblems?: readonly DaemonProblemView[];
+  /** Policies whose newest build waits to start (minAge, a ring): a sentence each above the table (default none). */
+  targetWaits?: readonly TargetWait[];
   /**
    * The deployment clock's time scale: a rehearsal's (above 1) is named in a first line, so that
    * its times are not read as the wall clock's (default 1: nothing said).
@@ -187,6 +190,9 @@ export function formatStatus(view: StatusView, format: StatusFormat = {}): strin
     ...daemonProblemLines(view.daemonProblems ?? [], view.now, format.wide ? undefined : width),
     ...orgProblemLines(problems, view.now, format.wide ? undefined : width),
     ...oneOffLines(view.oneOffs ?? [], view.now, (t) => (format.wide ? [t] : wrapText(t, width, '', '  '))),
+    ...targetWaitLines(view.targetWaits ?? [], view.now, (t) =>
+      format.wide ? [t] : wrapText(t, width, '', '  '),
+    ),
   ];
   const explain = (r: RolloutStatus) => explainRollout(r, view.now);
   const byOrg = new Map(problems.map((p) => [p.org, p]));
