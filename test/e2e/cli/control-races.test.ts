@@ -60,7 +60,9 @@ describe('operator commands that race', () => {
       runCli(CLI, ['resume', ID], env()),
     ]);
     for (const r of runs) expect([0, 3, 64], r.stderr).toContain(r.code);
-    if (runs[0]?.code !== 0) expect((await runCli(CLI, ['forget', ID], env())).code).toBe(0);
+    // A rollback filed first leaves a request the daemon has not carried out: forget refuses it
+    // (issue 20) unless forced.
+    if (runs[0]?.code !== 0) expect((await runCli(CLI, ['forget', ID, '--force'], env())).code).toBe(0);
     const left: string[] = [];
     let cursor = '0';
     do {

@@ -130,7 +130,10 @@ describe('forget racing other actions leaves no orphan', () => {
             // the rollout is whole, and forget removes it once it may.
             expect(await w.rollouts.get(ID), statuses).toBeDefined();
             const again = await post(w, 'forget');
-            if (again.status === 409) {
+            if (again.status === 409 && /rollback request/.test(JSON.stringify(again.json))) {
+              // A rollback request the daemon has not carried out refuses forget unless forced (issue 20).
+              expect((await post(w, 'forget', { force: true })).status).toBe(200);
+            } else if (again.status === 409) {
               expect((await post(w, 'abort')).status).toBe(200);
               expect((await post(w, 'forget')).status).toBe(200);
             } else expect(again.status, JSON.stringify(again.json)).toBe(200);
