@@ -288,7 +288,9 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
         return /connected_slaves:[1-9]/.test(pinfo);
       });
       // Every sentinel must count it a replica fit for promotion before the next kill.
+      let seen = '';
       await within(limitMs, `the sentinels see port ${node.port} as a replica in good standing`, async () => {
+        seen = '';
         for (const s of sentinels) {
           const list = (await ask(s.port, undefined, 'SENTINEL', 'replicas', name)) as string[][];
           const entry = list
@@ -296,10 +298,14 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
               Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : []))),
             )
             .find((e) => Number(e.port) === node.port);
+          seen += ` sentinel ${s.port}: ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : 'no entry'};`;
           if (entry?.flags !== 'slave' || entry['master-link-status'] !== 'ok') return false;
           if (Number(entry['master-port']) !== primary.port) return false;
         }
         return true;
+      }).catch((err: Error) => {
+        err.message += ` (last seen:${seen})`;
+        throw err;
       });
     },
     async holdReplication(replica) {
