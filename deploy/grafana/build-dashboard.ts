@@ -534,6 +534,49 @@ function capacityRow(): cog.Builder<dashboard.Panel>[] {
   ];
 }
 
+function complianceRow(): cog.Builder<dashboard.Panel>[] {
+  return [
+    timeSeries(
+      'Compliance: share on target',
+      'Per policy and organization, the share of the policy’s installed Collectors (alive or not, from the inventory of the whole fleet) on the build its target resolves to, or newer. ' +
+        'Dashed: the policy’s complianceAlert.below; FleetUpgradeComplianceLow fires when the share stays under it for complianceAlert.for. Widen the time range for last month’s.',
+      'percentunit',
+    )
+      .max(1)
+      .withTarget(query('A', Q.complianceOnTarget, '{{policy}} {{org}}'))
+      .withTarget(query('B', Q.complianceAlertBelow, '{{policy}} alert below'))
+      .overrides([{ matcher: { id: 'byFrameRefID', options: 'B' }, properties: limitLine('red') }])
+      .span(12)
+      .height(8),
+    timeSeries(
+      'Compliance: share at or above minimumBuild',
+      'Per policy that sets minimumBuild and organization, the share of its installed Collectors on that build or above (those below it are moved first, through windows and freezes).',
+      'percentunit',
+    )
+      .max(1)
+      .withTarget(query('A', Q.complianceMinimum, '{{policy}} {{org}}'))
+      .span(12)
+      .height(8),
+    timeSeries(
+      'Fleet: installed Collectors by build',
+      'Every installed Collector of the picked organizations by the build it runs (fleet_upgrade_fleet_collectors; `fleet-upgrade fleet` prints the same table), stacked: how the fleet moves from build to build over time, whatever the policies select.',
+      'short',
+      true,
+    )
+      .withTarget(query('A', Q.fleetByBuild, '{{build}}'))
+      .span(16)
+      .height(8),
+    timeSeries(
+      'Fleet: offline Collectors',
+      'Installed Collectors not alive, per organization: the upgradable listing leaves them out; a rollout reaches them once they come back.',
+      'short',
+    )
+      .withTarget(query('A', Q.fleetOffline, '{{org}}'))
+      .span(8)
+      .height(8),
+  ];
+}
+
 function processesRow(): cog.Builder<dashboard.Panel>[] {
   return [
     new stat.PanelBuilder()
@@ -584,7 +627,7 @@ export function buildDashboard(): dashboard.Dashboard {
   const builder = new dashboard.DashboardBuilder('fleet-upgrade')
     .uid(DASHBOARD_UID)
     .description(
-      'Rollouts of the fleet-upgrade daemon across its organizations: progress (by organization too), outcomes, durations, verification, worklist and quarantined cohorts, in-flight, vendor API and processes.',
+      'Rollouts of the fleet-upgrade daemon across its organizations: progress (by organization too), outcomes, durations, verification, worklist and quarantined cohorts, in-flight, vendor API, the whole fleet by build and each policy’s compliance over time, and processes.',
     )
     .tags(['fleet-upgrade'])
     .editable()
@@ -629,6 +672,7 @@ export function buildDashboard(): dashboard.Dashboard {
     ['Outcomes and durations', outcomesRow()],
     ['Verification, worklist and quarantined cohorts', holdsRow()],
     ['Capacity and the vendor API', capacityRow()],
+    ['Fleet and compliance', complianceRow()],
     ['Processes', processesRow()],
   ];
   let id = 0;

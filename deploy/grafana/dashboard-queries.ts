@@ -178,4 +178,22 @@ export const Q = {
     .join('\n+ '),
   /** The picked rollouts whose part in the organization an operator paused (`pause --org`). */
   orgPausedParts: `sum by (org) (max by (rollout, org) (fleet_upgrade_rollout_org_paused{${RO}}))`,
+  /**
+   * Compliance over time, from the inventory of the whole fleet (src/inventory, one pass per
+   * `inventory.interval`): per policy and organization, the share of its installed Collectors on
+   * the build its target resolves to (or newer). Prometheus keeps the history, so a range of a
+   * month answers "how compliant were we last month".
+   */
+  complianceOnTarget: `max by (policy, org) (fleet_upgrade_compliance_ratio{${O}, kind="compliant"})`,
+  /** The share on or above the policy's minimumBuild (only policies that set one). */
+  complianceMinimum: `max by (policy, org) (fleet_upgrade_compliance_ratio{${O}, kind="minimum"})`,
+  /** Each policy's complianceAlert.below, drawn next to its share (FleetUpgradeComplianceLow). */
+  complianceAlertBelow: 'max by (policy) (fleet_upgrade_compliance_alert_below)',
+  /** Installed Collectors by build, summed over the picked organizations, their OS and alive. */
+  fleetByBuild: `sum by (build) (max by (org, build, os, alive) (fleet_upgrade_fleet_collectors{${O}}))`,
+  /** Installed Collectors that are not alive, by organization. */
+  /** 0, not no series, for an organization whose Collectors are all alive. */
+  fleetOffline: `sum by (org) (max by (org, build, os, alive) (fleet_upgrade_fleet_collectors{${O}, alive="false"}))
+or
+0 * sum by (org) (max by (org, build, os, alive) (fleet_upgrade_fleet_collectors{${O}}))`,
 } as const;

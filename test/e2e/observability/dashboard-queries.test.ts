@@ -166,6 +166,10 @@ beforeAll(async () => {
       // Three outcomes suffice to judge a cohort: three Mac failures out of three quarantine it
       // (Wilson lower bound 0.44 > 0.3); the Linux cohort's few unhealthy ones never do.
       cohorts: { by: 'osName', maxFailureRatio: 0.3, minSample: 3 },
+      // The compliance series (#21): the share on target and on or above minimumBuild (every
+      // Collector is above it: none is moved first), and the complianceAlert's thresholds.
+      minimumBuild: '19.400-5',
+      complianceAlert: { below: 0.95, for: '1h' },
     }),
   );
   const [runPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
@@ -252,7 +256,13 @@ beforeAll(async () => {
         url,
         `max(fleet_upgrade_org_problem{org="${LOCKED}", kind="credentials"})`,
       );
-      if (!scrapes.ok || !outcomes.ok || !cohorts.ok || !locked.ok) return undefined;
+      // The inventory's first pass of main, judged against the rollout's build.
+      const compliance = await promQuery(
+        url,
+        `max(fleet_upgrade_compliance_ratio{org="${MAIN}", policy="${POLICY}", kind="minimum"})`,
+      );
+      if (!scrapes.ok || !outcomes.ok || !cohorts.ok || !locked.ok || !compliance.ok) return undefined;
+      if (compliance.series.length === 0) return undefined;
       const enoughScrapes = Number(scrapes.series[0]?.value[1] ?? 0) >= 5;
       const seen = new Map(outcomes.series.map((s) => [s.metric.outcome, Number(s.value[1])]));
       const total = [...seen.values()].reduce((a, b) => a + b, 0);
@@ -500,5 +510,35 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     });
     // It waits its `for` (10m) before it fires.
     expect(alert.state).toBe('pending');
+  });
+
+  it('the fleet and compliance panels show the fleet by build and the policy’s shares, as the simulator has it', async () => {
+    const url = prometheus?.url as string;
+    const queries = dashboardQueries(readCommittedDashboard());
+    const panel = async (title: string, refId = 'A') => {
+      const q = queries.find((x) => x.panel === title && x.refId === refId);
+      expect(q, title).toBeDefined();
+      const r = await promQuery(
+        url,
+        substituteVariables(q?.expr ?? '', { rollout: '.*', interval: INTERVAL }),
+      );
+      if (!r.ok) throw new Error(`${title}: ${r.error}`);
+      return r.series.map((s) => ({ metric: s.metric, value: Number(s.value[1]) }));
+    };
+    // Every Collector of main, on one build or the next (the rollout moves them).
+    const byBuild = await panel('Fleet: installed Collectors by build');
+    expect(byBuild.every((s) => ['19.450-12', '19.470-4'].includes(s.metric.build ?? ''))).toBe(true);
+    expect(byBuild.reduce((n, s) => n + s.value, 0)).toBe(COLLECTORS);
+    const onTarget = await panel('Compliance: share on target');
+    expect(onTarget.map((s) => s.metric)).toEqual([{ policy: POLICY, org: MAIN }]);
+    expect(onTarget[0]?.value).toBeGreaterThanOrEqual(0);
+    expect(onTarget[0]?.value).toBeLessThanOrEqual(1);
+    expect(await panel('Compliance: share on target', 'B')).toEqual([
+      { metric: { policy: POLICY }, value: 0.95 },
+    ]);
+    // Every Collector is on or above minimumBuild 19.400-5.
+    expect(await panel('Compliance: share at or above minimumBuild')).toEqual([
+      { metric: { policy: POLICY, org: MAIN }, value: 1 },
+    ]);
   });
 });

@@ -108,6 +108,7 @@ describe('Prometheus configuration and alert rules', () => {
       'FleetUpgradeCohortQuarantined',
       'FleetUpgradeWorklistGrowing',
       'FleetUpgradeOrganizationWaiting',
+      'FleetUpgradeComplianceLow',
     ]) {
       expect(names).toContain(name);
     }
