@@ -13,6 +13,9 @@ import {
   FINDING_WORDS,
   orgOf,
   orgsOf,
+  type RolloutRecord,
+  type RolloutStatus,
+  readFleetStatus,
   type UnmatchedCollector,
 } from '../../rollout/index.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
@@ -178,10 +181,23 @@ export function reportCommand(): Command {
           for (const u of rollout.unmatched ?? []) process.stdout.write(`${unmatchedCsvRow(u)}\n`);
         } else {
           process.stdout.write(
-            `${JSON.stringify({ rollout, collectors: records.map(toJsonRow) }, null, 2)}\n`,
+            `${JSON.stringify({ rollout: await rolloutWithAccounts(state, rollout), collectors: records.map(toJsonRow) }, null, 2)}\n`,
           );
         }
       });
     },
   );
+}
+
+/**
+ * The rollout with what became of its rollbacks as `status` reads them: each entry with the phase
+ * its rollout is in now, and the account of each request (rollback-account.ts).
+ */
+async function rolloutWithAccounts(
+  state: Parameters<typeof readFleetStatus>[0],
+  rollout: RolloutRecord,
+): Promise<RolloutRecord | RolloutStatus> {
+  if (!rollout.rollbacks?.length) return rollout;
+  const now = (await readFleetStatus(state)).rollouts.find((r) => r.id === rollout.id);
+  return now ? { ...rollout, rollbacks: now.rollbacks, rollbackAccounts: now.rollbackAccounts } : rollout;
 }

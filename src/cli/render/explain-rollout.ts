@@ -9,7 +9,7 @@
  */
 import { formatInstant } from '../../policy/calendar/format-instant.js';
 import type { RolloutStatus } from '../../rollout/index.js';
-import { describeUnmatched, PAUSE_REASONS, retryable } from '../../rollout/index.js';
+import { describeRollbackAccount, describeUnmatched, PAUSE_REASONS, retryable } from '../../rollout/index.js';
 import { sanitize } from './sanitize.js';
 
 /** Outside text on one line: control characters shown as `?`, runs of white space as one space. */
@@ -59,7 +59,14 @@ function aside(r: RolloutStatus): string[] {
   if (r.rollbackOf) out.push(`rolls Collectors of ${oneLine(r.rollbackOf)} back`);
   const gone = (r.rollbacks ?? []).filter((e) => e.state === 'unavailable');
   const started = (r.rollbacks ?? []).filter((e) => e.state === 'started');
-  if (started.length)
+  // What became of the latest request, as its rollouts stand: "rolled back" only for those back.
+  const account = r.rollbackAccounts?.at(-1);
+  const earlier = (r.rollbackAccounts?.length ?? 0) - 1;
+  if (account)
+    out.push(
+      `${oneLine(describeRollbackAccount(account))}${earlier > 0 ? ` (${earlier} earlier: ${cmd(`status --json`)})` : ''}`,
+    );
+  else if (started.length)
     out.push(
       `rolled back: ${started.map((e) => `${e.collectors} to ${oneLine(e.build)} (${oneLine(e.policy ?? '')})`).join(', ')}`,
     );

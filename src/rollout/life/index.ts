@@ -9,6 +9,7 @@
 export * from './event-log.js';
 export * from './one-off-views.js';
 export * from './read-fleet-status.js';
+export * from './rollback-account.js';
 export * from './rollout-draft.js';
 export * from './rollout-events.js';
 export * from './rollout-phase.js';

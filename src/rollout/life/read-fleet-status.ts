@@ -21,8 +21,9 @@ import type { Keys } from '../keys.js';
 import { describeOrgProblem, type OrgProblem, type OrgProblemKind, parseOrgHealth } from '../orgs/index.js';
 import { problemsFromReplies, type ReportedProblem, readProblemsInto } from '../problems/index.js';
 import { type OneOffView, unstartedOneOffs } from './one-off-views.js';
+import { type RollbackAccount, type RollbackEntryPhase, rollbackAccounts } from './rollback-account.js';
 import { describePhase } from './rollout-phase.js';
-import { buildOf, orgsOf, type RolloutRecord } from './rollout-record.js';
+import { buildOf, orgsOf, type RollbackEntry, type RolloutRecord } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
 import { parseWaits, type TargetWait } from './target-waits.js';
 
@@ -52,6 +53,10 @@ export interface RolloutStatus extends RolloutRecord, Progress {
   phaseText: string;
   /** Each organization's part, in the rollout's order of organizations. */
   byOrg: OrgPartStatus[];
+  /** Its rollbacks, each with the phase its rollout is in now (rollback-account.ts). */
+  rollbacks?: (RollbackEntry & { phase?: RollbackEntryPhase })[];
+  /** What became of each rollback request of it, as its rollouts stand now (rollback-account.ts). */
+  rollbackAccounts?: RollbackAccount[];
 }
 
 export interface FleetStatus {
@@ -139,6 +144,7 @@ export async function readFleetStatus(deps: {
       problems,
     ),
   );
+  withRollbackAccounts(rollouts, rawOneOffs ?? {});
   const queue = deps.queue
     ? ((await deps.queue.getJobCounts(
         'waiting',
@@ -153,4 +159,26 @@ export async function readFleetStatus(deps: {
   const orgProblems = [...problems].map(([org, p]) => ({ org, ...p, text: describeOrgProblem(org, p) }));
   const oneOffs = unstartedOneOffs(rawOneOffs ?? {}, policies ?? {});
   return { rollouts, orgProblems, targetWaits, daemonProblems, oneOffs, queue };
+}
+
+/**
+ * Gives each rollout with rollbacks their accounts and each entry its rollout's phase, from the
+ * rollback rollouts among `rollouts` (one-offs not started yet are `waiting`).
+ */
+export function withRollbackAccounts(
+  rollouts: RolloutStatus[],
+  rawOneOffs: Readonly<Record<string, string>>,
+): void {
+  const byId = new Map(rollouts.map((r) => [r.id, r]));
+  const waiting = (policy: string) => policy in rawOneOffs;
+  for (const r of rollouts) {
+    if (!r.rollbacks?.length) continue;
+    const accounts = rollbackAccounts(r.rollbacks, (id) => byId.get(id), waiting);
+    r.rollbackAccounts = accounts;
+    const phases = new Map(accounts.flatMap((a) => a.rollouts.map((x) => [x.policy, x.phase] as const)));
+    r.rollbacks = r.rollbacks.map((e) => {
+      const phase = e.policy === undefined ? undefined : phases.get(e.policy);
+      return phase === undefined ? e : { ...e, phase };
+    });
+  }
 }
