@@ -58,10 +58,33 @@ export function createUpgradeQueue(connection: ConnectionOptions, prefix: string
   });
 }
 
-/** Enqueues the jobs; ones that already exist stay as they are. */
+/** BullMQ's largest job priority. */
+const MAX_PRIORITY = 2_097_152;
+
+/** Per queue, how many jobs each organization was given so far (this process's admissions). */
+const given = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Adds the jobs of one admission. Each organization's creates wait for its own API budget, and
+ * the workers take jobs in queue order: in the order admitted (one organization's 500, then the
+ * next one's), the workers would all wait on the first organization's budget while the others'
+ * stood idle behind it. So each organization's n-th job (counted over this process's admissions)
+ * gets priority n: the queue hands jobs out taking turns between organizations, each in its
+ * admitted order (FIFO among equal priorities); with one organization it is plain FIFO. Jobs
+ * that already exist stay as they are.
+ */
 export async function enqueueUpgrades(queue: UpgradeQueue, jobs: readonly UpgradeJobData[]): Promise<void> {
   if (jobs.length === 0) return;
-  await queue.addBulk(jobs.map((data) => ({ name: 'upgrade', data, opts: { jobId: jobIdOf(data) } })));
+  const counts = given.get(queue) ?? new Map<string, number>();
+  given.set(queue, counts);
+  await queue.addBulk(
+    jobs.map((data) => {
+      const org = data.org ?? 'default';
+      const n = (counts.get(org) ?? 0) + 1;
+      counts.set(org, n);
+      return { name: 'upgrade', data, opts: { jobId: jobIdOf(data), priority: Math.min(n, MAX_PRIORITY) } };
+    }),
+  );
 }
 
 /** Lookups at once for the few jobs that need repairing (missing or failed ones). */

@@ -333,3 +333,26 @@ describe('startUpgradeWorker', () => {
     ]);
   });
 });
+
+describe('enqueueUpgrades across organizations', () => {
+  it('hands the jobs out taking turns between organizations, each in its admitted order', async () => {
+    const q = queue();
+    const ofOrg = (org: string, ids: number[]) => ids.map((id) => ({ ...job(id), org }));
+    // One admission of org a's five, then one of b's three (a scan admits organization by organization).
+    await enqueueUpgrades(q, ofOrg('a', [1, 2, 3, 4, 5]));
+    await enqueueUpgrades(q, ofOrg('b', [11, 12, 13]));
+    const taken: string[] = [];
+    const worker = new Worker<UpgradeJobData>(
+      QUEUE_NAME,
+      async (j) => {
+        taken.push(`${j.data.org}${j.data.collectorId}`);
+      },
+      { connection: bullConnection(), prefix: createKeys(ctx.prefix).bullPrefix, concurrency: 1 },
+    );
+    closers.push(() => worker.close());
+    const deadline = Date.now() + 10_000;
+    while (taken.length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // In admitted order, b's jobs would wait behind all of a's (and behind a's API budget).
+    expect(taken).toEqual(['a1', 'b11', 'a2', 'b12', 'a3', 'b13', 'a4', 'a5']);
+  });
+});
