@@ -11,6 +11,7 @@ import { formatInstant } from '../../policy/calendar/format-instant.js';
 import type { RolloutStatus } from '../../rollout/index.js';
 import { describeRollbackAccount, describeUnmatched, PAUSE_REASONS, retryable } from '../../rollout/index.js';
 import { sanitize } from './sanitize.js';
+import { versionRuleAsides } from './version-rule-lines.js';
 
 /** Outside text on one line: control characters shown as `?`, runs of white space as one space. */
 export function oneLine(text: string): string {
@@ -56,6 +57,7 @@ function aside(r: RolloutStatus): string[] {
     );
   if (r.unmatched?.length)
     out.push(`named but not upgraded by it: ${oneLine(describeUnmatched(r.unmatched))}`);
+  out.push(...versionRuleAsides(r, oneLine));
   if (r.rollbackOf) out.push(`rolls Collectors of ${oneLine(r.rollbackOf)} back`);
   const gone = (r.rollbacks ?? []).filter((e) => e.state === 'unavailable');
   const started = (r.rollbacks ?? []).filter((e) => e.state === 'started');

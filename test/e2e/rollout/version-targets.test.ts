@@ -8,6 +8,7 @@
  * worklist with the note).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatStatus } from '../../../src/cli/render/format-status.js';
 import type { FleetStatus, RolloutStatus } from '../../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { converged, type Harness, startHarness } from '../../support/rollout-harness.js';
@@ -138,6 +139,9 @@ describe('minimumBuild', () => {
     const r = done.rollouts[0] as RolloutStatus;
     expect(r.belowMinimum).toBe(8);
     expect(r.minimumBuild).toBe('19.450-12');
+    expect(formatStatus({ rollouts: done.rollouts, now: Date.now() }, { wide: true })).toContain(
+      '8 below minimumBuild 19.450-12 moved first',
+    );
     await new Promise((res) => setTimeout(res, 1500));
     expect((await h2.simStats()).tasksCreated).toBe(8);
     // status says what holds the others.
@@ -195,6 +199,14 @@ describe('knownIssues', () => {
         message: 'needs the service account re-entered',
         failureClass: 'known_issue',
       });
+    // status names each issue with its note under the rollout's row.
+    const shown = formatStatus({ rollouts: done.rollouts, now: Date.now() }, { wide: true });
+    expect(shown).toContain(
+      'known issue of 19.470-* (osName=Mac OS X): stops until restarted by hand — matching Collectors skipped',
+    );
+    expect(shown).toMatch(
+      /known issue of 19\.470-4 \(osName=Windows Server 2019\): needs the service account re-entered — matching Collectors on the worklist/,
+    );
     const sim = await h.simCollectors();
     expect(sim.filter((c) => c.id >= 5).flatMap((c) => c.tasks)).toEqual([]);
     expect(sim.filter((c) => c.id <= 4).map((c) => c.version)).toEqual(Array(4).fill('19.470-4'));
