@@ -15,15 +15,21 @@ import { createLogger } from '../../lib/logger.js';
 import { ensureRedis } from '../../lib/redis/redis-server.js';
 import { loadSourceFile } from '../../lib/source/yaml-source.js';
 import { loadPolicies } from '../../policy/load/load-policies.js';
-import type { RolloutStatus } from '../../rollout/index.js';
 import { FleetFile } from '../../simulator/schema.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { rehearsalConfig } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
 import { startDaemon } from '../boot/start-daemon.js';
 import { watchRollouts } from '../boot/watch-rollouts.js';
+import {
+  closingLines,
+  DEMO_WIDTH,
+  findings,
+  progressLines,
+  type ServiceStats,
+} from '../render/demo-lines.js';
 import { nextSteps } from '../render/demo-next-steps.js';
-import { countsByMetricState, formatRolloutTable, progressBar } from '../render/format-status.js';
+import { formatStatus, wrapText } from '../render/format-status.js';
 
 const DEMO_DEFAULTS = {
   fleetFile: 'config/demo/fleet.yaml',
@@ -35,44 +41,6 @@ interface DemoFlags {
   fleet: string;
   policy: string;
   timeScale: number;
-}
-
-function progressLine(r: RolloutStatus): string {
-  const c = countsByMetricState(r.counts);
-  // The usual counts always, the rarer ones once they appear.
-  const rare = (
-    [
-      ['verifying', c.verifying],
-      ['unhealthy', c.unhealthy],
-      ['worklist', c.manual],
-      ['quarantined', c.quarantined],
-    ] as const
-  )
-    .filter(([, n]) => n > 0)
-    .map(([label, n]) => ` ${label} ${n}`)
-    .join('');
-  return (
-    `${r.id} ${progressBar(r.done, r.total, 30)} ${r.done}/${r.total}  in flight ${r.inflight}/${r.maxInFlight}  ` +
-    `ok ${c.succeeded} failed ${c.failed} timed out ${c.timed_out} not alive ${c.not_alive} retrying ${c.waiting_retry}${rare}`
-  );
-}
-
-/** What the rehearsal found beyond the counts, with what an operator would do about it. */
-export function findings(r: RolloutStatus): string[] {
-  const out: string[] = [];
-  const unhealthy = r.counts.unhealthy ?? 0;
-  if (unhealthy)
-    out.push(
-      `${unhealthy} upgrades succeeded but the Collector did not stay alive on the build (unhealthy); in a deployment, \`fleet-upgrade rollback ${r.id} --only unhealthy\` takes them back.`,
-    );
-  const manual = r.counts.manual ?? 0;
-  if (manual)
-    out.push(
-      `${manual} failures need a person (disk space, permissions, upgrades disabled): \`fleet-upgrade report ${r.id} --worklist\` lists them.`,
-    );
-  for (const q of r.quarantined ?? [])
-    out.push(`Cohort ${q.cohort} was quarantined, ${q.held} of its Collectors held: ${q.reason}.`);
-  return out;
 }
 
 export function demoCommand(): Command {
@@ -98,13 +66,17 @@ export function demoCommand(): Command {
       if (!policy || !user) throw new Error(`${flags.policy} holds no policy or ${flags.fleet} no user`);
       const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-demo-'));
       const out = (line: string) => process.stdout.write(`${line}\n`);
+      // A sentence within the demo's 80 columns.
+      const say = (text: string) => {
+        for (const line of wrapText(text, DEMO_WIDTH, '', '  ')) out(line);
+      };
       const redis = await ensureRedis({ logger, dataDir: join(dir, 'redis') });
       out(`Redis: ${redis.source === 'env' ? 'REDIS_URL' : `a private redis-server (${redis.url})`}`);
       const sim = await startSimulator({ fleet, timeScale: flags.timeScale });
-      out(
+      say(
         `Simulator: ${sim.baseUrl}, ${sim.model.size} Collectors, builds up to ${sim.model.latest}, clock x${flags.timeScale}`,
       );
-      out(
+      say(
         `Policy: ${policy.name} (target ${policy.target}, maxInFlight ${policy.maxInFlight}, ${policy.api.requestsPerSecond} requests/s)`,
       );
       const daemon = await startDaemon({
@@ -124,6 +96,8 @@ export function demoCommand(): Command {
       const started = Date.now();
       const tty = process.stdout.isTTY;
       let lastPrint = 0;
+      // Lines of the last redraw: the next one goes back up over them.
+      let drawn = 0;
       try {
         const done = await watchRollouts({
           daemon,
@@ -132,34 +106,32 @@ export function demoCommand(): Command {
           onProgress: (rollouts) => {
             const r = rollouts[0];
             if (!r) return;
-            if (tty) process.stdout.write(`\r${progressLine(r)}\x1b[K`);
-            else if (Date.now() - lastPrint > 3000) {
+            const lines = progressLines(r);
+            if (tty) {
+              while (lines.length < drawn) lines.push('');
+              const up = drawn > 1 ? `\x1b[${drawn - 1}A` : '';
+              process.stdout.write(`${up}\r${lines.map((l) => `${l}\x1b[K`).join('\n')}`);
+              drawn = lines.length;
+            } else if (Date.now() - lastPrint > 3000) {
               lastPrint = Date.now();
-              out(progressLine(r));
+              for (const line of lines) out(line);
             }
           },
         });
         if (tty) out('');
-        const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as {
-          tasksCreated: number;
-          maxConcurrentTasks: number;
-          rateLimited: number;
-          requests: { total: number; byEndpoint: Record<string, number> };
-          injectedErrors: number;
-          dropped: number;
-        };
-        out(`\n${formatRolloutTable(done ?? [])}\n`);
-        for (const line of (done ?? []).flatMap(findings)) out(line);
-        const minutes = (((Date.now() - started) / 1000) * flags.timeScale) / 60;
+        const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as ServiceStats;
+        // status's table (80 columns), without the sentences under its rows: the findings say more.
         out(
-          `Done in ${((Date.now() - started) / 1000).toFixed(1)} s (${minutes.toFixed(0)} simulated minutes).`,
+          `\n${formatStatus({ rollouts: (done ?? []).map((r) => ({ ...r, quarantined: [] })), now: Date.now() }, { width: DEMO_WIDTH })}\n`,
         );
-        out(
-          `The service saw ${stats.requests.total} requests (${stats.rateLimited} answered 429), ` +
-            `${stats.tasksCreated} tasks created, at most ${stats.maxConcurrentTasks} unfinished at once (limit ${policy.maxInFlight}), ` +
-            `${((stats.requests.byEndpoint.status ?? 0) / Math.max(1, stats.tasksCreated)).toFixed(1)} status reads per task; ` +
-            `it injected ${stats.injectedErrors} server errors and ${stats.dropped} dropped connections.`,
-        );
+        for (const text of (done ?? []).flatMap(findings)) say(text);
+        for (const line of closingLines({
+          seconds: (Date.now() - started) / 1000,
+          timeScale: flags.timeScale,
+          maxInFlight: policy.maxInFlight,
+          stats,
+        }))
+          out(line);
         out('');
         for (const line of nextSteps({
           fleetFile: flags.fleet,

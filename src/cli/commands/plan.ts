@@ -1,8 +1,9 @@
 /**
  * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
  * upgradable Collectors, applies the selection, and shows which Collectors would move from which
- * build to which. Creates nothing and needs no Redis. The vendor's names reach the terminal only
- * through `sanitizeLine` (the table) and `safeJson` (--json).
+ * build to which, in 80 columns (`--wide`: every column whole). Creates nothing and needs no
+ * Redis. The vendor's names reach the terminal only through `sanitizeLine` (the table) and
+ * `safeJson` (--json).
  */
 import { Command } from 'commander';
 import type { Collector, CollectorUpgradeClient } from '../../api/index.js';
@@ -17,6 +18,8 @@ import { createKeys, resolveTarget } from '../../rollout/index.js';
 import { createOrgApis } from '../boot/create-api.js';
 import { loadDaemonConfig, redisTargetOf } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
+import { type FitColumn, fitTable } from '../render/fit-table.js';
+import { wrapText } from '../render/format-status.js';
 import { safeJson, sanitizeLine } from '../render/sanitize.js';
 
 export interface PlanRow {
@@ -39,8 +42,9 @@ export function planCommand(): Command {
     )
     .requiredOption('--policy <file>', 'the policy file')
     .option('--json', 'print JSON instead of a table', false)
+    .option('--wide', 'every column whole (wider than 80 columns)', false)
     .option('--config <file>', 'settings file (default config/fleet-upgrade.yaml when it exists)')
-    .action(async (flags: { policy: string; json: boolean; config?: string }) => {
+    .action(async (flags: { policy: string; json: boolean; wide: boolean; config?: string }) => {
       const config = loadDaemonConfig({ env: process.env, flags: { config: flags.config }, needApi: true });
       const [loaded] = loadPolicies({ files: [flags.policy] });
       const policy = loaded?.policy;
@@ -95,11 +99,13 @@ export function planCommand(): Command {
             `${safeJson({ policy: policy.name, target: policy.target, build, builds, listed, collectors: rows, failed }, 2)}\n`,
           );
         } else {
-          process.stdout.write(`${formatPlan(rows, orgs.length > 1)}\n`);
+          process.stdout.write(`${formatPlan(rows, orgs.length > 1, { wide: flags.wide })}\n`);
           const offline = rows.filter((r) => !r.alive).length;
+          const summary =
+            `policy ${policy.name}: ${rows.length} of ${listed} offered ${listed === 1 ? 'Collector' : 'Collectors'} would move to ${sanitizeLine(build || '(none)')}` +
+            `${offline ? ` (${offline} offline now)` : ''}; nothing was created.`;
           process.stdout.write(
-            `\npolicy ${policy.name}: ${rows.length} of ${listed} offered Collectors would move to ${sanitizeLine(build || '(none)')}` +
-              `${offline ? ` (${offline} offline now)` : ''}; nothing was created.\n`,
+            `\n${(flags.wide ? [summary] : wrapText(summary, 80, '', '  ')).join('\n')}\n`,
           );
           for (const f of failed) process.stderr.write(`${f}\n`);
         }
@@ -150,8 +156,29 @@ async function planOrg(
   return { build, rows, listed };
 }
 
-export function formatPlan(rows: readonly PlanRow[], withOrg = false): string {
-  const header = [...(withOrg ? ['ORG'] : []), 'ID', 'NAME', 'HOST', 'OS', 'FROM', 'TO', 'MOVE', 'ALIVE'];
+/**
+ * The plan as a table. Within `width` columns (default 80): the name, host and OS columns are cut
+ * to fit (`…`), and TO is left out when every row goes to the same build (the line below the
+ * table names it); `wide`: every column whole.
+ */
+export function formatPlan(
+  rows: readonly PlanRow[],
+  withOrg = false,
+  format: { wide?: boolean; width?: number } = {},
+): string {
+  const width = format.wide ? undefined : (format.width ?? 80);
+  const withTo = width === undefined || new Set(rows.map((r) => r.to)).size > 1;
+  const columns: FitColumn[] = [
+    ...(withOrg ? [{ title: 'ORG' }] : []),
+    { title: 'ID' },
+    { title: 'NAME', shrink: true, min: 8 },
+    { title: 'HOST', shrink: true, min: 8 },
+    { title: 'OS', shrink: true, min: 6 },
+    { title: 'FROM' },
+    ...(withTo ? [{ title: 'TO' }] : []),
+    { title: 'MOVE' },
+    { title: 'ALIVE' },
+  ];
   const cells = rows.map((r) => [
     ...(withOrg ? [sanitizeLine(r.org)] : []),
     String(r.id),
@@ -159,15 +186,9 @@ export function formatPlan(rows: readonly PlanRow[], withOrg = false): string {
     sanitizeLine(r.hostName),
     sanitizeLine(r.osName),
     sanitizeLine(r.from),
-    sanitizeLine(r.to),
+    ...(withTo ? [sanitizeLine(r.to)] : []),
     r.move,
     r.alive ? 'yes' : 'no',
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  const line = (c: string[]) =>
-    c
-      .map((x, i) => x.padEnd(widths[i] as number))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...cells.map(line)].join('\n');
+  return fitTable(columns, cells, width).join('\n');
 }

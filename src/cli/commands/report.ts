@@ -1,9 +1,10 @@
 /**
  * `fleet-upgrade report [ROLLOUT] [--worklist]`: every Collector of a rollout with its outcome, as
- * JSON or CSV; `--worklist`: only those that need a person (states `manual` and `unknown`). Each row
- * names its organization (`org`, the last column: scripts that cut columns by position keep
- * working); rows go by organization, in the rollout's order, then by Collector id (ids repeat
- * across organizations).
+ * a table on a terminal (format-report.ts: 80 columns, ISO 8601 times; `--wide` for more), JSON
+ * (the default elsewhere) or CSV; `--worklist`: only those that need a person (states `manual`
+ * and `unknown`). Each row names its organization (`org`, the last column: scripts that cut
+ * columns by position keep working); rows go by organization, in the rollout's order, then by
+ * Collector id (ids repeat across organizations).
  */
 import { Command, Option } from 'commander';
 import { FleetError } from '../../lib/errors.js';
@@ -22,6 +23,7 @@ import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions } from '../boot/with-control.js';
+import { formatReport } from '../render/format-report.js';
 
 export const REPORT_COLUMNS = [
   'id',
@@ -133,7 +135,13 @@ export function reportCommand(): Command {
       'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization.',
     )
     .argument('[rollout]', ROLLOUT_ARGUMENT)
-    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).default('json'))
+    .addOption(
+      new Option(
+        '--format <format>',
+        'output format (default: table on a terminal, json otherwise; table: within 80 columns, times in ISO 8601)',
+      ).choices(['table', 'json', 'csv']),
+    )
+    .option('--wide', 'with --format table: more columns, nothing cut (wider than 80 columns)', false)
     .option(
       '--worklist',
       'only the Collectors on the worklist, with the command that tries them again: state manual (their failure needs a person, e.g. disk space or upgrades disabled; class and message) and unknown (a create cut off before its answer: what became of it cannot be known)',
@@ -142,8 +150,10 @@ export function reportCommand(): Command {
   return addStateOptions(command).action(
     async (
       rolloutArg: string | undefined,
-      flags: { format: 'json' | 'csv'; worklist: boolean; config?: string },
+      flags: { format?: 'table' | 'json' | 'csv'; worklist: boolean; wide: boolean; config?: string },
     ) => {
+      // A person at a terminal gets a table; a pipe or a script gets JSON, as before.
+      const format = flags.format ?? (process.stdout.isTTY ? 'table' : 'json');
       const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
       await withState(config, async (state) => {
         const all = await state.rollouts.list();
@@ -164,9 +174,23 @@ export function reportCommand(): Command {
           return i < 0 ? order.length : i;
         };
         records.sort((a, b) => rank(a) - rank(b) || orgOf(a).localeCompare(orgOf(b)) || a.id - b.id);
+        if (format === 'table') {
+          const text = formatReport(
+            {
+              rollout,
+              records,
+              worklist: flags.worklist,
+              resolve: (r) => toWorklistRow(r, rollout.id).resolve as string,
+              ...(flags.worklist ? {} : { unmatched: rollout.unmatched ?? [] }),
+            },
+            { wide: flags.wide },
+          );
+          process.stdout.write(`${text}\n`);
+          return;
+        }
         if (flags.worklist) {
           const rows = records.map((r) => toWorklistRow(r, rollout.id));
-          if (flags.format === 'csv') {
+          if (format === 'csv') {
             process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
             for (const row of rows)
               process.stdout.write(`${WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')}\n`);
@@ -174,7 +198,7 @@ export function reportCommand(): Command {
             process.stdout.write(`${JSON.stringify({ rollout: rollout.id, worklist: rows }, null, 2)}\n`);
           return;
         }
-        if (flags.format === 'csv') {
+        if (format === 'csv') {
           process.stdout.write(`${REPORT_COLUMNS.join(',')}\n`);
           for (const r of records) process.stdout.write(`${toCsvRow(r)}\n`);
           // A one-off's named Collectors it did not upgrade: a row each, with why (state `unmatched`).

@@ -11,6 +11,7 @@
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
+import { plural } from '../../lib/plural.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
 import { DEFAULT_ORG, ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
@@ -133,13 +134,13 @@ export function upgradeCommand(): Command {
         );
       if (outcome.name === undefined) {
         process.stdout.write(
-          `no one-off started: none of the ${collectors.length} Collectors${ofOrg} can be upgraded to ${flags.to}\n`,
+          `no one-off started: ${collectors.length === 1 ? 'the Collector' : `none of the ${collectors.length} Collectors`}${ofOrg} can be upgraded to ${flags.to}\n`,
         );
       } else {
         const id = `${outcome.name}@${flags.to}`;
         const build = outcome.check.build && flags.to === LATEST ? ` (now ${outcome.check.build})` : '';
         process.stdout.write(
-          `one-off rollout ${id}: ${outcome.kept?.length} Collectors${ofOrg} to ${flags.to}${build}; the daemon starts it at its next round ` +
+          `one-off rollout ${id}: ${plural(outcome.kept?.length ?? 0, 'Collector')}${ofOrg} to ${flags.to}${build}; the daemon starts it at its next round ` +
             `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${outcome.name}@<build>\`; ` +
             `until it starts, \`fleet-upgrade abort ${outcome.name}\` removes it)\n`,
         );

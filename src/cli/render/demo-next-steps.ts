@@ -8,6 +8,8 @@
  * REDIS_URL, said in a line of its own.
  */
 
+import { wrapText } from './format-status.js';
+
 /** How the demo found Redis: REDIS_URL the user set, one that `npm run demo` started for it, or PATH. */
 export type DemoRedis = 'env' | 'container' | 'local';
 
@@ -29,46 +31,72 @@ export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * A command as lines of at most `width` columns: broken between words (or groups of words, such
+ * as a flag and its value), each line but the last ending in ` \` so that a shell reads it back
+ * as one command; a word is never broken.
+ */
+export function commandLines(words: readonly string[], indent = '       ', width = 80): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line && `${line} ${word}`.length + 2 > width) {
+      lines.push(`${line} \\`);
+      line = `${indent}  ${word}`;
+    } else line = line ? `${line} ${word}` : `${indent}${word}`;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
 export function nextSteps(input: NextStepsInput): string[] {
   const { user, timeScale } = input;
   const { simulator, metrics } = NEXT_STEPS_PORTS;
+  // Groups of words that stay on one line: a flag with its value.
   const simulate = [
-    'npx fleet-upgrade simulate --fleet',
-    shellWord(input.fleetFile),
-    `--time-scale ${timeScale} --port ${simulator}`,
-  ].join(' ');
+    'npx fleet-upgrade simulate',
+    `--fleet ${shellWord(input.fleetFile)}`,
+    `--time-scale ${timeScale}`,
+    `--port ${simulator}`,
+  ];
   const env = [
     `SUMOLOGIC_BASE_URL=http://127.0.0.1:${simulator}/api/v1`,
     `SUMOLOGIC_ACCESSID=${shellWord(user.accessId)}`,
     `SUMOLOGIC_ACCESSKEY=${shellWord(user.accessKey)}`,
     `FLEET_UPGRADE_TIME_SCALE=${timeScale}`,
-  ].join(' ');
-  const run = `${env} npx fleet-upgrade run --policy ${shellWord(input.policyFile)}`;
+  ];
+  const run = [...env, 'npx fleet-upgrade run', `--policy ${shellWord(input.policyFile)}`];
   const demoFlags = [
     input.fleetFile !== input.defaults.fleetFile ? `--fleet ${shellWord(input.fleetFile)}` : '',
     input.policyFile !== input.defaults.policyFile ? `--policy ${shellWord(input.policyFile)}` : '',
     timeScale !== input.defaults.timeScale ? `--time-scale ${timeScale}` : '',
   ].filter(Boolean);
-  const demo = demoFlags.length ? `npm run demo -- ${demoFlags.join(' ')}` : 'npm run demo';
+  const demo = demoFlags.length ? ['npm run demo --', ...demoFlags] : ['npm run demo'];
   const redis = {
     local: [],
     env: ['     (with REDIS_URL set as for this demo: `run` and `status` use that Redis)'],
     container: [
-      "     (first a Redis: this demo's container is gone; e.g. `docker run -d -p 6379:6379 redis:7-alpine`",
-      '     and `export REDIS_URL=redis://127.0.0.1:6379` in the terminals of `run` and `status`)',
+      "     (first a Redis: this demo's container is gone; e.g.",
+      '     `docker run -d -p 6379:6379 redis:7-alpine` and',
+      '     `export REDIS_URL=redis://127.0.0.1:6379` in the terminals of `run` and `status`)',
     ],
   }[input.redis];
   return [
     'Next steps, from this folder:',
     '  1. Run the same rehearsal as a daemon: the simulator in one terminal,',
-    `       ${simulate}`,
+    ...commandLines(simulate),
     '     the orchestrator in another,',
-    `       ${run}`,
+    ...commandLines(run),
     ...redis,
-    `  2. Open its metrics at http://127.0.0.1:${metrics}/metrics, and in a third terminal see what`,
-    '     each rollout does and waits for:',
+    `  2. Open its metrics at http://127.0.0.1:${metrics}/metrics, and in a third`,
+    '     terminal see what each rollout does and waits for:',
     '       npx fleet-upgrade status --watch',
-    `  3. Edit ${input.policyFile} (maxInFlight, waves, failureGate, verify) and rehearse again:`,
-    `       ${demo}`,
+    ...wrapText(
+      `Edit ${input.policyFile} (maxInFlight, waves, failureGate, verify) and rehearse again:`,
+      80,
+      '  3.',
+      '     ',
+    ),
+    ...commandLines(demo),
   ];
 }

@@ -81,7 +81,10 @@ function aside(r: RolloutStatus): string[] {
 
 function explainPhase(r: RolloutStatus, now: number): string | undefined {
   const id = oneLine(r.id);
-  const underWay = r.inflight > 0 ? `; ${r.inflight} tasks under way are followed to their end` : '';
+  const underWay =
+    r.inflight > 0
+      ? `; ${r.inflight === 1 ? '1 task under way is' : `${r.inflight} tasks under way are`} followed to their end`
+      : '';
   switch (r.phase) {
     case 'halted':
       return `halted: ${oneLine(r.haltReason ?? 'by its failure gate')} — look at ${cmd(`report ${id}`)}, then \`resume\` or \`abort\``;

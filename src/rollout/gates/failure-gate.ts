@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import { plural } from '../../lib/plural.js';
 import type { FailureGate, OutcomeCriterion } from '../../policy/failure-gate.js';
 import { GATED_OUTCOMES } from '../../policy/failure-gate.js';
 import {
@@ -55,7 +56,8 @@ const percent = (x: number) => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
 
 function judgeCriterion(name: string, c: OutcomeCriterion, t: Tally): string | undefined {
   const n = t.of(name);
-  if (c.max !== undefined && n > c.max) return `${name}: ${n} Collectors, above the gate's max of ${c.max}`;
+  if (c.max !== undefined && n > c.max)
+    return `${name}: ${plural(n, 'Collector')}, above the gate's max of ${c.max}`;
   if (c.ratio !== undefined && t.outcomes >= c.minSample && n / t.outcomes > c.ratio)
     return `${name}: ${n} of ${t.outcomes} outcomes (${percent(n / t.outcomes)}), above the gate's ${percent(c.ratio)}`;
   return undefined;

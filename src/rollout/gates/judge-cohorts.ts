@@ -107,7 +107,7 @@ export function judgeCohorts(
       outcomes,
       lowerBound,
       reason:
-        `${failures} of ${outcomes} upgrades failed (${formatPercent(failures / outcomes)}); ` +
+        `${failures} of ${outcomes} ${outcomes === 1 ? 'upgrade' : 'upgrades'} failed (${formatPercent(failures / outcomes)}); ` +
         `at ${formatPercent(cohorts.confidence)} confidence the failure rate is at least ` +
         `${formatPercent(lowerBound)}, above the cohort limit of ${formatPercent(cohorts.maxFailureRatio)}`,
     });

@@ -258,7 +258,7 @@ export function describeEvent(
       };
     case 'rollout.aborted':
       return {
-        message: `${id} aborted (${news.reason}): ${news.aborted} Collectors that had not started end aborted; tasks under way finish`,
+        message: `${id} aborted (${news.reason}): ${collectors(news.aborted)} that had not started end aborted; tasks under way finish`,
         detail: { aborted: news.aborted, reason: news.reason },
       };
     case 'rollout.converged': {
@@ -277,7 +277,7 @@ export function describeEvent(
     case 'rollout.retried': {
       const n = news.released.length;
       return {
-        message: `${id}: ${news.retried} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} get one new attempt (${news.only.join(', ')})${n ? `; cohort${n > 1 ? 's' : ''} ${news.released.join(', ')} released from quarantine` : ''}${news.waits ? '; they start once the rollout is resumed' : ''}`,
+        message: `${id}: ${collectors(news.retried)}${news.org === undefined ? '' : ` of org ${news.org}`} ${news.retried === 1 ? 'gets' : 'get'} one new attempt (${news.only.join(', ')})${n ? `; cohort${n > 1 ? 's' : ''} ${news.released.join(', ')} released from quarantine` : ''}${news.waits ? '; they start once the rollout is resumed' : ''}`,
         detail: {
           retried: news.retried,
           byState: news.byState,

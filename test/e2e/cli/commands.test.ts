@@ -80,8 +80,13 @@ describe('fleet-upgrade commands', () => {
       [2, '19.450-12', '19.470-4', 'upgrade'],
     ]);
     const table = await cli(harness, ['plan', '--policy', harness.policyFile]);
-    expect(table.out).toMatch(/web-1\.example\s+Linux\s+19\.400-5\s+19\.470-4\s+upgrade/);
-    expect(table.out).toMatch(/2 of 3 offered Collectors would move to 19\.470-4; nothing was created/);
+    // Within 80 columns the target is said once, below the table; --wide gives it a column.
+    expect(table.out).toMatch(/web-1\.example\s+Linux\s+19\.400-5\s+upgrade/);
+    const wide = await cli(harness, ['plan', '--policy', harness.policyFile, '--wide']);
+    expect(wide.out).toMatch(/web-1\.example\s+Linux\s+19\.400-5\s+19\.470-4\s+upgrade/);
+    expect(table.out.replace(/\s+/g, ' ')).toMatch(
+      /2 of 3 offered Collectors would move to 19\.470-4; nothing was created/,
+    );
     expect((await harness.simStats()).tasksCreated).toBe(0);
   }, 90_000);
 

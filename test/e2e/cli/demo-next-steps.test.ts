@@ -95,10 +95,18 @@ describe.skipIf(!hasRedisServer)('npm run demo ends with next steps that work as
     const steps = text.slice(text.indexOf('Next steps'));
     expect(steps, text).toMatch(/^Next steps, from this folder:\n {2}1\. /);
     const lines = steps.split('\n');
+    // A command printed over several lines (each but the last ending in ` \`) read back as one.
     const line = (pattern: RegExp) => {
-      const found = lines.find((l) => pattern.test(l));
-      expect(found, steps).toBeDefined();
-      return found as string;
+      const at = lines.findIndex((l) => pattern.test(l));
+      expect(at, steps).toBeGreaterThanOrEqual(0);
+      let from = at;
+      while (from > 0 && lines[from - 1]?.endsWith(' \\')) from--;
+      let to = at;
+      while (lines[to]?.endsWith(' \\')) to++;
+      return lines
+        .slice(from, to + 1)
+        .map((l) => l.replace(/ \\$/, '').trim())
+        .join(' ');
     };
 
     // 1. The simulator as printed, on a free port instead of 8080.

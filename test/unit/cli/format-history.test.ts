@@ -23,33 +23,52 @@ function event(fields: Partial<RecordedEvent>): RecordedEvent {
 }
 
 describe('formatHistory', () => {
-  it('without events about an organization: time, type, who, what', () => {
-    expect(formatHistory([event({})])).toBe(
+  it('--wide, without events about an organization: time, type, who, what on one line', () => {
+    expect(formatHistory([event({})], { wide: true })).toBe(
       `2026-11-25T10:02:00.000Z  ${'rollout.started'.padEnd(25)}  ${'scheduler'.padEnd(20)}  web@19.470-4 started: web to 19.470-4`,
     );
   });
 
-  it('names the organization of the events that have one, in a column of its own', () => {
-    const lines = formatHistory([
-      event({}),
-      event({
-        type: 'org.waiting',
-        message: 'web@19.470-4: org emea waits: credentials refused (401)',
-        detail: { org: 'emea', reason: 'credentials refused (401)', since: AT },
-      }),
-      event({
-        type: 'rollout.paused',
-        source: 'operator',
-        actor: 'ops@host',
-        message: 'web@19.470-4: org us paused by ops@host',
-        detail: { org: 'us' },
-      }),
-    ]).split('\n');
+  it('--wide names the organization of the events that have one, in a column of its own', () => {
+    const lines = formatHistory(
+      [
+        event({}),
+        event({
+          type: 'org.waiting',
+          message: 'web@19.470-4: org emea waits: credentials refused (401)',
+          detail: { org: 'emea', reason: 'credentials refused (401)', since: AT },
+        }),
+        event({
+          type: 'rollout.paused',
+          source: 'operator',
+          actor: 'ops@host',
+          message: 'web@19.470-4: org us paused by ops@host',
+          detail: { org: 'us' },
+        }),
+      ],
+      { wide: true },
+    ).split('\n');
     // After time (24), type (25) and who (20), each followed by two spaces: the organization.
     const start = 24 + 2 + 25 + 2 + 20 + 2;
     const column = (line: string) => line.slice(start, start + 8);
     expect(lines.map(column)).toEqual(['        ', 'org emea', 'org us  ']);
     expect(lines[1]).toMatch(/ {2}org emea {2}web@19\.470-4: org emea waits/);
+  });
+
+  it('within 80 columns: when, type, who and organization on a line, what below it, wrapped', () => {
+    const long = `web@19.470-4 halted: ${'failure share above the limit '.repeat(6)}`.trim();
+    const text = formatHistory([
+      event({}),
+      event({ type: 'rollout.halted', source: 'gate', message: long, detail: { org: 'emea' } }),
+    ]);
+    const lines = text.split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      '2026-11-25T10:02:00Z  rollout.started  scheduler',
+      '  web@19.470-4 started: web to 19.470-4',
+    ]);
+    expect(lines[2]).toBe('2026-11-25T10:02:00Z  rollout.halted  gate  org emea');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(lines.slice(3).join(' ').replace(/\s+/g, ' ').trim()).toBe(long);
   });
 
   it('eventOrg reads the detail’s org, and only text', () => {

@@ -84,7 +84,7 @@ describe('judgeGate: criteria per outcome type', () => {
     );
     // max 0: the first one trips.
     expect(judgeGate(gate({ rejected: { max: 0 } }), { rejected: 1, succeeded: 500 }).trip).toBe(
-      "over the rollout, rejected: 1 Collectors, above the gate's max of 0",
+      "over the rollout, rejected: 1 Collector, above the gate's max of 0",
     );
   });
 
@@ -136,7 +136,7 @@ describe('judgeGate: criteria per outcome type', () => {
     const counts: StateCounts = { failed: 1, timed_out: 1, error: 1, rejected: 1, not_alive: 1 };
     expect(judgeGate(all, counts).trip).toMatch(/^over the rollout, 3 of 5 outcomes failed/);
     expect(judgeGate(all, { ...counts, succeeded: 10 }).trip).toBe(
-      "over the rollout, failed: 1 Collectors, above the gate's max of 0",
+      "over the rollout, failed: 1 Collector, above the gate's max of 0",
     );
     expect(judgeGate(all, { timed_out: 1, error: 1, rejected: 1, not_alive: 1, succeeded: 10 }).trip).toMatch(
       /^over the rollout, timed_out:/,
@@ -266,7 +266,7 @@ describe('judgeGate: what a trip does', () => {
   it('says the gate’s onTrip, whether it trips or not', () => {
     const abort = gate({ failed: { max: 0 }, onTrip: 'abort' });
     expect(judgeGate(abort, { failed: 1 })).toEqual({
-      trip: "over the rollout, failed: 1 Collectors, above the gate's max of 0",
+      trip: "over the rollout, failed: 1 Collector, above the gate's max of 0",
       onTrip: 'abort',
     });
     expect(judgeGate(abort, { succeeded: 1 })).toEqual({ onTrip: 'abort' });
