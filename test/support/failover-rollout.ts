@@ -150,6 +150,7 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     let createdDuringHold = 0;
     const commands: CommandRun[] = [];
 
+    let beforeLast = new Map<number, Set<number>>();
     await createdAtLeast(Math.ceil(n / 4));
     const rolloutId = (await h.status()).rollouts[0]?.id as string;
     if (sentinel) {
@@ -170,6 +171,11 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
         `failover 1: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[0] ?? 0)} ms; ${createdDuringHold} creates during the hold`,
       );
     } else if (cluster) {
+      // Its one failover is the last: what each process made before it.
+      const records = await h.records();
+      beforeLast = new Map(
+        procs.map((p) => [p.child.pid as number, createdBy(records, p.child.pid as number)]),
+      );
       const t = performance.now();
       const [killed, promoted] = await cluster.failover(h.keys.clock);
       failoverMs.push(performance.now() - t);
@@ -188,7 +194,6 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     });
     commands.push(await cli(h, ['resume', rolloutId]));
 
-    let beforeLast = new Map<number, Set<number>>();
     if (sentinel) {
       await createdAtLeast(Math.ceil((n * 3) / 5));
       log(`second failover: ${await counts()}`);
@@ -201,11 +206,6 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       failoverMs.push(performance.now() - t);
       await sentinel.rejoin(killed);
       log(`failover 2: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[1] ?? 0)} ms`);
-    } else {
-      const records = await h.records();
-      beforeLast = new Map(
-        procs.map((p) => [p.child.pid as number, createdBy(records, p.child.pid as number)]),
-      );
     }
 
     const final = await h.waitFor(converged, options.convergeMs ?? 90_000);

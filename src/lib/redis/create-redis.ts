@@ -90,6 +90,26 @@ export function createRedis(target: RedisTarget | string, options: RedisConnecti
       if (lastMessage) logger.info({ redis: where, name: options.name }, 'redis connection restored');
       lastMessage = '';
     });
+    if (t.kind === 'cluster') {
+      // A Cluster client reports a node's trouble as `node error` and stays `ready` meanwhile: it
+      // is restored once a refresh of the slots names none of the failed nodes as a primary (a
+      // replica took their slots over, or they came back).
+      const cluster = redis as unknown as Cluster;
+      const failed = new Set<string>();
+      cluster.on('node error', (err: Error, node: string) => {
+        if (!failed.has(node) || err.message !== lastMessage)
+          logger.warn({ redis: where, name: options.name, node, err: err.message }, 'redis connection error');
+        failed.add(node);
+        lastMessage = err.message;
+      });
+      cluster.on('refresh', () => {
+        if (failed.size === 0) return;
+        if (cluster.slots.some((owners) => owners?.[0] !== undefined && failed.has(owners[0]))) return;
+        logger.info({ redis: where, name: options.name, failed: [...failed] }, 'redis connection restored');
+        failed.clear();
+        lastMessage = '';
+      });
+    }
   } else {
     // Without a listener, ioredis prints unhandled error events to stderr; the caller sees the
     // failure on its commands instead.
@@ -138,12 +158,23 @@ export function keySlot(key: string): number {
 }
 
 function clusterOptions(use: RedisOptions, options: RedisConnectionOptions): ClusterOptions {
-  const { retryStrategy: _perNode, lazyConnect, enableOfflineQueue, enableReadyCheck, ...perNode } = use;
+  const {
+    retryStrategy: _perNode,
+    lazyConnect,
+    enableOfflineQueue,
+    enableReadyCheck: _ready,
+    ...perNode
+  } = use;
   return {
     redisOptions: perNode,
     lazyConnect: lazyConnect ?? false,
     enableOfflineQueue: enableOfflineQueue ?? true,
-    enableReadyCheck: enableReadyCheck ?? true,
+    // Not the Cluster's ready check (CLUSTER INFO says `fail` while a replica is being promoted):
+    // when it fails, ioredis reconnects on its own but leaves the promise of `connect()` pending
+    // for ever, and BullMQ's worker awaits that promise after its watchdog reset the blocking
+    // connection: the worker then never fetches a job again. Commands sent while the slot has no
+    // primary are retried instead (retryDelayOnClusterDown).
+    enableReadyCheck: false,
     scaleReads: 'master',
     // A primary that dies is replaced by its replica within the cluster's node timeout and an
     // election: commands are retried meanwhile (32 × 250 ms), then fail like any other.
