@@ -32,6 +32,7 @@ import {
   pause,
   promote,
   readFleetStatus,
+  readRollbackAccounts,
   requestRollback,
   resume,
   retry,
@@ -171,7 +172,9 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       ]),
       'try again',
     );
-    sendJson(res, 200, rolloutStatus(record, counts, orgCounts, problems));
+    // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
+    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
+    sendJson(res, 200, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
   };
 
   const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {

@@ -101,6 +101,7 @@ export {
   type RolloutStatus,
   RolloutStore,
   readFleetStatus,
+  readRollbackAccounts,
   rolloutStatus,
   type StepView,
   type TargetWait,

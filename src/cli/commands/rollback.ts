@@ -1,27 +1,46 @@
 /**
- * `fleet-upgrade rollback ROLLOUT [--only unhealthy,failed,... | --all]`: the chosen Collectors of
- * a rollout go back to the build they had before it, as rollouts of their own (src/rollout/
- * rollback.ts). Without --only or --all: what went wrong (unhealthy, failed, timed_out). `--org
- * NAME`: only that organization's Collectors.
+ * `fleet-upgrade rollback ROLLOUT [--only unhealthy,failed,... | --all] [--wait [SECONDS]]`: the
+ * chosen Collectors of a rollout go back to the build they had before it, as rollouts of their
+ * own (src/rollout/operator/rollback.ts). Without --only or --all: what went wrong (unhealthy,
+ * failed, timed_out). `--org NAME`: only that organization's Collectors. It says how many were
+ * requested; `--wait` then follows the rollback until nothing of it is under way and says what
+ * became of them (rollout/life/rollback-account.ts): rolled back, already on their previous build
+ * (nothing to do), not alive (cannot be moved now), failed, still under way. `status` says the
+ * same at any time.
  */
 import { Command } from 'commander';
 import {
   ControlError,
   DEFAULT_ROLLBACK_STATES,
+  describeRollbackAccount,
   ROLLBACK_STATES,
+  type RollbackAccount,
+  readFleetStatus,
   requestRollback,
   rollbackStates,
 } from '../../rollout/index.js';
-import { actAndTell } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName } from '../boot/with-control.js';
+import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+
+/** Real seconds `--wait` follows a rollback by default. */
+const WAIT_SECONDS = 600;
+/** Phases in which a rollback's rollout moves nothing more by itself. */
+const STILL: ReadonlySet<string> = new Set([
+  'converged',
+  'halted',
+  'paused',
+  'aborted',
+  'superseded',
+  'gone',
+]);
 
 export function rollbackCommand(): Command {
   const command = new Command('rollback')
     .description(
       'Take Collectors of a rollout back to the build each had before it (recorded when the rollout found it), ' +
         'as rollouts of their own with one task each (same budget, slots, verification, gate and report). ' +
-        'A previous build the service no longer offers is reported, not guessed.',
+        'A previous build the service no longer offers is reported, not guessed. ' +
+        '`status` then says what became of them: rolled back, already on their previous build, not alive, failed, under way.',
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option(
@@ -33,16 +52,64 @@ export function rollbackCommand(): Command {
       'every Collector whose task ran (succeeded, verifying, unhealthy, failed, timed_out)',
       false,
     )
-    .option('--org <name>', "only this organization's Collectors");
+    .option('--org <name>', "only this organization's Collectors")
+    .option(
+      '--wait [seconds]',
+      `follow the rollback (needs the daemon) until nothing of it is under way, at most this long (default ${WAIT_SECONDS}), and say what became of each Collector`,
+    );
   return addStateOptions(command).action(
-    async (id: string, flags: { config?: string; only?: string; all: boolean; org?: string }) => {
+    async (
+      id: string,
+      flags: { config?: string; only?: string; all: boolean; org?: string; wait?: boolean | string },
+    ) => {
       if (flags.only !== undefined && flags.all)
         throw new ControlError('invalid', 'give --only or --all, not both');
       const states = rollbackStates({
         ...(flags.only === undefined ? {} : { only: flags.only.split(',') }),
         all: flags.all,
       });
-      await actAndTell(flags, (deps) => requestRollback(deps, id, operatorName(), states, orgScope(flags)));
+      const waitSeconds =
+        flags.wait === undefined ? 0 : flags.wait === true ? WAIT_SECONDS : Number(flags.wait);
+      if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
+        throw new ControlError('invalid', `--wait takes a number of seconds, not '${String(flags.wait)}'`);
+      await withControl(flags, async (deps) => {
+        const result = await requestRollback(deps, id, operatorName(), states, orgScope(flags));
+        process.stdout.write(`${result.message}\n`);
+        if (waitSeconds === 0 || result.request === undefined) return;
+        const account = await follow(
+          () => readFleetStatus(deps.state),
+          id,
+          result.request,
+          Date.now() + waitSeconds * 1000,
+        );
+        process.stdout.write(`${sayAccount(account, id, waitSeconds)}\n`);
+      });
     },
   );
+}
+
+/** Reads the account of `request` until nothing of it is under way, or the deadline. */
+async function follow(
+  read: () => ReturnType<typeof readFleetStatus>,
+  id: string,
+  request: string,
+  deadline: number,
+): Promise<RollbackAccount | undefined> {
+  let last: RollbackAccount | undefined;
+  for (;;) {
+    const status = await read();
+    const rollout = status.rollouts.find((r) => r.id === id);
+    last = rollout?.rollbackAccounts?.find((a) => a.request === request) ?? last;
+    if (!rollout || (last && (last.underWay === 0 || last.rollouts.every((x) => STILL.has(x.phase)))))
+      return last;
+    if (Date.now() >= deadline) return last;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+function sayAccount(account: RollbackAccount | undefined, id: string, waited: number): string {
+  if (!account)
+    return `not carried out within ${waited} s: is the daemon running? \`fleet-upgrade status\` shows what becomes of ${id}'s rollback once it is`;
+  const still = account.underWay > 0 ? ` (after ${waited} s; \`fleet-upgrade status\` follows it)` : '';
+  return `${describeRollbackAccount(account)}${still}`;
 }

@@ -18,6 +18,7 @@
 import { type CollectorState, SETTLED_STATES, type StateCounts } from '../collector/index.js';
 import { rolloutId } from '../rollout-id.js';
 import type { RollbackEntry, RolloutRecord, UnmatchedCollector } from './rollout-record.js';
+import type { RolloutStore } from './rollout-store.js';
 
 /** A rollback's rollout as the account reads it. */
 export interface RollbackRolloutView {
@@ -118,6 +119,56 @@ export function rollbackAccounts(
     a.underWay += part.underWay + Math.max(0, e.collectors - seen);
   }
   return [...byRequest.values()];
+}
+
+/**
+ * The accounts of one rollout's rollbacks, its rollback rollouts read from the store (for a reader
+ * of one rollout: `GET /rollouts/{id}`), and its entries with their rollouts' phases.
+ */
+export async function readRollbackAccounts(
+  rollouts: Pick<RolloutStore, 'readMany' | 'unstartedOneOff'>,
+  source: Pick<RolloutRecord, 'rollbacks'>,
+): Promise<
+  | {
+      rollbacks: (RollbackEntry & { phase?: RollbackEntryPhase })[];
+      rollbackAccounts: RollbackAccount[];
+    }
+  | undefined
+> {
+  const entries = source.rollbacks ?? [];
+  if (entries.length === 0) return undefined;
+  const ids = [...new Set(entries.map(rollbackRolloutId).filter((id): id is string => id !== undefined))];
+  const views = new Map<string, RollbackRolloutView>();
+  (await rollouts.readMany(ids)).forEach((v) => {
+    if (v)
+      views.set(v.rollout.id, { phase: v.rollout.phase, counts: v.counts, unmatched: v.rollout.unmatched });
+  });
+  const policies = [...new Set(entries.flatMap((e) => (e.policy === undefined ? [] : [e.policy])))];
+  const waiting = new Set<string>();
+  for (const p of policies) if ((await rollouts.unstartedOneOff(p)) !== undefined) waiting.add(p);
+  const rollbackAccounts = rollbackAccountsOf(entries, views, waiting);
+  const phases = new Map(
+    rollbackAccounts.flatMap((a) => a.rollouts.map((x) => [x.policy, x.phase] as const)),
+  );
+  return {
+    rollbacks: entries.map((e) => {
+      const phase = e.policy === undefined ? undefined : phases.get(e.policy);
+      return phase === undefined ? e : { ...e, phase };
+    }),
+    rollbackAccounts,
+  };
+}
+
+function rollbackAccountsOf(
+  entries: readonly RollbackEntry[],
+  views: ReadonlyMap<string, RollbackRolloutView>,
+  waiting: ReadonlySet<string>,
+): RollbackAccount[] {
+  return rollbackAccounts(
+    entries,
+    (id) => views.get(id),
+    (p) => waiting.has(p),
+  );
 }
 
 /** One rollback rollout's Collectors by category, from its counts and the ones its scan did not find. */

@@ -71,6 +71,8 @@ export interface ControlResult {
   rollout: string;
   /** One sentence: what was done (and what it released). */
   message: string;
+  /** A rollback's request id (`rollback --wait` follows its account). */
+  request?: string;
   event?: RecordedEvent;
 }
 

@@ -136,7 +136,7 @@ export async function requestRollback(
   );
   if (!written) throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
   const event = written.events[0];
-  return { rollout: id, message: event?.message ?? '', ...(event ? { event } : {}) };
+  return { rollout: id, message: event?.message ?? '', request: request.id, ...(event ? { event } : {}) };
 }
 
 /** A rollback request as stored, or undefined when it cannot be read. */

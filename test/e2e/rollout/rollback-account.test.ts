@@ -2,7 +2,7 @@
  * An honest rollback account (issue 20), through the real path: the daemon on the real Redis, the
  * simulator over HTTP, the built CLI. A converged rollout with succeeded, failed, timed-out,
  * not-alive and unhealthy Collectors is rolled back (`--all`); once the rollback's rollouts end,
- * `status` (text and --json) and `report` say of each category how many, and the counts are the
+ * `rollback --wait`, `status` (text and --json) and `report` say of each category how many, and the counts are the
  * simulator's truth: the succeeded ones are back on their previous builds, the failed and
  * timed-out ones were on them already (nothing to do), the unhealthy ones (stopped for good) are
  * not alive and cannot be moved. "rolled back" is written only for those back.
@@ -62,7 +62,7 @@ const ended = (r: RolloutStatus) => ['converged', 'halted', 'aborted', 'paused']
 
 async function cli(h: Harness, args: string[]): Promise<{ code: number | null; out: string }> {
   const child = h.spawnCli(args);
-  const code = await exitOf(child, 30_000);
+  const code = await exitOf(child, 90_000);
   return { code, out: child.output() };
 }
 
@@ -82,10 +82,14 @@ describe('rollback account', () => {
     const r = source(done) as RolloutStatus;
     expect(r.counts).toEqual({ succeeded: 4, failed: 2, timed_out: 1, not_alive: 1, unhealthy: 2 });
 
-    const rolled = await cli(h, ['rollback', r.id, '--all']);
+    // --wait: the command follows the rollback to its end and says what became of each.
+    const rolled = await cli(h, ['rollback', r.id, '--all', '--wait', '60']);
     expect(rolled.code, rolled.out).toBe(0);
     // The not-alive one never had a task: nothing of it to take back, so not requested.
     expect(rolled.out).toMatch(/rollback of 9 Collectors .* requested/);
+    expect(rolled.out).toContain(
+      'rollback of 9 Collectors requested: rolled back: 4, 3 already on their previous build (nothing to do), 2 not alive (cannot be moved now)\n',
+    );
 
     const after = await h.waitFor((s) => {
       const a = source(s)?.rollbackAccounts?.[0];
