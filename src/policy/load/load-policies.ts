@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, formatIssue, type SourceIssue } from '../../lib/errors.js';
 import { locateField, parseSource } from '../../lib/source/yaml-source.js';
 import { Policy } from '../schema.js';
+import { ringCycleIssues } from './check-rings.js';
 
 export const DEFAULT_POLICY_DIR = 'config/policies';
 const POLICY_FILE = /^[^.].*\.ya?ml$/i;
@@ -149,7 +150,8 @@ function uniqueFiles(files: readonly string[]): string[] {
 
 /**
  * Loads every policy of the folder, or the explicit files. Throws one ConfigError listing all
- * problems (invalid files, duplicate names across files); returns the policies in file order.
+ * problems (invalid files, duplicate names across files, rings in a cycle); returns the policies
+ * in file order.
  */
 export function loadPolicies(options: LoadPoliciesOptions = {}): LoadedPolicy[] {
   const files = options.files
@@ -172,6 +174,7 @@ export function loadPolicies(options: LoadPoliciesOptions = {}): LoadedPolicy[] 
     owner.set(result.loaded.policy.name, file);
     policies.push(result.loaded);
   }
+  issues.push(...ringCycleIssues(policies).map((c) => c.issue));
   if (issues.length > 0) throw new ConfigError(issues.map(formatIssue).join('\n'), issues);
   return policies;
 }

@@ -9,10 +9,13 @@
  *   invalid                     never valid since it appeared: reported, not loaded.
  * A file that is no longer read is gone, and so is its policy. One name, one file: the file that
  * held a name keeps it, otherwise the first claimant in file order gets it; a loser is invalid
- * (keeping its own last valid policy when it had one under another name).
+ * (keeping its own last valid policy when it had one under another name). Policies whose `after`
+ * form a cycle are invalid too: those edited or added this round (the others of the cycle stay in
+ * force), each keeping its last valid policy when that one is out of the cycle.
  */
 import { ConfigError, formatIssue } from '../../lib/errors.js';
 import type { Policy } from '../schema.js';
+import { ringCycleIssues } from './check-rings.js';
 import {
   duplicateNameIssue,
   type LoadedPolicy,
@@ -93,6 +96,36 @@ function resolveNames(
   }
 }
 
+/** Files whose policies form a cycle of rings (check-rings.ts) turn invalid, as a loser of a name does. */
+function refuseRingCycles(
+  next: Map<string, PolicyFileEntry>,
+  before: ReadonlyMap<string, PolicyFileEntry>,
+): void {
+  for (let round = 0; round <= next.size; round++) {
+    const effective = [...next.values()].flatMap((e) => (e.effective ? [e.effective] : []));
+    const cycles = ringCycleIssues(effective);
+    if (cycles.length === 0) return;
+    // The files edited (or added) this round close the cycle: they are refused, the others stay.
+    const changed = cycles.filter((c) => before.get(c.loaded.file)?.effective !== c.loaded);
+    for (const { loaded, issue } of changed.length ? changed : cycles) {
+      const e = next.get(loaded.file) as PolicyFileEntry;
+      const kept = before.get(loaded.file)?.effective;
+      // Its last valid policy, unless that is the one in the cycle.
+      const fallback =
+        kept && kept !== loaded && kept.policy.after?.policy !== loaded.policy.after?.policy
+          ? kept
+          : undefined;
+      next.set(loaded.file, {
+        text: e.text,
+        parsed: e.parsed,
+        state: fallback ? 'invalid-keeping-last-valid' : 'invalid',
+        ...(fallback && { effective: fallback }),
+        error: new ConfigError(formatIssue(issue), [issue]),
+      });
+    }
+  }
+}
+
 const samePolicy = (a: Policy, b: Policy) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 function diff(
@@ -131,5 +164,6 @@ export function nextPolicyFiles(
   const entries = new Map<string, PolicyFileEntry>();
   for (const [file, read] of reads) entries.set(file, entryFor(file, read, before.get(file)));
   resolveNames(entries, before);
+  refuseRingCycles(entries, before);
   return { entries, events: diff(before, entries) };
 }
