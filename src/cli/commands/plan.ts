@@ -12,6 +12,7 @@ import { createLogger } from '../../lib/logger.js';
 import { closeRedis, createRedis } from '../../lib/redis/create-redis.js';
 import { loadPolicies } from '../../policy/load/load-policies.js';
 import type { Policy } from '../../policy/schema.js';
+import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection, policyOrgs } from '../../policy/select/select-collectors.js';
 import { createKeys, resolveTarget } from '../../rollout/index.js';
@@ -33,6 +34,31 @@ export interface PlanRow {
   to: string;
   move: 'upgrade' | 'downgrade';
   alive: boolean;
+}
+
+/** A Collector a known issue of the build holds back (policy `knownIssues`): it would get no task. */
+export interface PlanHeld {
+  org: string;
+  id: number;
+  name: string;
+  build: string;
+  action: 'skip' | 'manual';
+  note: string;
+}
+
+/** A sentence per known issue that holds Collectors back: how many, what becomes of them, the note. */
+export function heldLines(held: readonly PlanHeld[]): string[] {
+  const groups = new Map<string, PlanHeld[]>();
+  for (const h of held) {
+    const key = JSON.stringify([h.action, h.build, h.note]);
+    groups.set(key, [...(groups.get(key) ?? []), h]);
+  }
+  return [...groups.values()].map((g) => {
+    const h = g[0] as PlanHeld;
+    const n = `${g.length} ${g.length === 1 ? 'Collector' : 'Collectors'}`;
+    const fate = h.action === 'skip' ? 'left out' : 'put on the worklist';
+    return `known issue of ${sanitizeLine(h.build)}: ${n} ${fate} (${sanitizeLine(h.note)})`;
+  });
 }
 
 export function planCommand(): Command {
@@ -77,6 +103,7 @@ export function planCommand(): Command {
         },
       );
       const rows: PlanRow[] = [];
+      const held: PlanHeld[] = [];
       const builds: Record<string, string> = {};
       const failed: string[] = [];
       let listed = 0;
@@ -85,6 +112,7 @@ export function planCommand(): Command {
           try {
             const found = await planOrg(apis.get(org).client, policy, org);
             rows.push(...found.rows);
+            held.push(...found.held);
             listed += found.listed;
             builds[org] = found.build;
           } catch (err) {
@@ -96,7 +124,7 @@ export function planCommand(): Command {
         const build = [...new Set(Object.values(builds))].join(', ');
         if (flags.json) {
           process.stdout.write(
-            `${safeJson({ policy: policy.name, target: policy.target, build, builds, listed, collectors: rows, failed }, 2)}\n`,
+            `${safeJson({ policy: policy.name, target: policy.target, build, builds, listed, collectors: rows, held, failed }, 2)}\n`,
           );
         } else {
           process.stdout.write(`${formatPlan(rows, orgs.length > 1, { wide: flags.wide })}\n`);
@@ -105,7 +133,7 @@ export function planCommand(): Command {
             `policy ${policy.name}: ${rows.length} of ${listed} offered ${listed === 1 ? 'Collector' : 'Collectors'} would move to ${sanitizeLine(build || '(none)')}` +
             `${offline ? ` (${offline} offline now)` : ''}; nothing was created.`;
           process.stdout.write(
-            `\n${(flags.wide ? [summary] : wrapText(summary, 80, '', '  ')).join('\n')}\n`,
+            `\n${[summary, ...heldLines(held)].flatMap((l) => (flags.wide ? [l] : wrapText(l, 80, '', '  '))).join('\n')}\n`,
           );
           for (const f of failed) process.stderr.write(`${f}\n`);
         }
@@ -122,7 +150,7 @@ async function planOrg(
   client: CollectorUpgradeClient,
   policy: Policy,
   org: string,
-): Promise<{ build: string; rows: PlanRow[]; listed: number }> {
+): Promise<{ build: string; rows: PlanRow[]; held: PlanHeld[]; listed: number }> {
   const targets = await client.listTargets();
   const build = resolveTarget(policy.target, targets);
   if (!build) {
@@ -133,6 +161,7 @@ async function planOrg(
   }
   const matches = compileSelection(policy);
   const rows: PlanRow[] = [];
+  const held: PlanHeld[] = [];
   let listed = 0;
   for await (const page of client.collectorPages({ toVersion: build, limit: policy.pageSize })) {
     for (const c of page as Collector[]) {
@@ -140,6 +169,12 @@ async function planOrg(
       if (c.collectorType !== 'Installable' || !matches({ ...c, org })) continue;
       const move = planMove(policy, c.collectorVersion, build);
       if (move.kind === 'skip') continue;
+      // A known issue of the build: no task, ever (skip: left out; manual: the worklist).
+      const issue = knownIssueFor(policy, { ...c, org }, build);
+      if (issue) {
+        held.push({ org, id: c.id, name: c.name, build, action: issue.action, note: issue.note });
+        continue;
+      }
       rows.push({
         org,
         id: c.id,
@@ -153,7 +188,7 @@ async function planOrg(
       });
     }
   }
-  return { build, rows, listed };
+  return { build, rows, held, listed };
 }
 
 /**
