@@ -10,14 +10,15 @@
  * - did not go back (`failed`: failed, timed out, unhealthy on the previous build, refused, ...);
  * - are still under way (`underWay`: waiting, in flight, verifying, or not scanned yet);
  * - could not be taken back: their previous build is no longer offered (`unavailable`);
- * - cannot be told any more: the rollback's rollout was forgotten (`unknown`).
+ * - cannot be told any more: the rollback's rollout was forgotten before it kept its tally
+ *   (`unknown`); one forgotten since keeps what it had come to on the entry (`final`).
  *
  * Each rollout of a request is named with its phase (`waiting` before it started, `gone` once
  * forgotten). Pure: the caller reads the rollouts.
  */
 import { type CollectorState, SETTLED_STATES, type StateCounts } from '../collector/index.js';
 import { rolloutId } from '../rollout-id.js';
-import type { RollbackEntry, RolloutRecord, UnmatchedCollector } from './rollout-record.js';
+import type { RollbackEntry, RollbackTally, RolloutRecord, UnmatchedCollector } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
 
 /** A rollback's rollout as the account reads it. */
@@ -103,12 +104,13 @@ export function rollbackAccounts(
       collectors: e.collectors,
       phase,
     });
-    if (!view) {
+    if (!view && !e.final) {
       if (phase === 'gone') a.unknown += e.collectors;
       else a.underWay += e.collectors;
       continue;
     }
-    const part = accountOf(view);
+    // Forgotten: what it had come to then.
+    const part = view ? rollbackTally(view) : (e.final as RollbackTally);
     // What its scan has not looked at yet is still under way (never below zero: a Collector
     // found twice, e.g. after a retry, is counted once by state).
     const seen = part.back + part.onBuild + part.notAlive + part.failed + part.underWay;
@@ -172,8 +174,8 @@ function rollbackAccountsOf(
 }
 
 /** One rollback rollout's Collectors by category, from its counts and the ones its scan did not find. */
-function accountOf(view: RollbackRolloutView) {
-  const out = { back: 0, onBuild: 0, notAlive: 0, failed: 0, underWay: 0 };
+export function rollbackTally(view: RollbackRolloutView): RollbackTally {
+  const out: RollbackTally = { back: 0, onBuild: 0, notAlive: 0, failed: 0, underWay: 0 };
   for (const [state, n] of Object.entries(view.counts) as [CollectorState, number | undefined][]) {
     if (!n) continue;
     if (state === 'succeeded') out.back += n;

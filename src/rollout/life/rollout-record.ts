@@ -137,9 +137,23 @@ export interface RollbackEntry {
   ids?: number[];
   /** `started`, or `unavailable`: the service no longer offers the build (reported, not guessed). */
   state: 'started' | 'unavailable';
+  /**
+   * What became of its Collectors when its rollout was forgotten (operator/control.ts `forget`, or
+   * retention): the account (rollback-account.ts) keeps them once that rollout is gone.
+   */
+  final?: RollbackTally & { phase: string };
   at: number;
   by: string;
   reason: string;
+}
+
+/** A rollback rollout's Collectors by what became of them (rollback-account.ts). */
+export interface RollbackTally {
+  back: number;
+  onBuild: number;
+  notAlive: number;
+  failed: number;
+  underWay: number;
 }
 
 /** A known issue of the rollout's build as `status` shows it. */

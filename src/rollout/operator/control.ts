@@ -27,10 +27,12 @@ import {
   moveChange,
   orgsOf,
   type RecordedEvent,
+  type RollbackEntry,
   type RolloutNews,
   type RolloutRecord,
   type RolloutStore,
   type RolloutWrite,
+  rollbackTally,
   unstartedOneOffs,
   type Written,
 } from '../life/index.js';
@@ -521,9 +523,21 @@ export async function forget(
     const selecting = await selectedByPolicy(deps, rollout);
     if (selecting) throw new ControlError('conflict', selecting);
   }
+  // A rollback's rollout: what it came to is kept on its source's entry (its account stays whole).
+  const tally = rollout.rollbackOf
+    ? {
+        phase: rollout.phase,
+        ...rollbackTally({
+          phase: rollout.phase,
+          counts: await deps.store.counts(id),
+          unmatched: rollout.unmatched,
+        }),
+      }
+    : undefined;
   const done = await deps.rollouts.forget(rollout, SLOT_STATES, force);
   switch (done.kind) {
     case 'forgotten':
+      if (tally && rollout.rollbackOf) await keepTally(deps, rollout.rollbackOf, rollout.policy, tally);
       return {
         rollout: id,
         message: `forgot ${id} and the records of its ${done.collectors} Collectors${heldNote(rollout)}`,
@@ -543,6 +557,19 @@ export async function forget(
     case 'gone':
       throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
   }
+}
+
+/** Writes a forgotten rollback rollout's tally on its source's entries (absent source: nothing). */
+async function keepTally(
+  deps: ControlDeps,
+  sourceId: string,
+  policy: string,
+  tally: NonNullable<RollbackEntry['final']>,
+): Promise<void> {
+  const source = await deps.rollouts.get(sourceId);
+  if (!source?.rollbacks?.some((e) => e.policy === policy)) return;
+  const rollbacks = source.rollbacks.map((e) => (e.policy === policy ? { ...e, final: tally } : e));
+  await deps.rollouts.write(source, { patch: { rollbacks } }, deps.clock.now());
 }
 
 const pendingRollback = (id: string) =>

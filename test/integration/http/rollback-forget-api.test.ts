@@ -92,5 +92,22 @@ describe('GET /rollouts/{id}', () => {
     expect(body.rollbackAccounts).toEqual([
       expect.objectContaining({ requested: 3, back: 1, notAlive: 1, onBuild: 1, failed: 0, underWay: 0 }),
     ]);
+    // The rollback's rollout forgotten (or expired): its source keeps what it came to.
+    expect((await postAction(w, 'rollback-x@19.400-5', 'forget')).status).toBe(200);
+    const later = (await (
+      await request(`${w.server.url}/rollouts/${encodeURIComponent(ID)}`)
+    ).body.json()) as {
+      rollbackAccounts: unknown[];
+    };
+    expect(later.rollbackAccounts).toEqual([
+      expect.objectContaining({
+        requested: 3,
+        back: 1,
+        notAlive: 1,
+        onBuild: 1,
+        unknown: 0,
+        rollouts: [expect.objectContaining({ phase: 'gone' })],
+      }),
+    ]);
   });
 });
