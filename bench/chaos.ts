@@ -10,8 +10,12 @@
  * Run: npm run build && npm run bench -- chaos [--collectors 1000] [--kills 30] [--time-scale 30]
  *        [--seed 12] [--in-flight 60] [--in-flight-per-org 25] [--storm-at 10] [--storm-for 10]
  *        [--outage-at 30] [--outage-for 10] [--kill-gap 4] [--deadline 600] [--keep]
+ *        [--redis aof|sentinel]
  * (--storm-*, --outage-* in simulated minutes from the simulators' start; --kill-gap and
  * --deadline in real seconds.) Needs redis-server on PATH: the scenario kills its own.
+ * `--redis sentinel` runs it on a primary and a replica behind three sentinels on loopback
+ * (test/support/chaos/chaos-redis.ts): the one Redis kill is then a SIGKILL of the primary, the
+ * replica promoted, and the killed one back as a replica; creates wait for the replica (WAIT).
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -30,7 +34,18 @@ function arg(name: string, fallback: number): number {
   return value;
 }
 
+function redisKind(): 'aof' | 'sentinel' {
+  const i = process.argv.indexOf('--redis');
+  const value = i > 0 ? process.argv[i + 1] : 'aof';
+  if (value !== 'aof' && value !== 'sentinel') {
+    process.stderr.write('--redis must be aof or sentinel\n');
+    process.exit(64);
+  }
+  return value;
+}
+
 const plan = faultPlan();
+const redis = redisKind();
 const figures = await runChaos({
   collectors: arg('collectors', 1000),
   kills: arg('kills', 30),
@@ -45,6 +60,7 @@ const figures = await runChaos({
   meanKillGapMs: arg('kill-gap', 4) * 1000,
   deadlineMs: arg('deadline', 600) * 1000,
   keepFiles: process.argv.includes('--keep'),
+  redis,
   onProgress: (line) => process.stderr.write(`${line}\n`),
 });
 const violations = chaosViolations(figures);
@@ -53,7 +69,7 @@ process.stdout.write(`${formatChaos(figures, violations)}\n`);
 const results = join(import.meta.dirname, 'results');
 mkdirSync(results, { recursive: true });
 const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
-const file = join(results, `chaos-${stamp}.json`);
+const file = join(results, `chaos-${redis === 'aof' ? '' : `${redis}-`}${stamp}.json`);
 writeFileSync(file, `${JSON.stringify({ ...figures, violations }, null, 2)}\n`);
 process.stdout.write(`All figures: ${file}\n`);
 process.exitCode = violations.length ? 1 : 0;

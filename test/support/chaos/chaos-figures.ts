@@ -48,6 +48,8 @@ export interface ChaosOptions {
   max429Share?: number;
   /** Keep the folder of logs, Redis files and the policy (it is named in the figures). Default false. */
   keepFiles?: boolean;
+  /** The deployment's Redis: one redis-server with its AOF (default), or Sentinel (chaos-redis.ts). */
+  redis?: 'aof' | 'sentinel';
   /** A line now and then while it runs. */
   onProgress?: (line: string) => void;
 }
@@ -118,7 +120,10 @@ export interface OrgFigures {
 
 export interface ChaosFigures {
   options: Omit<ChaosOptions, 'onProgress'>;
+  /** The Redis in words: topology and appendfsync. */
   appendFsync: string;
+  /** Sentinel: real ms of the failover (kill until the replica served as primary). */
+  failoverMs?: number[];
   converged: boolean;
   /** Collectors in the simulators' fleets, and those the rollout took (not on their build, installed). */
   fleet: number;

@@ -53,7 +53,8 @@ export function formatChaos(f: ChaosFigures, violations: readonly string[]): str
       'wall time: rollout / whole run',
       `${(f.rolloutMs / 1000).toFixed(0)} s / ${(f.wallMs / 1000).toFixed(0)} s (${f.simulatedMinutes.toFixed(0)} simulated min at ×${o.timeScale})`,
     ],
-    ['Redis appendfsync', f.appendFsync],
+    ['Redis', f.appendFsync],
+    ...(f.failoverMs ? [['Redis failover (real ms)', f.failoverMs.join(', ')] as [string, string]] : []),
   ];
   const lines = [...table(['figure', 'value'], rows), '', ...orgTable(f.orgs)];
   const list = (title: string, items: readonly unknown[]) => {

@@ -1,12 +1,13 @@
 /**
  * The chaos of the chaos test: `kills` SIGKILLs, a random gap apart, each of a random running
  * process, started again after a random pause (without waiting: other kills may come while it is
- * down); the middle one is of redis-server instead, started again from its append-only file on
- * the same port before the loop goes on. Bounded by `kills`; `stop()` ends it early (the rollout
+ * down); the middle one is of redis-server instead (on Sentinel: of the primary, and the replica
+ * promoted), started again (from its append-only file on the same port, or as the new primary's
+ * replica) before the loop goes on. Bounded by `kills`; `stop()` ends it early (the rollout
  * converged) and waits until every killed process has been started again.
  */
 import type { Random } from '../../../src/lib/random.js';
-import type { AofRedis } from './aof-redis.js';
+import type { ChaosRedis } from './chaos-redis.js';
 import type { CliProcess } from './cli-process.js';
 import { sleep } from './sleep.js';
 
@@ -24,7 +25,8 @@ export interface KillEvent {
 
 export interface KillLoopOptions {
   processes: readonly CliProcess[];
-  redis: AofRedis;
+  /** Its kill is a SIGKILL of the (primary) redis-server; its restart brings that node back. */
+  redis: Pick<ChaosRedis, 'kill' | 'restart'>;
   rng: Random;
   kills: number;
   /** Mean real ms between two kills (each gap is drawn in [0.5, 1.5] × this). */

@@ -2,7 +2,8 @@
  * The chaos scenario of issues 12 and 17, shared by test/e2e/rollout/chaos.test.ts (small) and
  * bench/chaos.ts (full): three organizations, each its own simulator process with every fault
  * (chaos-orgs.ts, chaos-fleet.ts), one of them with a 429 storm and a later outage of the whole
- * organization; a private redis-server with append-only persistence (aof-redis.ts); `run` and
+ * organization; a private redis-server with append-only persistence (aof-redis.ts), or a primary
+ * and replica behind three sentinels (`redis: 'sentinel'`, chaos-redis.ts); `run` and
  * three `worker` processes of the built CLI (dist/) on that Redis, driving the three from one
  * settings file with `orgs` (keys from files and from a variable) and one policy covering all;
  * all on one clock; and while the rollout runs:
@@ -32,10 +33,10 @@ import { createRandom } from '../../../src/lib/random.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import type { CollectorRecord } from '../../../src/rollout/collector/index.js';
 import { type FleetStatus, readFleetStatus } from '../../../src/rollout/life/index.js';
-import { AofRedis, APPEND_FSYNC } from './aof-redis.js';
 import { BURSTS, type ChaosFigures, type ChaosOptions, chaosViolations, faultPlan } from './chaos-figures.js';
 import { chaosPolicy } from './chaos-fleet.js';
 import { chaosOrgs } from './chaos-orgs.js';
+import { startChaosRedis } from './chaos-redis.js';
 import { CliProcess } from './cli-process.js';
 import { judgeOrgs, type SimView } from './judge-outcomes.js';
 import { startKillLoop } from './kill-loop.js';
@@ -63,7 +64,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
   const cleanups: (() => Promise<unknown>)[] = [];
   let keep = o.keepFiles ?? false;
   try {
-    const redis = await AofRedis.start(redisDir);
+    const redis = await startChaosRedis(o.redis ?? 'aof', redisDir);
     cleanups.push(() => redis.stop());
     const origin = Date.now();
     const clock = createScaledClock(o.timeScale, origin);
@@ -92,7 +93,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     }
 
     const prefix = 'chaos:';
-    const admin = createRedis(redis.url, { name: 'chaos' });
+    const admin = createRedis(redis.target, { name: 'chaos' });
     cleanups.push(() => closeRedis(admin));
     const state = createState(admin, prefix);
     await admin.set(state.keys.clock, JSON.stringify({ scale: o.timeScale, origin }));
@@ -116,7 +117,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      REDIS_URL: redis.url,
+      ...redis.env,
       FLEET_UPGRADE_CONFIG: settingsFile,
       FLEET_UPGRADE_KEY_PREFIX: prefix,
       FLEET_UPGRADE_TICK: '100ms',
@@ -254,7 +255,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     for (const p of processes) await p.stop();
     for (const p of processes) for (const file of p.logFiles) scanner.logFile(file);
     await scanner.redis(admin);
-    scanner.aof(redisDir);
+    for (const d of redis.aofDirs()) scanner.aof(d);
 
     const perOrg = orgs.map((org) =>
       orgFigures({
@@ -277,7 +278,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
       [...neighbours.values()].reduce((sum, n) => sum + pick(n), 0);
     const figures: ChaosFigures = {
       options: { ...o, onProgress: undefined } as Omit<ChaosOptions, 'onProgress'>,
-      appendFsync: APPEND_FSYNC,
+      appendFsync: redis.describe,
+      ...(redis.failoverMs.length ? { failoverMs: redis.failoverMs.map(Math.round) } : {}),
       converged: isConverged,
       fleet: perOrg.reduce((sum, x) => sum + x.fleet, 0),
       expected: perOrg.reduce((sum, x) => sum + x.expected, 0),
