@@ -17,6 +17,7 @@
  * A phase move and its event are one atomic write; the rest of the pass gathers a typed patch
  * on the rollout's draft, written once at the end.
  */
+import pLimit from 'p-limit';
 import { calendarState } from '../../policy/calendar/calendar-state.js';
 import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import { wavePlan } from '../../policy/wave-limits.js';
@@ -186,7 +187,12 @@ async function scanStep(
   let added = 0;
   let canaries = 0;
   let complete = true;
-  for (const part of pass.orgs) {
+  // Each organization's listing goes through its own API budget: they are walked at once, not one
+  // after the other (during a first scan each one's pages queue behind its own creates, and one
+  // after the other the tenth organization would start minutes after the first). Admissions
+  // between pages, which write the rollout, take turns.
+  const admitting = pLimit(1);
+  const scanOrg = async (part: (typeof pass.orgs)[number]): Promise<void> => {
     const deps = { ...ctx, api: part.api };
     let scan: Awaited<ReturnType<typeof scanUpgradable>>;
     try {
@@ -197,14 +203,14 @@ async function scanStep(
         longest,
         // The first wave's canaries must go first, and only the whole listing says which they are.
         ...(rollout.scans === 0 && !policy.waves[0]?.select
-          ? { onPage: () => admitBetweenPages(ctx, draft, pass, lengths) }
+          ? { onPage: () => admitting(() => admitBetweenPages(ctx, draft, pass, lengths)) }
           : {}),
       });
     } catch (err) {
       // The organization's part waits (its problem is recorded); the others' go on.
       if (!(await ctx.orgFailed(part.org, err))) throw err;
       complete = false;
-      continue;
+      return;
     }
     added += scan.added.length + scan.caughtUp.length;
     canaries += scan.canaries;
@@ -226,7 +232,10 @@ async function scanStep(
         },
         'scan found Collectors',
       );
-  }
+  };
+  const results = await Promise.allSettled(pass.orgs.map(scanOrg));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   memory.lastScan.set(rollout.id, now);
   draft.add('scans', 1);
   draft.set({ lastScanAt: now });

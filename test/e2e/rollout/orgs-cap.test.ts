@@ -65,6 +65,10 @@ it('passes over an organization at its maxInFlightPerOrg: the others take the fr
     if (!sim) throw new Error(`no organization ${org}`);
     return sim.stats();
   };
+  // Admitted is not yet created: wait (bounded) for the creates to reach the services.
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && (await stats('big')).tasksCreated + (await stats('small')).tasksCreated < 4)
+    await new Promise((r) => setTimeout(r, 50));
   expect((await stats('big')).tasksCreated).toBe(2);
   expect((await stats('small')).tasksCreated).toBe(2);
   expect((await stats('big')).maxConcurrentTasks).toBeLessThanOrEqual(2);
