@@ -155,7 +155,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         api: { baseUrl: sim.baseUrl, accessId: user.accessId, accessKey: user.accessKey },
         ...overrides,
       });
-      const policies = loadPolicies({ files: [policyFile] }).map((l) => l.policy);
+      // The policy of the harness, or the files `overrides.policyFiles` names (rings: several).
+      const policies = loadPolicies({ files: config.policyFiles ?? [policyFile] }).map((l) => l.policy);
       const daemon = await startDaemon({
         config,
         role: 'run',
