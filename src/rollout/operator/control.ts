@@ -26,6 +26,7 @@ import {
   isPolicyPause,
   moveChange,
   orgsOf,
+  PAUSE_REASONS,
   type RecordedEvent,
   type RollbackEntry,
   type RolloutNews,
@@ -592,6 +593,8 @@ function heldNote(rollout: RolloutRecord): string {
  */
 async function selectedByPolicy(deps: ControlDeps, rollout: RolloutRecord): Promise<string | undefined> {
   if (!deps.policies) return undefined;
+  // Orphaned: the daemon saw its policy gone.
+  if (rollout.phase === 'paused' && rollout.pauseReason === PAUSE_REASONS.policyRemoved) return undefined;
   // One-offs (`upgrade`, rollbacks) go with their rollout: nothing starts them again.
   if (await deps.rollouts.isOneOff(rollout.policy)) return undefined;
   const policies = deps.policies();

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { SLOT_STATES } from '../../../src/rollout/collector/index.js';
-import type { RolloutSettings } from '../../../src/rollout/life/index.js';
+import { PAUSE_REASONS, type RolloutSettings } from '../../../src/rollout/life/index.js';
 import {
   type ControlDeps,
   ControlError,
@@ -102,6 +102,16 @@ describe('guarded forget', () => {
     await refusal(forget({ ...deps, policies: () => [{ ...enabled, target: BUILD }] }, ID));
     await refusal(forget({ ...deps, policies: () => undefined }, ID));
     expect((await forget({ ...deps, policies: () => [] }, ID)).message).toMatch(/^forgot /);
+  });
+
+  it('lets an orphaned rollout go even when the policy files cannot be read', async () => {
+    const { state, deps } = await world();
+    const orphan = 'gone@19.470-4';
+    await state.rollouts.start('gone', 'latest', BUILD, 10, SETTINGS, T0);
+    expect(
+      await state.rollouts.move({ id: orphan, phase: 'running' }, 'pause', T0, PAUSE_REASONS.policyRemoved),
+    ).toBe('paused');
+    expect((await forget({ ...deps, policies: () => undefined }, orphan)).message).toMatch(/^forgot /);
   });
 
   it('keeps the quarantined cohorts: the same id started again holds them, with an event', async () => {
