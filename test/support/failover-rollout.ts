@@ -69,7 +69,7 @@ export interface CommandRun {
 export interface FailoverRolloutResult {
   judgement: Judgement;
   records: CollectorRecord[];
-  /** Tasks the simulator made while replication was held back (Sentinel). */
+  /** Tasks the simulator made while replication was held back (Sentinel; from 300 ms after the replica's link went down). */
   createdDuringHold: number;
   /** Creates the processes held back for want of a replica's acknowledgement (from their logs). */
   heldBack: number;
@@ -156,8 +156,11 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     if (sentinel) {
       const first = await sentinel.primary();
       const replica = sentinel.replicaOf(first);
-      const before = (await h.simStats()).tasksCreated;
       await sentinel.holdReplication(replica);
+      // A create whose pre-write the replica acknowledged just before its link went down may
+      // still be on its way: the hold is counted from a moment later.
+      await new Promise((r) => setTimeout(r, 300));
+      const before = (await h.simStats()).tasksCreated;
       log(`replication held back: ${before} tasks made, ${await counts()}`);
       await new Promise((r) => setTimeout(r, options.holdMs ?? 2500));
       createdDuringHold = (await h.simStats()).tasksCreated - before;

@@ -15,7 +15,11 @@ const log = process.env.FAILOVER_LOG ? (line: string) => console.log(line) : und
 
 describe('a rollout on Redis Sentinel through two failovers', () => {
   it('converges to the service truth with no second task, and the processes reconnect by themselves', async () => {
-    const result = await runFailoverRollout({ topology: 'sentinel', ...(log ? { log } : {}) });
+    const result = await runFailoverRollout({
+      topology: 'sentinel',
+      collectors: 300,
+      ...(log ? { log } : {}),
+    });
     log?.(
       `failovers ${result.failoverMs.map((ms) => Math.round(ms)).join(', ')} ms; held back ${result.heldBack}; created during hold ${result.createdDuringHold}; ${Math.round(result.realMs)} ms`,
     );
@@ -27,13 +31,16 @@ describe('a rollout on Redis Sentinel through two failovers', () => {
     expect(result.failoverMs).toHaveLength(2);
     // WAIT held every create of the hold back: the replica never acknowledged their pre-writes.
     expect(result.createdDuringHold).toBe(0);
-    expect(result.heldBack).toBeGreaterThan(0);
+    expect(result.heldBack, 'creates held back for want of an acknowledgement').toBeGreaterThan(0);
     for (const p of result.processes) {
       expect(p.running, `${p.role} still running`).toBe(true);
       expect(p.restored, `${p.role} reconnected by itself`).toBeGreaterThan(0);
     }
     // Work went on after the last failover, through the new primary.
-    expect(result.processes.reduce((sum, p) => sum + p.createdAfterLastFailover, 0)).toBeGreaterThan(0);
+    expect(
+      result.processes.reduce((sum, p) => sum + p.createdAfterLastFailover, 0),
+      'tasks made after the last failover',
+    ).toBeGreaterThan(0);
     for (const c of result.commands) expect(c.code, `${c.args.join(' ')}: ${c.output}`).toBe(0);
     expect(result.commands.map((c) => c.args[0])).toEqual([
       'status',
