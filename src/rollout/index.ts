@@ -149,6 +149,7 @@ export {
   KICK_DELAY_MS,
   LeaderLock,
   MAX_BACKOFF_MS,
+  readBuildsSeen,
   resolveTarget,
   Scheduler,
   type SchedulerDeps,

@@ -3,6 +3,7 @@
  * as the daemon's inventory last saw it (src/inventory, in Redis): installed Collectors by build
  * and organization, the oldest builds, and each policy's share on its target per organization.
  * Needs no daemon (open-state.ts); before the first inventory pass it says so and how to get one.
+ * The newest builds with when this deployment first saw them (what `minAge` counts from).
  * `--live` reads the service itself instead (every organization of the settings, its pages paced
  * one per `inventory.pageInterval`), for the counts only: the policies' shares need the targets
  * the daemon resolved.
@@ -13,7 +14,7 @@ import { createScaledClock } from '../../lib/clock.js';
 import { formatDuration } from '../../lib/duration.js';
 import { FleetError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
-import { createKeys } from '../../rollout/index.js';
+import { createKeys, readBuildsSeen } from '../../rollout/index.js';
 import { createApi } from '../boot/create-api.js';
 import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
@@ -94,13 +95,19 @@ export function fleetCommand(): Command {
   return addStateOptions(command).action(async (flags: FleetFlags) => {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: flags.live });
     const orgs = orgsOf(config, flags.org);
-    const { inventories, now } = flags.live
-      ? { inventories: await readLive(config, orgs), now: Date.now() }
+    const { inventories, now, seen } = flags.live
+      ? { inventories: await readLive(config, orgs), now: Date.now(), seen: undefined }
       : await withState(config, async (state) => ({
           inventories: await new InventoryStore(state.redis, state.keys).read(orgs),
           now: state.clock.now(),
+          // When this deployment first saw each build (what minAge counts from).
+          seen: new Map(
+            await Promise.all(
+              orgs.map(async (org) => [org, await readBuildsSeen(state.redis, state.keys, org)] as const),
+            ),
+          ),
         }));
-    const view = fleetView(inventories);
+    const view = fleetView(inventories, seen);
     const empty = !hasInventory(view);
     if (flags.format === 'json') {
       const note = empty ? { note: noInventoryMessage(config) } : {};

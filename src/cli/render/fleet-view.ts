@@ -11,6 +11,8 @@ import { compareBuildVersions, isBuildVersion } from '../../lib/version.js';
 
 /** The oldest builds `fleet` names. */
 export const OLDEST_SHOWN = 3;
+/** The newest builds whose first sighting here `fleet` names (what `minAge` counts from). */
+export const NEWEST_SEEN_SHOWN = 3;
 
 export interface BuildCount {
   build: string;
@@ -50,6 +52,12 @@ export interface FleetView {
   /** Every build some organization runs, newest first (`unknown`, `other` last). */
   builds: string[];
   policies: PolicyRow[];
+  /**
+   * The newest builds of the organizations' build lists (at most NEWEST_SEEN_SHOWN), newest first,
+   * with when this deployment first saw each (the earliest over organizations): a policy's
+   * `minAge` counts from it, since the build list carries no release date. Absent with `--live`.
+   */
+  firstSeen?: { build: string; at: number }[];
   /** The oldest builds running anywhere (at most OLDEST_SHOWN, never the newest), oldest first, with their Collectors per organization. */
   oldest: { build: string; collectors: number; byOrg: Record<string, number> }[];
 }
@@ -87,7 +95,11 @@ function orgView(inv: OrgInventory): OrgView {
   };
 }
 
-export function fleetView(inventories: readonly OrgInventory[]): FleetView {
+export function fleetView(
+  inventories: readonly OrgInventory[],
+  /** When this deployment first saw each build, per organization (rollout/tick/builds-seen.ts). */
+  seen?: ReadonlyMap<string, ReadonlyMap<string, number>>,
+): FleetView {
   const orgs = inventories.map(orgView);
   const builds = [...new Set(orgs.flatMap((o) => o.builds.map((b) => b.build)))].sort(
     compareBuildsNewestFirst,
@@ -113,7 +125,19 @@ export function fleetView(inventories: readonly OrgInventory[]): FleetView {
       }
       return { build, collectors, byOrg };
     });
-  return { orgs, builds, policies, oldest };
+  return { orgs, builds, policies, oldest, ...(seen ? { firstSeen: newestSeen(seen) } : {}) };
+}
+
+/** The newest builds first seen here, with the earliest sighting over the organizations. */
+function newestSeen(seen: ReadonlyMap<string, ReadonlyMap<string, number>>): { build: string; at: number }[] {
+  const at = new Map<string, number>();
+  for (const builds of seen.values())
+    for (const [build, ms] of builds)
+      if (isBuildVersion(build)) at.set(build, Math.min(at.get(build) ?? ms, ms));
+  return [...at]
+    .sort(([a], [b]) => compareBuildVersions(b, a))
+    .slice(0, NEWEST_SEEN_SHOWN)
+    .map(([build, ms]) => ({ build, at: ms }));
 }
 
 /** Whether any organization has a complete pass. */

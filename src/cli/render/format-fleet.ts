@@ -162,6 +162,13 @@ function oldestLine(view: FleetView, width: number): string[] {
   return wrapText(`oldest builds: ${parts.join('; ')}`, width, '', '  ');
 }
 
+/** The newest builds with when this deployment first saw them: what `minAge` counts from. */
+function firstSeenLine(view: FleetView, now: number, width: number): string[] {
+  if (!view.firstSeen?.length) return [];
+  const parts = view.firstSeen.map((s) => `${s.build} ${formatWhen(s.at, now)}`);
+  return wrapText(`first seen here (minAge counts from it): ${parts.join('; ')}`, width, '', '  ');
+}
+
 /** Under a policy's rows: its minimum, and its alert's state in each organization. */
 function policyNote(rows: readonly PolicyRow[], now: number): string | undefined {
   const first = rows[0];
@@ -246,6 +253,7 @@ export function formatFleet(view: FleetView, now: number, format: FleetFormat = 
   out.push(...buildTable(view, format));
   const oldest = oldestLine(view, wrapWidth);
   if (oldest.length) out.push('', ...oldest);
+  out.push(...firstSeenLine(view, now, wrapWidth));
   const policies = policyTable(view, now, { ...format, width });
   if (policies.length) out.push('', ...policies);
   return out.join('\n');

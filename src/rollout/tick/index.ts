@@ -4,6 +4,8 @@
  * rollout's pass runs its steps in one order (advance-rollout.ts) over one context
  * (tick-context.ts). The job repair keeps a live job for every Collector a job drives.
  */
+
+export { readBuildsSeen } from './builds-seen.js';
 export * from './leader-lock.js';
 export * from './scheduler.js';
 export * from './scheduler-loop.js';

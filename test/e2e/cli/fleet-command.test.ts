@@ -155,6 +155,17 @@ describe('fleet', () => {
       expect(line).toContain(` ${t.collectors.toLocaleString('en-US')} `);
     }
     expect(table.out).toMatch(/linux/);
+    // The newest builds with their first sighting here (what a policy's minAge counts from).
+    expect(table.out).toMatch(
+      /first seen here \(minAge counts from it\): 19\.470-4 \d\d:\d\d(:\d\d)? UTC; 19\.450-12/,
+    );
+    const seen = Object.keys(await harness.redis.hgetall(harness.keys.buildsSeen('default'))).sort();
+    expect(seen).toEqual([...BUILDS].sort());
+    expect((view as JsonView & { firstSeen?: { build: string }[] }).firstSeen?.map((s) => s.build)).toEqual([
+      '19.470-4',
+      '19.450-12',
+      '19.400-5',
+    ]);
     // Reading the table cost the service nothing.
     expect(await inventoryRequests(harness)).toBe(pages);
 

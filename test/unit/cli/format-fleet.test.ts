@@ -155,3 +155,44 @@ describe('fleetCsv', () => {
     expect(rows).toContain('us,web,unknown,0,0,0,19.480-2,unknown,no');
   });
 });
+
+describe('first seen here', () => {
+  it('names the newest builds with when this deployment first saw them (the earliest over organizations)', () => {
+    const seen = new Map([
+      [
+        'emea',
+        new Map([
+          ['19.400-5', NOW - 30 * 86_400_000],
+          ['19.470-4', NOW - 3 * 86_400_000],
+          ['19.480-2', NOW - 3_600_000],
+        ]),
+      ],
+      [
+        'apac',
+        new Map([
+          ['19.480-2', NOW - 7_200_000],
+          ['19.450-12', NOW - 10 * 86_400_000],
+          ['bogus', NOW],
+        ]),
+      ],
+    ]);
+    const view = fleetView(
+      [inventory('emea', [g('19.470-4', 'Linux', true, 3)]), inventory('apac', [])],
+      seen,
+    );
+    expect(view.firstSeen).toEqual([
+      { build: '19.480-2', at: NOW - 7_200_000 },
+      { build: '19.470-4', at: NOW - 3 * 86_400_000 },
+      { build: '19.450-12', at: NOW - 10 * 86_400_000 },
+    ]);
+    const text = formatFleet(view, NOW);
+    expect(text).toContain(
+      'first seen here (minAge counts from it): 19.480-2 08:05 UTC; 19.470-4 2026-11-20',
+    );
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    // Without sightings (--live): no such line.
+    expect(formatFleet(fleetView([inventory('emea', [g('19.470-4', 'Linux', true, 3)])]), NOW)).not.toContain(
+      'first seen here',
+    );
+  });
+});
