@@ -29,6 +29,9 @@ describe('chaos: three organizations, SIGKILLs of every process and of Redis, ev
       maxInFlight,
       maxInFlightPerOrg,
       meanKillGapMs: 5000,
+      // A burst every 3.5 s (not 7): with fewer calls per Collector a small organization's
+      // requests could miss every burst of a short run, and the 429 path went untried.
+      burstEveryMs: 3500,
       deadlineMs: 180_000,
     });
     const table = formatChaos(f, chaosViolations(f));
