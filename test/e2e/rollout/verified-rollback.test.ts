@@ -167,7 +167,7 @@ describe('verified upgrades', () => {
       60_000,
     );
     const g = source(halted, 'guarded') as RolloutStatus;
-    expect(g.haltReason).toMatch(/unhealthy: 1 Collectors, above the gate's max of 0/);
+    expect(g.haltReason).toMatch(/unhealthy: 1 Collector, above the gate's max of 0/);
     expect(g.counts).toMatchObject({ succeeded: 3, unhealthy: 1, queued: 8 });
     const end = byId(await h.simCollectors());
     for (const c of [1, 2, 3, 4]) {
