@@ -1,25 +1,27 @@
 /**
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`, `/rollouts/{id}/history`,
- * and the access rule of `/status`) and the operator actions of src/rollout/operator/control.ts as
- * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`.
+ * `/rollouts/{id}/report` as CSV or JSON, streamed: get-report.ts, and the access rule of
+ * `/status`), the operator actions of src/rollout/operator/control.ts as
+ * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`, and one-off upgrades
+ * as `POST /upgrades` (post-upgrade.ts: the checks of `fleet-upgrade upgrade`).
  *
  * A control request goes through, in this order: the path (404) and the method (405 with
- * `Allow`), the token or loopback rule (401/403; authorize-request.ts; a refused caller spends the
- * bucket of refused callers at its address, and past it gets 429), a request from a web page (an
- * `Origin` header: 403) and the content type (415), the caller's own rate (429), the body
+ * `Allow`), the control gate (control-gate.ts: the token or loopback rule, 401/403, a refused
+ * caller spending the bucket of refused callers at its address, and past it 429; a request from a
+ * web page, an `Origin` header: 403; the content type, 415; the caller's own rate, 429), the body
  * (413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep their kind as the
  * code (`not_found` 404, `conflict` 409, `invalid` 400). So neither a page in a browser on the
  * operator's machine nor a guesser of tokens can empty the bucket of the callers that may act.
- * Nothing is read from Redis before the caller is authorized. The history records the actor `http:<address>`. `pause`,
- * `resume`, `retry` and `rollback` take an optional `org`: that organization's part only (one the
- * rollout does not cover is a 400 naming those it covers).
+ * Nothing is read from Redis before the caller is authorized. The history records the actor
+ * `http:<address>`. `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorState } from '../rollout/index.js';
+import type { CollectorRecord, CollectorState } from '../rollout/index.js';
 import {
   abort,
   type ControlDeps,
@@ -40,10 +42,13 @@ import {
   rolloutStatus,
 } from '../rollout/index.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
+import { createControlGate } from './control-gate.js';
+import { reportFormat, sendReport } from './get-report.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
+import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
-import { readJsonBody, requireJsonType } from './read-json-body.js';
+import { readJsonBody } from './read-json-body.js';
 import {
   AbortBody,
   describeIssues,
@@ -52,6 +57,7 @@ import {
   RetryBody,
   RollbackBody,
   ScopeBody,
+  UpgradeBody,
 } from './schema.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
@@ -69,8 +75,10 @@ export interface RolloutApiOptions {
   /** `--auth-reads`: the read endpoints need the token (or loopback) too. */
   authReads: boolean;
   logger: Logger;
-  /** Default: CONTROL_RATE per remote address. */
+  /** Default: CONTROL_RATE per remote address (control actions and `POST /upgrades` alike). */
   rateLimiter?: RateLimiter;
+  /** `POST /upgrades`: the settings' organizations and the daemon's client of each (absent: 404). */
+  oneOffs?: Pick<OneOffDeps, 'orgs' | 'client'>;
   redisWaitMs?: number;
 }
 
@@ -128,6 +136,7 @@ function allow(req: IncomingMessage, methods: readonly string[]): void {
 export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
   const { deps, redis, logger } = options;
   const limiter = options.rateLimiter ?? new RateLimiter(CONTROL_RATE);
+  const gate = createControlGate({ token: options.token, limiter, logger });
   const waitMs = options.redisWaitMs ?? REDIS_WAIT_MS;
 
   const decide = (req: IncomingMessage) =>
@@ -191,33 +200,8 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
 
   const control = async (req: IncomingMessage, res: ServerResponse, id: string, name: string) => {
     const act = ACTIONS[name] as Action<z.ZodType>;
-    const caller = req.socket.remoteAddress ?? 'unknown';
-    const take = (bucket: string) => {
-      const rate = limiter.take(bucket);
-      if (!rate.ok)
-        throw new HttpError(
-          'rate_limited',
-          `too many control requests; try again in ${rate.retryAfterSeconds} s`,
-          { 'retry-after': String(rate.retryAfterSeconds) },
-        );
-    };
-    const decision = decide(req);
-    if (!decision.ok) {
-      // Refused callers (no token, a wrong one, not loopback) spend a bucket per address of their
-      // own: a guesser is slowed down, and the callers that may act keep theirs.
-      take(`refused ${caller}`);
-      return refuse(req, decision.error, 'warn');
-    }
-    const { actor } = decision;
-    // What a page in a browser can send to loopback without asking first carries an Origin, or is
-    // not JSON: refused before it spends anything (the daemon serves no page of its own).
-    if (req.headers.origin !== undefined)
-      throw new HttpError(
-        'forbidden',
-        `control requests from a web page (Origin ${echo(req.headers.origin)}) are refused; use the CLI or a script`,
-      );
-    requireJsonType(req);
-    take(`allowed ${caller}`);
+    // The token, an Origin, the content type, the caller's rate (control-gate.ts).
+    const actor = gate.admit(req);
     checkId(id);
     const parsed = act.body.safeParse(await readJsonBody(req));
     if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
@@ -238,16 +222,51 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     sendJson(res, 200, result);
   };
 
+  const getReport = async (req: IncomingMessage, res: ServerResponse, id: string, query: URLSearchParams) => {
+    const format = reportFormat(query, req.headers.accept);
+    checkId(id);
+    const record = await redisWork(deps.rollouts.get(id), 'try again');
+    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    const records = await redisWork(
+      (async () => {
+        const all: CollectorRecord[] = [];
+        for await (const r of deps.store.all(id)) all.push(r);
+        return all;
+      })(),
+      'try again',
+    );
+    await sendReport(res, record, records, format, req.method === 'HEAD');
+  };
+
+  const upgrade = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    oneOffs: NonNullable<RolloutApiOptions['oneOffs']>,
+  ) => {
+    const actor = gate.admit(req);
+    const parsed = UpgradeBody.safeParse(await readJsonBody(req));
+    if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
+    await postUpgrade(res, { ...oneOffs, redis, keys: deps.keys, clock: deps.clock }, parsed.data, actor);
+    logger.info({ actor, action: 'upgrade', collectors: parsed.data.collectors.length }, 'control action');
+  };
+
   return {
     endpoints: [
       '/rollouts',
       '/rollouts/{id}',
       '/rollouts/{id}/history',
+      '/rollouts/{id}/report',
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
+      ...(options.oneOffs ? ['POST /upgrades'] : []),
     ],
     authorizeRead,
     async handle(req, res, target) {
       const [root, id, sub, ...rest] = target.segments;
+      if (root === 'upgrades' && id === undefined && options.oneOffs) {
+        allow(req, ['POST']);
+        await upgrade(req, res, options.oneOffs);
+        return true;
+      }
       if (root !== 'rollouts' || rest.length > 0) return false;
       if (id === undefined) {
         allow(req, READ);
@@ -269,6 +288,12 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         allow(req, READ);
         authorizeRead(req);
         await getHistory(res, id, target.query);
+        return true;
+      }
+      if (sub === 'report') {
+        allow(req, READ);
+        authorizeRead(req);
+        await getReport(req, res, id, target.query);
         return true;
       }
       if (!Object.hasOwn(ACTIONS, sub)) return false;

@@ -3,7 +3,9 @@
  * 400 that names it, not an action done differently from what was meant.
  */
 import { z } from 'zod';
-import { RETRYABLE_STATES, ROLLBACK_STATES } from '../rollout/index.js';
+import { isBuildVersion } from '../lib/version.js';
+import { LATEST } from '../policy/schema.js';
+import { ONE_OFF_MAX_COLLECTORS, RETRYABLE_STATES, ROLLBACK_STATES } from '../rollout/index.js';
 
 /** forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});
@@ -76,6 +78,34 @@ export const RollbackBody = z
   })
   .refine((b) => !(b.only && b.all), { error: 'give only or all, not both' });
 export type RollbackBody = z.infer<typeof RollbackBody>;
+
+/**
+ * `POST /upgrades`: a one-off rollout of the named Collectors, as `fleet-upgrade upgrade` takes it
+ * (`--collector`, `--to`, `--allow-downgrade`, `--max-in-flight`, `--org`). The body limit of every
+ * control request holds (16 KB: some 1,500 ids; the CLI takes up to ONE_OFF_MAX_COLLECTORS).
+ */
+export const UpgradeBody = z.strictObject({
+  collectors: z
+    .array(
+      z
+        .number({ error: 'expected a Collector id (a positive whole number)' })
+        .int({ error: 'expected a Collector id (a positive whole number)' })
+        .positive({ error: 'expected a Collector id (a positive whole number)' })
+        .max(Number.MAX_SAFE_INTEGER),
+    )
+    .min(1, { error: 'name at least one Collector' })
+    .max(ONE_OFF_MAX_COLLECTORS, { error: `at most ${ONE_OFF_MAX_COLLECTORS} Collectors in one upgrade` }),
+  to: z
+    .string({ error: 'expected a build such as 19.470-4, or latest' })
+    .refine((v) => v === LATEST || isBuildVersion(v), {
+      error: 'expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4',
+    }),
+  allowDowngrade: z.boolean().optional(),
+  maxInFlight: z.number().int().min(1).max(100_000).optional(),
+  /** The organization the ids are of: required when the settings name several. */
+  org,
+});
+export type UpgradeBody = z.infer<typeof UpgradeBody>;
 
 /** Every problem of a body in one line: `only[1]: expected one of ...; full: ...`. */
 export function describeIssues(error: z.ZodError): string {

@@ -69,10 +69,12 @@ export {
   WAVE_ROLLBACK_STATES,
 } from './collector/index.js';
 export { createKeys, type Keys } from './keys.js';
+// A rollout's report, row by row (the CLI's `report` and GET /rollouts/{id}/report).
 export {
   admits,
   buildOf,
   collectors,
+  csvCell,
   describePhase,
   describeRollbackAccount,
   describeUnmatched,
@@ -80,6 +82,7 @@ export {
   type EventSource,
   FINDING_WORDS,
   type FleetStatus,
+  formatAttempts,
   HISTORY_LIMIT,
   isPolicyPause,
   type KnownIssueNote,
@@ -89,6 +92,7 @@ export {
   orgsOf,
   PAUSE_REASONS,
   type Progress,
+  REPORT_COLUMNS,
   type RecordedEvent,
   ROLLOUT_EVENT_TYPES,
   ROLLOUT_PHASES,
@@ -104,17 +108,29 @@ export {
   readRollbackAccounts,
   rolloutStatus,
   type StepView,
+  sortReportRecords,
   type TargetWait,
+  toCsvRow,
+  toJsonRow,
+  toWorklistRow,
   type UnmatchedCollector,
+  unmatchedCsvRow,
   type WaveProgress,
+  WORKLIST_COLUMNS,
+  WORKLIST_STATES,
 } from './life/index.js';
+// What a one-off asks the service first (`upgrade`, POST /upgrades).
 export {
   abort,
+  type CollectorFinding,
   type ControlDeps,
   ControlError,
   type ControlResult,
+  checkOneOffWith,
+  describeFinding,
   forget,
   ONE_OFF_MAX_COLLECTORS,
+  type OneOffCheck,
   OneOffPolicies,
   type PolicyView,
   pause,
@@ -124,6 +140,7 @@ export {
   retry,
   retryable,
   rollbackStates,
+  whereOf,
 } from './operator/index.js';
 export {
   describeOrgProblem,

@@ -247,6 +247,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         token: config.controlToken,
         authReads: config.authReads,
         logger,
+        // POST /upgrades asks each organization's service through the daemon's own client.
+        oneOffs: { orgs: apis.names, client: (org) => apis.get(org).client },
       });
     }
     const http = await startHttpServer({

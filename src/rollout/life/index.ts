@@ -3,12 +3,13 @@
  * the codec of its Redis hash (rollout-record.ts), its events and their sentences
  * (rollout-events.ts), its store with the one write path (rollout-store.ts: a change and its
  * events in one atomic step), its history (event-log.ts), and the fleet's status as read for
- * `status`, `/status` and the metrics (read-fleet-status.ts), and why a policy's newest build waits to
- * start (target-waits.ts).
+ * `status`, `/status` and the metrics (read-fleet-status.ts), why a policy's newest build waits to
+ * start (target-waits.ts), and its report's rows (report-rows.ts: the CLI's and the HTTP API's).
  */
 export * from './event-log.js';
 export * from './one-off-views.js';
 export * from './read-fleet-status.js';
+export * from './report-rows.js';
 export * from './rollback-account.js';
 export * from './rollout-draft.js';
 export * from './rollout-events.js';

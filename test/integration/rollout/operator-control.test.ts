@@ -136,7 +136,7 @@ describe('the failure gate per outcome type, per wave', () => {
     await s.tick();
     const r = await s.rollout();
     expect(r.phase).toBe('halted');
-    expect(r.haltReason).toMatch(/timed_out: 1 Collectors, above the gate's max of 0/);
+    expect(r.haltReason).toMatch(/timed_out: 1 Collector, above the gate's max of 0/);
     expect(await s.eventTypes()).toContain('rollout.halted');
   });
 

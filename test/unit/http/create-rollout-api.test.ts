@@ -75,6 +75,7 @@ describe('createRolloutApi when Redis fails', () => {
       '/rollouts',
       '/rollouts/{id}',
       '/rollouts/{id}/history',
+      '/rollouts/{id}/report',
       'POST /rollouts/{id}/pause',
       'POST /rollouts/{id}/resume',
       'POST /rollouts/{id}/abort',

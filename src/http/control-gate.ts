@@ -1,0 +1,71 @@
+/**
+ * The gate of every request that changes something (`POST /rollouts/{id}/{action}`, `POST
+ * /upgrades`), in this order: the token or loopback rule (401/403; authorize-request.ts; a refused
+ * caller spends the bucket of refused callers at its address, and past it gets 429), a request
+ * from a web page (an `Origin` header: 403), the content type (415), then the caller's own rate
+ * (429). One gate and one rate limiter for all of them: the same rules, the same budget.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from '../lib/logger.js';
+import { authorizeRequest, type ControlToken } from './authorize-request.js';
+import { echo, HttpError } from './http-error.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { requireJsonType } from './read-json-body.js';
+
+export interface ControlGate {
+  /** The whole gate: the actor (`http:<address>`), or the HttpError that refuses the request. */
+  admit(req: IncomingMessage): string;
+}
+
+const decideOf = (token: ControlToken | undefined, req: IncomingMessage) =>
+  authorizeRequest({
+    token,
+    authorization: req.headers.authorization,
+    host: req.headers.host,
+    remoteAddress: req.socket.remoteAddress,
+  });
+
+export function createControlGate(options: {
+  token: ControlToken | undefined;
+  limiter: RateLimiter;
+  logger: Logger;
+}): ControlGate {
+  const { limiter, logger } = options;
+  const take = (bucket: string) => {
+    const rate = limiter.take(bucket);
+    if (!rate.ok)
+      throw new HttpError(
+        'rate_limited',
+        `too many control requests; try again in ${rate.retryAfterSeconds} s`,
+        {
+          'retry-after': String(rate.retryAfterSeconds),
+        },
+      );
+  };
+  return {
+    admit(req) {
+      const caller = req.socket.remoteAddress ?? 'unknown';
+      const decision = decideOf(options.token, req);
+      if (!decision.ok) {
+        // Refused callers (no token, a wrong one, not loopback) spend a bucket per address of their
+        // own: a guesser is slowed down, and the callers that may act keep theirs.
+        take(`refused ${caller}`);
+        logger.warn(
+          { remote: req.socket.remoteAddress, method: req.method, code: decision.error.code },
+          'http request refused',
+        );
+        throw decision.error;
+      }
+      // What a page in a browser can send to loopback without asking first carries an Origin, or
+      // is not JSON: refused before it spends anything (the daemon serves no page of its own).
+      if (req.headers.origin !== undefined)
+        throw new HttpError(
+          'forbidden',
+          `control requests from a web page (Origin ${echo(req.headers.origin)}) are refused; use the CLI or a script`,
+        );
+      requireJsonType(req);
+      take(`allowed ${caller}`);
+      return decision.actor;
+    },
+  };
+}
