@@ -94,6 +94,15 @@ async function open(options: { authReads?: boolean; rateLimiter?: RateLimiter } 
   return { ...state, server, sim };
 }
 
+/** The answer's JSON (any: each test reads the fields it expects), or undefined. */
+function parseJson(text: string) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 async function call(
   w: World,
   path: string,
@@ -117,13 +126,7 @@ async function call(
     ...(body === undefined ? {} : { body }),
   });
   const text = await res.body.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
+  return { status: res.statusCode, headers: res.headers, text, json: parseJson(text) };
 }
 
 /** `token` null: none sent. */
