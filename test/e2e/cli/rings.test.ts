@@ -12,14 +12,18 @@ import { stringify } from 'yaml';
 import type { RolloutStatus } from '../../../src/rollout/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const SCALE = 600; // 1 real second is 10 simulated minutes
 const SOAK_MS = 3_600_000; // 1h simulated: 6 real seconds
 let harness: Harness | undefined;
+let receiver: WebhookReceiver | undefined;
 
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
+  await receiver?.close();
+  receiver = undefined;
 });
 
 const RINGS = { staging: [1, 2, 3], canary: [4, 5, 6], production: [7, 8, 9] };
@@ -82,7 +86,27 @@ describe('rings: staging → canary → production', () => {
         ...common,
       }),
     );
-    const run = h.spawnCli(['run', '--policies', dir, '--listen', '127.0.0.1:0']);
+    // The ring events go to a webhook too.
+    const r = await startWebhookReceiver();
+    receiver = r;
+    // In a folder of its own under the policies' (which are read from the folder itself only).
+    mkdirSync(join(dir, 'settings'));
+    const settings = join(dir, 'settings', 'fleet-upgrade.yaml');
+    writeFileSync(
+      settings,
+      stringify({
+        webhooks: [
+          {
+            name: 'rings',
+            url: `${r.url}/rings`,
+            secretEnv: 'RINGS_WEBHOOK_SECRET',
+            retry: { initial: '100ms', max: '500ms' },
+          },
+        ],
+      }),
+    );
+    h.env.RINGS_WEBHOOK_SECRET = 'whsec-rings-e2e-4b1d';
+    const run = h.spawnCli(['run', '--config', settings, '--policies', dir, '--listen', '127.0.0.1:0']);
     // The fleet is on the latest build: nothing to do yet.
     await new Promise((r) => setTimeout(r, 2000));
     expect((await h.simStats()).tasksCreated, run.output()).toBe(0);
@@ -155,6 +179,32 @@ describe('rings: staging → canary → production', () => {
     const history = await cli(h, ['history', 'production@19.480-2', '--json']);
     const types = (JSON.parse(history.out) as { events: { type: string }[] }).events.map((e) => e.type);
     expect(types).toContain('ring.waiting');
+    // The webhook got the ring events, each about the later ring's rollout of the build.
+    const sent = () =>
+      r.requests
+        .filter((q) => q.status >= 200 && q.status < 300)
+        .map((q) => JSON.parse(q.body) as { type: string; rollout: string; detail: Record<string, unknown> });
+    const deadline = Date.now() + 15_000;
+    while (!sent().some((e) => e.rollout === 'production@19.480-2' && e.detail.reason === 'halted')) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ring.waiting (halted) sent: ${JSON.stringify(sent().map((e) => [e.type, e.rollout]))}`,
+        );
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    const ringEvents = sent()
+      .filter((e) => e.type.startsWith('ring.'))
+      .map((e) => `${e.rollout} ${e.type}`);
+    expect(ringEvents).toEqual(
+      expect.arrayContaining([
+        'canary@19.470-4 ring.waiting',
+        'canary@19.470-4 ring.released',
+        'production@19.470-4 ring.waiting',
+        'production@19.470-4 ring.released',
+        'production@19.480-2 ring.waiting',
+      ]),
+    );
+    expect(ringEvents).not.toContain('production@19.480-2 ring.released');
     const released = await cli(h, ['history', 'production@19.470-4', '--json']);
     const told = (JSON.parse(released.out) as { events: { type: string }[] }).events.map((e) => e.type);
     expect(told).toEqual(expect.arrayContaining(['ring.waiting', 'ring.released', 'rollout.started']));
