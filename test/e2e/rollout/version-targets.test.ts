@@ -149,6 +149,52 @@ describe('minimumBuild', () => {
   }, 120_000);
 });
 
+describe('minimumBuild and the gates', () => {
+  it('a halt holds the Collectors below the minimum too: after the failure gate trips, no task', async () => {
+    harness = await startHarness({
+      timeScale: 600,
+      fleet: fleet(on('19.400-5', range(1, 6), { outcome: 'fail', failureCause: 'unknown' })),
+      policy: {
+        name: 'gated',
+        minimumBuild: '19.450-12',
+        maxInFlight: 1,
+        poll: POLL,
+        failureGate: { failed: { max: 0 } },
+        freeze: [{ start: '2000-01-01T00:00:00Z', end: '2100-01-01T00:00:00Z', reason: 'test' }],
+      },
+    });
+    const h = harness;
+    await h.startRun();
+    const halted = await h.waitFor((s) => s.rollouts[0]?.phase === 'halted', 30_000);
+    expect(halted.rollouts[0]?.counts.failed).toBe(1);
+    await new Promise((res) => setTimeout(res, 1500)); // 15 simulated minutes
+    expect((await h.simStats()).tasksCreated).toBe(1);
+  }, 60_000);
+
+  it('in a wave of their own: they move while the first wave awaits approval, which they do not count in', async () => {
+    harness = await startHarness({
+      timeScale: 600,
+      // 1-4 below the minimum; 5-10 at it.
+      fleet: fleet([...on('19.400-5', range(1, 4)), ...on('19.450-12', range(5, 10))]),
+      policy: {
+        name: 'waved',
+        minimumBuild: '19.450-12',
+        maxInFlight: 4,
+        poll: POLL,
+        waves: [{ size: 2, approval: 'manual' }, '100%'],
+      },
+    });
+    const h = harness;
+    await h.startRun();
+    const waiting = await h.waitFor((s) => s.rollouts[0]?.wave.waitingFor === 'approval', 30_000);
+    // The four below the minimum and the first wave's two: the first wave is two of the others.
+    expect(waiting.rollouts[0]?.counts).toEqual({ succeeded: 6, queued: 4 });
+    const sim = await h.simCollectors();
+    expect(sim.filter((c) => c.id <= 4).map((c) => c.version)).toEqual(Array(4).fill('19.470-4'));
+    expect(sim.filter((c) => c.id > 4 && c.version === '19.470-4')).toHaveLength(2);
+  }, 60_000);
+});
+
 describe('knownIssues', () => {
   it('matching Collectors never get a task: skip leaves them out with the note, manual puts them on the worklist with it', async () => {
     const collectors = [
