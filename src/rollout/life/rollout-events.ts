@@ -298,7 +298,7 @@ export function describeEvent(
       };
     case 'rollback.requested':
       return {
-        message: `${id}: rollback of ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
+        message: `${id}: rollback of ${collectors(news.collectors)}${news.org === undefined ? '' : ` of org ${news.org}`} (${news.states.join(', ')}) to their previous builds requested; the daemon starts it at its next round (\`fleet-upgrade status\`)`,
         detail: {
           states: news.states,
           collectors: news.collectors,
@@ -307,7 +307,7 @@ export function describeEvent(
       };
     case 'rollback.started':
       return {
-        message: `${id}: ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} go back to ${news.build} in rollout ${news.policy}@${news.build} (${news.reason})`,
+        message: `${id}: ${collectors(news.collectors)}${news.org === undefined ? '' : ` of org ${news.org}`} ${news.collectors === 1 ? 'goes' : 'go'} back to ${news.build} in rollout ${news.policy}@${news.build} (${news.reason})`,
         detail: {
           build: news.build,
           collectors: news.collectors,
@@ -318,7 +318,7 @@ export function describeEvent(
       };
     case 'rollback.unavailable':
       return {
-        message: `${id}: ${news.collectors} Collectors${news.org === undefined ? '' : ` of org ${news.org}`} were on ${news.build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${id}\`)`,
+        message: `${id}: ${collectors(news.collectors)}${news.org === undefined ? '' : ` of org ${news.org}`} ${news.collectors === 1 ? 'was' : 'were'} on ${news.build}, which the service no longer offers: not rolled back (ids in \`fleet-upgrade report ${id}\`)`,
         detail: {
           build: news.build,
           collectors: news.collectors,

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { FleetError } from '../../lib/errors.js';
+import { plural } from '../../lib/plural.js';
 import type { Policy } from '../../policy/schema.js';
 import { promoted } from '../admit/index.js';
 import {
@@ -252,7 +253,7 @@ async function removeUnstartedOneOff(deps: ControlDeps, id: string): Promise<Con
     : 'the daemon had not started it yet';
   return {
     rollout: view.id,
-    message: `removed one-off ${view.id} (${view.collectors} Collectors): ${why}; nothing of it ran`,
+    message: `removed one-off ${view.id} (${plural(view.collectors, 'Collector')}): ${why}; nothing of it ran`,
   };
 }
 
@@ -541,7 +542,7 @@ export async function forget(
       if (tally && rollout.rollbackOf) await keepTally(deps, rollout.rollbackOf, rollout.policy, tally);
       return {
         rollout: id,
-        message: `forgot ${id} and the records of its ${done.collectors} Collectors${heldNote(rollout)}`,
+        message: `forgot ${id} and the records of its ${plural(done.collectors, 'Collector')}${heldNote(rollout)}`,
       };
     case 'busy':
       throw conflict(

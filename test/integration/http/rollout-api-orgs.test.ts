@@ -188,7 +188,7 @@ describe('control endpoints scoped to an organization', () => {
     expect((await w.store.orgCounts(ID)).get('emea')).toEqual({ failed: 1, queued: 2 });
     const rollback = await post(w, 'rollback', { only: ['failed'], org: 'emea' });
     expect(rollback.status).toBe(200);
-    expect(rollback.json.message).toMatch(/rollback of 1 Collectors of org emea \(failed\)/);
+    expect(rollback.json.message).toMatch(/rollback of 1 Collector of org emea \(failed\)/);
     expect(rollback.json.event.detail).toMatchObject({ collectors: 1, org: 'emea' });
     // us has no failed Collector left: nothing to roll back there.
     const none = await post(w, 'rollback', { only: ['failed'], org: 'us' });

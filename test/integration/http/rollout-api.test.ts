@@ -381,7 +381,7 @@ describe('control endpoints', () => {
     await post(w, 'abort', {}, TOKEN);
     const res = await post(w, 'forget', {}, TOKEN);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ rollout: ID, message: `forgot ${ID} and the records of its 1 Collectors` });
+    expect(res.json).toEqual({ rollout: ID, message: `forgot ${ID} and the records of its 1 Collector` });
     expect(await w.rollouts.get(ID)).toBeUndefined();
     const gone = await post(w, 'forget', {}, TOKEN);
     expect(gone.status).toBe(404);
