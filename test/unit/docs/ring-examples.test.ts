@@ -22,7 +22,7 @@ const chain = (policies: Policy[]) => policies.map((p) => [p.name, p.after?.poli
 
 describe('ring examples', () => {
   it('README.md: staging, canary after staging, production after canary (one policy per line)', () => {
-    const lines = yamlAfter('README.md', 'Policies can be release rings').trim().split('\n');
+    const lines = yamlAfter('README.md', 'Release rings, one policy per file').trim().split('\n');
     const policies = lines.map((l) => Policy.parse(parseAllDocuments(l)[0]?.toJS()));
     expect(chain(policies)).toEqual([
       ['staging', null],
