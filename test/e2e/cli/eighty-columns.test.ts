@@ -113,6 +113,12 @@ describe('every human output within 80 columns', () => {
     const history = outputs[`history ${id}`] as string;
     expect(history).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}rollout\.started {2}scheduler$/m);
 
+    // promote on the converged rollout says so, not that a wave is under way (exit 3: refused).
+    const promote = await cli(h, ['promote', id]);
+    expect(promote.code, promote.out).toBe(3);
+    expect(promote.out).toMatch(/is converged: nothing waits to be promoted: its one wave has run/);
+    expect(promote.out).not.toMatch(/under way/);
+
     // The long forms are still there: one line per event, every column of the report.
     const wide = await cli(h, ['history', id, '--wide']);
     expect(wide.out.split('\n').some((l) => l.length > 80)).toBe(true);
