@@ -18,7 +18,7 @@ describe('longestFirst', () => {
   it('waits for the last wave: not in a wave of 4, nor before the fleet is known', () => {
     const waves = policy({ waves: [4, '100%'] });
     expect(longestFirst(waves, at(0), {})).toBe(false);
-    expect(longestFirst(waves, at(0), { queued: 96, running: 4 })).toBe(false);
+    expect(longestFirst(waves, at(0), { queued: 96, progressing: 4 })).toBe(false);
     expect(longestFirst(waves, at(1), { queued: 92, succeeded: 8 })).toBe(true);
     // A first wave that already takes every Collector is the last one.
     expect(longestFirst(waves, at(0), { queued: 3 })).toBe(true);
