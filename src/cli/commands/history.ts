@@ -7,6 +7,7 @@ import { ControlError } from '../../rollout/index.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, withControl } from '../boot/with-control.js';
 import { formatHistory } from '../render/format-history.js';
+import { clockNote } from '../render/format-status.js';
 
 export function historyCommand(): Command {
   const command = new Command('history')
@@ -19,18 +20,22 @@ export function historyCommand(): Command {
     .option('--limit <n>', 'only the newest N events', (v) => Number(v));
   return addStateOptions(command).action(
     async (id: string, flags: { config?: string; json: boolean; wide: boolean; limit?: number }) => {
-      const events = await withControl(flags, async (deps) => {
+      const { events, note } = await withControl(flags, async (deps) => {
         const limit =
           flags.limit && Number.isInteger(flags.limit) && flags.limit > 0 ? flags.limit : undefined;
         const events = await deps.events.history(id, limit);
         // Not started (yet): its events, when a ring's wait told some.
         if (!(await deps.rollouts.get(id)) && events.length === 0)
           throw new ControlError('not_found', `no rollout '${id}' (see \`fleet-upgrade status\`)`);
-        return events;
+        // A rehearsal's events are on its simulated clock: said first, as status says it.
+        const scale = (deps.clock as { scale?: unknown }).scale;
+        const note = typeof scale === 'number' ? clockNote(scale, deps.clock.now()) : undefined;
+        return { events, note };
       });
-      process.stdout.write(
-        `${flags.json ? JSON.stringify({ rollout: id, events }, null, 2) : formatHistory(events, { wide: flags.wide })}\n`,
-      );
+      const text = flags.json
+        ? JSON.stringify({ rollout: id, events }, null, 2)
+        : [...(note ? [note] : []), formatHistory(events, { wide: flags.wide })].join('\n');
+      process.stdout.write(`${text}\n`);
     },
   );
 }

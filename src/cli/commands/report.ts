@@ -43,6 +43,12 @@ export {
   WORKLIST_STATES,
 } from '../../rollout/index.js';
 
+/** The time scale of the deployment's clock (1: the wall clock). */
+function scaleOf(clock: object): number {
+  const scale = (clock as { scale?: unknown }).scale;
+  return typeof scale === 'number' && scale > 0 ? scale : 1;
+}
+
 export function reportCommand(): Command {
   const command = new Command('report')
     .description(
@@ -91,6 +97,8 @@ export function reportCommand(): Command {
               worklist: flags.worklist,
               resolve: (r) => toWorklistRow(r, rollout.id).resolve as string,
               ...(flags.worklist ? {} : { unmatched: rollout.unmatched ?? [] }),
+              // A rehearsal's records are on its simulated clock: the header says so.
+              timeScale: scaleOf(state.clock),
             },
             { wide: flags.wide },
           );

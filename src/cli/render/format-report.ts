@@ -11,7 +11,7 @@ import { DEFAULT_ORG, FINDING_WORDS, orgOf } from '../../rollout/index.js';
 import { commandLines } from './demo-next-steps.js';
 import { type FitColumn, fitTable } from './fit-table.js';
 import { isoSecond } from './format-history.js';
-import { wrapText } from './format-status.js';
+import { clockName, wrapText } from './format-status.js';
 import { sanitizeLine } from './sanitize.js';
 
 export interface ReportTableInput {
@@ -22,6 +22,8 @@ export interface ReportTableInput {
   worklist?: boolean;
   /** The command that resolves a worklist row (report.ts `toWorklistRow`). */
   resolve?: (r: CollectorRecord) => string;
+  /** The deployment clock's time scale: a rehearsal's times are on its simulated clock (default 1). */
+  timeScale?: number;
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -86,7 +88,7 @@ export function formatReport(
   ];
   const what = input.worklist ? 'on the worklist' : 'in the rollout';
   const to = !withTo && targets.size === 1 ? ` to ${sanitizeLine([...targets][0] as string)}` : '';
-  const head = `${sanitizeLine(input.rollout.id)} (${input.rollout.phase}): ${plural(records.length, 'Collector', 'Collectors')} ${what}${to}; times in UTC (ISO 8601). \`--format csv\` or \`json\` for every field.`;
+  const head = `${sanitizeLine(input.rollout.id)} (${input.rollout.phase}): ${plural(records.length, 'Collector', 'Collectors')} ${what}${to}; times in UTC (ISO 8601) on the ${clockName(input.timeScale)}. \`--format csv\` or \`json\` for every field.`;
   const lines = [...(wide ? [head] : wrapText(head, width, '', '  ')), ''];
   if (records.length + unmatched.length === 0) lines.push('(none)');
   else {

@@ -102,8 +102,9 @@ describe('every human output within 80 columns', () => {
       /^100000000\s+frontend-\S*…\s+19\.450-12\s+succeeded\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/m,
     );
     expect(report).not.toMatch(/\b1\d{12}\b/);
+    // Which clock: the rehearsal's simulated one (the harness runs at ×300), in the header.
     expect(report.replace(/\s+/g, ' ')).toMatch(
-      /12 Collectors in the rollout to 19\.470-4; times in UTC \(ISO 8601\)/,
+      /12 Collectors in the rollout to 19\.470-4; times in UTC \(ISO 8601\) on the simulated clock, ×300/,
     );
     const worklist = outputs[`report ${id} --worklist --format table`] as string;
     expect(worklist).toMatch(/^100000003\s+\S+\s+19\.400-5\s+manual\s+\S+Z\s+disk_space/m);
@@ -111,6 +112,9 @@ describe('every human output within 80 columns', () => {
     expect(worklist).toMatch(/^100000003 .*\n {4}\S/m);
     expect(worklist.replace(/ \\\n\s+/g, ' ')).toContain(`fleet-upgrade retry ${id} --only manual`);
     const history = outputs[`history ${id}`] as string;
+    expect(history.split('\n')[0]).toMatch(
+      /^Simulated clock \(×300\): now .* UTC; every time below is on it\.$/,
+    );
     expect(history).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}rollout\.started {2}scheduler$/m);
 
     // promote on the converged rollout says so, not that a wave is under way (exit 3: refused).
