@@ -298,7 +298,14 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
               Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : []))),
             )
             .find((e) => Number(e.port) === node.port);
-          seen += ` sentinel ${s.port}: ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : 'no entry'};`;
+          const names = (await ask(
+            s.port,
+            undefined,
+            'SENTINEL',
+            'get-master-addr-by-name',
+            name,
+          )) as string[];
+          seen += ` sentinel ${s.port} (primary ${names?.[1]}): ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : `no entry among ${list.length}`};`;
           if (entry?.flags !== 'slave' || entry['master-link-status'] !== 'ok') return false;
           if (Number(entry['master-port']) !== primary.port) return false;
         }
