@@ -15,7 +15,7 @@ import { EXIT } from '../boot/exit-codes.js';
 import { type Daemon, startDaemon } from '../boot/start-daemon.js';
 import { createStopper, SIGNAL_EXIT } from '../boot/stop-on-signal.js';
 import { allSucceeded, blockedByCredentials, watchRollouts } from '../boot/watch-rollouts.js';
-import { formatRolloutTable } from '../render/format-status.js';
+import { formatStatus } from '../render/format-status.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -118,7 +118,8 @@ export function runCommand(): Command {
     if (!done || stopper.stopping()) return;
     finished = true;
     const good = allSucceeded(done);
-    process.stdout.write(`${formatRolloutTable(done)}\n`);
+    // status's table, within 80 columns, with what each rollout waits for under its row.
+    process.stdout.write(`${formatStatus({ rollouts: done, now: running.clock.now() })}\n`);
     // A rollout that cannot move until a person fixes credentials ends --once too: said, exit 1.
     const blocked = done.filter(blockedByCredentials);
     for (const r of blocked)
