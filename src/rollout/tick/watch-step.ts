@@ -4,6 +4,7 @@
  * one is due (`listingDue`): every `watchMs` while it watches, and for verification at most
  * every `verify.interval`.
  */
+import pLimit from 'p-limit';
 import type { BuildTarget } from '../../api/index.js';
 import { jobFor, wakeUpgrades } from '../../queue/upgrade-job.js';
 import {
@@ -60,7 +61,12 @@ export async function listingDue(
   }
   let pages = 0;
   let moved = 0;
-  for (const o of orgs) {
+  // Each organization's pass goes through its own API budget: the passes run at once (one after
+  // the other, the tenth organization's ends were noticed a whole round of passes late). The
+  // admissions between pages, which write the rollout, take turns.
+  const admitting = pLimit(1);
+  const turn = onPage ? () => admitting(onPage) : undefined;
+  const passOf = async (o: (typeof orgs)[number]) => {
     try {
       const pass = await listingPass({ ...deps, api: o.api }, rollout, {
         targets: o.targets,
@@ -68,14 +74,17 @@ export async function listingDue(
         watch: watchDue,
         org: o.org,
         ...(previousPassAt === undefined ? {} : { previousPassAt }),
-        ...(onPage ? { onPage } : {}),
+        ...(turn ? { onPage: turn } : {}),
       });
       pages += pass.pages;
       moved += pass.verified + pass.unhealthy + pass.succeeded;
     } catch (err) {
       if (!(await deps.orgFailed(o.org, err))) throw err;
     }
-  }
+  };
+  const results = await Promise.allSettled(orgs.map(passOf));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   if (pages > 0) {
     const before = memory.pagesPerPass.get(rollout.id);
     memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
