@@ -235,7 +235,9 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       })(),
       'try again',
     );
-    await sendReport(res, record, records, format, req.method === 'HEAD');
+    // As `report --format json`: the rollout with what became of its rollbacks (rollback-account.ts).
+    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
+    await sendReport(res, { ...record, ...accounts }, records, format, req.method === 'HEAD');
   };
 
   const upgrade = async (
