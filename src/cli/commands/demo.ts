@@ -106,7 +106,12 @@ export function demoCommand(): Command {
           onProgress: (rollouts) => {
             const r = rollouts[0];
             if (!r) return;
-            const lines = progressLines(r);
+            // A terminal narrower than 80 columns gets lines as narrow: a redraw that wrapped
+            // would go back up too few lines.
+            const lines = progressLines(
+              r,
+              tty ? Math.min(DEMO_WIDTH, process.stdout.columns || DEMO_WIDTH) : DEMO_WIDTH,
+            );
             if (tty) {
               while (lines.length < drawn) lines.push('');
               const up = drawn > 1 ? `\x1b[${drawn - 1}A` : '';
