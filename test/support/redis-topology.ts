@@ -175,7 +175,10 @@ export interface SentinelTopology {
   replicaOf(primary: RedisNode): RedisNode;
   /** Kills the primary, waits (bounded) until the sentinels promoted the other: returns [killed, promoted]. */
   failover(limitMs?: number): Promise<[RedisNode, RedisNode]>;
-  /** Starts a killed node again and waits until the primary counts it as a connected replica in sync. */
+  /**
+   * Starts a killed node again (a replica of the primary) and waits until the topology is whole:
+   * a primary, the other node its replica in sync, fit for promotion at a majority of sentinels.
+   */
   rejoin(node: RedisNode, limitMs?: number): Promise<void>;
   holdReplication(replica: RedisNode): Promise<void>;
   releaseReplication(replica: RedisNode): Promise<void>;
@@ -278,39 +281,55 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       return [old, next];
     },
     async rejoin(node, limitMs = 20_000) {
-      const primary = await topology.primary();
-      await restartNode(node, password, primary.port);
-      await within(limitMs, `port ${node.port} resyncs as a replica of port ${primary.port}`, async () => {
-        const info = String(await ask(node.port, password, 'INFO', 'replication'));
-        if (!/role:slave/.test(info) || !/master_link_status:up/.test(info)) return false;
-        if (!new RegExp(`master_port:${primary.port}\\b`).test(info)) return false;
-        const pinfo = String(await ask(primary.port, password, 'INFO', 'replication'));
-        return /connected_slaves:[1-9]/.test(pinfo);
-      });
-      // Every sentinel must count it a replica fit for promotion before the next kill.
+      await restartNode(node, password, (await topology.primary()).port);
+      // Healthy again: a primary named by the sentinels, and the other data node its replica in
+      // sync, counted fit for promotion by a majority of the sentinels (they elect the leader
+      // that promotes at the next kill). The primary is asked anew at each look: on a busy
+      // machine the sentinels sometimes fail over once more while the killed node resyncs (the
+      // new primary, busy with the full sync, misses its 1 s down-after; seen 2 times in about
+      // 15 runs with the Cluster test beside it), and then the node that came back is the
+      // primary and the other one its replica. The processes go through that too.
+      const majority = Math.floor(sentinels.length / 2) + 1;
       let seen = '';
-      await within(limitMs, `the sentinels see port ${node.port} as a replica in good standing`, async () => {
-        seen = '';
-        for (const s of sentinels) {
-          const list = (await ask(s.port, undefined, 'SENTINEL', 'replicas', name)) as string[][];
-          const entry = list
-            .map((fields) =>
-              Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : []))),
+      await within(
+        limitMs,
+        `port ${node.port} is back: a primary and its replica in sync, seen by ${majority} sentinels`,
+        async () => {
+          seen = '';
+          const primary = await topology.primary();
+          const replica = topology.replicaOf(primary);
+          seen += ` primary ${primary.port};`;
+          const info = String(await ask(replica.port, password, 'INFO', 'replication'));
+          if (!/role:slave/.test(info) || !/master_link_status:up/.test(info)) return false;
+          if (!new RegExp(`master_port:${primary.port}\\b`).test(info)) return false;
+          const pinfo = String(await ask(primary.port, password, 'INFO', 'replication'));
+          if (!/connected_slaves:[1-9]/.test(pinfo)) return false;
+          let good = 0;
+          for (const s of sentinels) {
+            const list = (await ask(s.port, undefined, 'SENTINEL', 'replicas', name)) as string[][];
+            const entry = list
+              .map((fields) =>
+                Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : []))),
+              )
+              .find((e) => Number(e.port) === replica.port);
+            const names = (await ask(
+              s.port,
+              undefined,
+              'SENTINEL',
+              'get-master-addr-by-name',
+              name,
+            )) as string[];
+            seen += ` sentinel ${s.port} (primary ${names?.[1]}): ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : `no entry for ${replica.port} among ${list.length}`};`;
+            if (
+              entry?.flags === 'slave' &&
+              entry['master-link-status'] === 'ok' &&
+              Number(entry['master-port']) === primary.port
             )
-            .find((e) => Number(e.port) === node.port);
-          const names = (await ask(
-            s.port,
-            undefined,
-            'SENTINEL',
-            'get-master-addr-by-name',
-            name,
-          )) as string[];
-          seen += ` sentinel ${s.port} (primary ${names?.[1]}): ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : `no entry among ${list.length}`};`;
-          if (entry?.flags !== 'slave' || entry['master-link-status'] !== 'ok') return false;
-          if (Number(entry['master-port']) !== primary.port) return false;
-        }
-        return true;
-      }).catch((err: Error) => {
+              good++;
+          }
+          return good >= majority;
+        },
+      ).catch((err: Error) => {
         err.message += ` (last seen:${seen})`;
         throw err;
       });
