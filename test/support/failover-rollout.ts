@@ -74,6 +74,11 @@ export interface FailoverRolloutResult {
   /** Creates the processes held back for want of a replica's acknowledgement (from their logs). */
   heldBack: number;
   failoverMs: number[];
+  /**
+   * Sentinel: failovers the sentinels made that the scenario did not ask for (on a busy machine
+   * a primary sometimes misses the 1 s down-after, and the sentinels fail over once more).
+   */
+  unplannedFailovers: number;
   processes: ProcessReport[];
   commands: CommandRun[];
   tasksCreated: number;
@@ -240,10 +245,12 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       (sum, p) => sum + p.output.split('\n').filter((l) => l.includes('create held back')).length,
       0,
     );
+    const unplannedFailovers = sentinel ? (await sentinel.failovers()) - failoverMs.length : 0;
     return {
       judgement,
       records,
       createdDuringHold,
+      unplannedFailovers,
       heldBack,
       failoverMs,
       processes,

@@ -180,6 +180,8 @@ export interface SentinelTopology {
    * a primary, the other node its replica in sync, fit for promotion at a majority of sentinels.
    */
   rejoin(node: RedisNode, limitMs?: number): Promise<void>;
+  /** Failovers the sentinels carried out so far (the primary's config epoch, highest among them). */
+  failovers(): Promise<number>;
   holdReplication(replica: RedisNode): Promise<void>;
   releaseReplication(replica: RedisNode): Promise<void>;
   stop(): Promise<void>;
@@ -333,6 +335,18 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
         err.message += ` (last seen:${seen})`;
         throw err;
       });
+    },
+    async failovers() {
+      let epoch = 0;
+      for (const s of sentinels) {
+        try {
+          const m = (await ask(s.port, undefined, 'SENTINEL', 'master', name)) as string[];
+          epoch = Math.max(epoch, Number(m[m.indexOf('config-epoch') + 1]) || 0);
+        } catch {
+          // a sentinel that does not answer tells nothing
+        }
+      }
+      return epoch;
     },
     async holdReplication(replica) {
       // Wrong credentials for the primary, then the link dropped: the replica cannot come back.

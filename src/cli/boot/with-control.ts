@@ -6,6 +6,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { type Confirmation, startReplicaWait } from '../../lib/redis/replica-wait.js';
 import type { ControlDeps, EventLog } from '../../rollout/index.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { type StateAccess, withState } from './open-state.js';
@@ -28,11 +29,40 @@ export function addStateOptions(command: Command): Command {
   );
 }
 
-/** Opens the state, runs `work` with the control dependencies, closes it. */
+/** What became of an action's writes on the replicas (`confirm`); undefined when nothing to wait for. */
+export type ReplicaCheck = Confirmation | undefined;
+
+/**
+ * Opens the state, runs `work` with the control dependencies, closes it. `confirm`: the work
+ * writes, and its writes are then confirmed by WAIT as a create's pre-write is
+ * (`redis.minReplicasForCreate`, replica-wait.ts): `onReplicas` is told whether a replica
+ * acknowledged them. Without that, an action the command reported done can be undone by a
+ * failover right after it (the promoted replica never had it).
+ */
 export async function withControl<T>(
   flags: { config?: string },
   work: (deps: ControlDeps & { events: EventLog; state: StateAccess }) => Promise<T>,
+  confirm?: { onReplicas(check: ReplicaCheck): void },
 ): Promise<T> {
   const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
-  return withState(config, (state) => work({ ...state, clock: state.clock, state }));
+  return withState(config, async (state) => {
+    if (!confirm) return work({ ...state, clock: state.clock, state });
+    const wait = await startReplicaWait({
+      redis: state.redis,
+      key: state.keys.clock,
+      flagKey: state.keys.replicated,
+      topology: config.redis?.kind ?? 'standalone',
+      minReplicas: config.minReplicasForCreate,
+      ...(config.replicaWaitMs === undefined ? {} : { timeoutMs: config.replicaWaitMs }),
+      refreshMs: 0,
+    });
+    try {
+      const mark = wait.mark();
+      const result = await work({ ...state, clock: state.clock, state });
+      confirm.onReplicas(mark.needed > 0 ? await wait.confirm(mark) : undefined);
+      return result;
+    } finally {
+      wait.close();
+    }
+  });
 }

@@ -21,7 +21,7 @@ describe('a rollout on Redis Sentinel through two failovers', () => {
       ...(log ? { log } : {}),
     });
     log?.(
-      `failovers ${result.failoverMs.map((ms) => Math.round(ms)).join(', ')} ms; held back ${result.heldBack}; created during hold ${result.createdDuringHold}; ${Math.round(result.realMs)} ms`,
+      `failovers ${result.failoverMs.map((ms) => Math.round(ms)).join(', ')} ms (${result.unplannedFailovers} unasked); held back ${result.heldBack}; created during hold ${result.createdDuringHold}; ${Math.round(result.realMs)} ms`,
     );
 
     expect(result.judgement.notSettled).toEqual([]);
@@ -41,7 +41,11 @@ describe('a rollout on Redis Sentinel through two failovers', () => {
       result.processes.reduce((sum, p) => sum + p.createdAfterLastFailover, 0),
       'tasks made after the last failover',
     ).toBeGreaterThan(0);
-    for (const c of result.commands) expect(c.code, `${c.args.join(' ')}: ${c.output}`).toBe(0);
+    for (const c of result.commands)
+      expect(
+        c.code,
+        `${c.args.join(' ')}: ${c.output} (failovers the sentinels made unasked: ${result.unplannedFailovers})`,
+      ).toBe(0);
     expect(result.commands.map((c) => c.args[0])).toEqual([
       'status',
       'pause',
