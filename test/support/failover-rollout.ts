@@ -81,6 +81,11 @@ export interface FailoverRolloutResult {
   unplannedFailovers: number;
   processes: ProcessReport[];
   commands: CommandRun[];
+  /**
+   * Actions sent again: their command had warned that a failover could undo them (no replica
+   * acknowledged the write), and one did.
+   */
+  resent: CommandRun[];
   tasksCreated: number;
   maxConcurrentTasks: number;
   realMs: number;
@@ -154,6 +159,7 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     const failoverMs: number[] = [];
     let createdDuringHold = 0;
     const commands: CommandRun[] = [];
+    const resent: CommandRun[] = [];
 
     let beforeLast = new Map<number, Set<number>>();
     await createdAtLeast(Math.ceil(n / 4));
@@ -208,15 +214,29 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     }
 
     // The operator commands through the new primary (after the last failover): status, pause (nothing new starts), resume.
+    // An action whose command warned that its write was not on a replica yet (a failover under
+    // way: here one the sentinels made unasked, the machine being busy) is looked at again once
+    // the topology is whole, as the warning asks, and sent again when the failover undid it.
+    const act = async (args: string[], done: (phase: string | undefined) => boolean) => {
+      const first = await cli(h, args);
+      commands.push(first);
+      if (!/could undo it/.test(first.output)) return;
+      if (sentinel) await sentinel.whole(30_000, 'after a warned action: ');
+      else await new Promise((r) => setTimeout(r, 3000));
+      const now = await h.waitFor(() => true, 10_000);
+      if (done(now.rollouts[0]?.phase)) return;
+      log(`${args.join(' ')} was undone by a failover after it warned: sent again`);
+      resent.push(await cli(h, args));
+    };
     commands.push(await cli(h, ['status']));
-    commands.push(await cli(h, ['pause', rolloutId]));
+    await act(['pause', rolloutId], (phase) => phase === 'paused');
     const paused = await h.waitFor((s) => s.rollouts[0]?.phase === 'paused', 10_000).catch(() => undefined);
     commands.push({
       args: ['(phase after pause)'],
       code: paused ? 0 : 1,
       output: paused?.rollouts[0]?.phase ?? '?',
     });
-    commands.push(await cli(h, ['resume', rolloutId]));
+    await act(['resume', rolloutId], (phase) => phase !== 'paused');
 
     const final = await h.waitFor(converged, options.convergeMs ?? 90_000);
     commands.push(await cli(h, ['report', '--format', 'csv']));
@@ -255,6 +275,7 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       failoverMs,
       processes,
       commands,
+      resent,
       tasksCreated: stats.tasksCreated,
       maxConcurrentTasks: stats.maxConcurrentTasks,
       realMs: performance.now() - started,

@@ -180,6 +180,8 @@ export interface SentinelTopology {
    * a primary, the other node its replica in sync, fit for promotion at a majority of sentinels.
    */
   rejoin(node: RedisNode, limitMs?: number): Promise<void>;
+  /** Waits until a primary named by the sentinels has the other node as a replica in sync, fit for promotion. */
+  whole(limitMs?: number, what?: string): Promise<void>;
   /** Failovers the sentinels carried out so far (the primary's config epoch, highest among them). */
   failovers(): Promise<number>;
   holdReplication(replica: RedisNode): Promise<void>;
@@ -284,6 +286,9 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
     },
     async rejoin(node, limitMs = 20_000) {
       await restartNode(node, password, (await topology.primary()).port);
+      await topology.whole(limitMs, `port ${node.port} is back: `);
+    },
+    async whole(limitMs = 20_000, what = '') {
       // Healthy again: a primary named by the sentinels, and the other data node its replica in
       // sync, counted fit for promotion by a majority of the sentinels (they elect the leader
       // that promotes at the next kill). The primary is asked anew at each look: on a busy
@@ -295,7 +300,7 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       let seen = '';
       await within(
         limitMs,
-        `port ${node.port} is back: a primary and its replica in sync, seen by ${majority} sentinels`,
+        `${what}a primary and its replica in sync, seen by ${majority} sentinels`,
         async () => {
           seen = '';
           const primary = await topology.primary();
