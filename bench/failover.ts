@@ -127,8 +127,8 @@ process.stdout.write(`${lines.join('\n')}\n\n`);
 
 if (!process.argv.includes('--skip-scenario')) {
   const rows: string[] = [
-    '| run | WAIT | creates during the hold | held back | second tasks | mismatches | unknowable | failovers (ms) | real s |',
-    '|---|---|---:|---:|---:|---:|---:|---|---:|',
+    '| run | WAIT | creates during the hold | held back | second tasks | mismatches | unknowable | failovers (ms) | unasked failovers | real s |',
+    '|---|---|---:|---:|---:|---:|---:|---|---:|---:|',
   ];
   const scenario: unknown[] = [];
   for (const minReplicas of [0, undefined]) {
@@ -154,12 +154,14 @@ if (!process.argv.includes('--skip-scenario')) {
           unknowable: r.judgement.unknowable.length,
           notSettled: r.judgement.notSettled.length,
           failoverMs: r.failoverMs.map(Math.round),
+          unplannedFailovers: r.unplannedFailovers,
+          resent: r.resent.length,
           realMs: Math.round(r.realMs),
           counts: r.counts,
         };
         scenario.push(row);
         rows.push(
-          `| ${i} | ${label} | ${row.createdDuringHold} | ${row.heldBack} | ${row.doubleTasks.length} | ${row.mismatches.length} | ${row.unknowable} | ${row.failoverMs.join(', ')} | ${(row.realMs / 1000).toFixed(0)} |`,
+          `| ${i} | ${label} | ${row.createdDuringHold} | ${row.heldBack} | ${row.doubleTasks.length} | ${row.mismatches.length} | ${row.unknowable} | ${row.failoverMs.join(', ')} | ${row.unplannedFailovers} | ${(row.realMs / 1000).toFixed(0)} |`,
         );
         say(`  → ${JSON.stringify({ ...row, mismatches: row.mismatches.slice(0, 5) })}`);
       } catch (err) {
