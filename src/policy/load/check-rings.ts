@@ -7,17 +7,24 @@
  */
 import type { SourceIssue } from '../../lib/errors.js';
 import { locateField } from '../../lib/source/yaml-source.js';
-import type { LoadedPolicy } from './load-policies.js';
+import type { Policy } from '../schema.js';
+
+/** A policy as loaded from its file (load-policies.ts's LoadedPolicy, named here to keep no cycle). */
+interface LoadedPolicy {
+  policy: Pick<Policy, 'name' | 'after'>;
+  file: string;
+  text: string;
+}
 
 /** The policies that are part of a cycle of `after`, each with its issue. */
-export function ringCycleIssues(
-  loaded: readonly LoadedPolicy[],
-): { loaded: LoadedPolicy; issue: SourceIssue }[] {
+export function ringCycleIssues<L extends LoadedPolicy>(
+  loaded: readonly L[],
+): { loaded: L; issue: SourceIssue }[] {
   const byName = new Map(loaded.map((l) => [l.policy.name, l]));
   const inCycle = new Map<string, string[]>();
   for (const start of loaded) {
     const path: string[] = [];
-    let at: LoadedPolicy | undefined = start;
+    let at: L | undefined = start;
     while (at && !path.includes(at.policy.name)) {
       path.push(at.policy.name);
       const next: string | undefined = at.policy.after?.policy;
@@ -28,7 +35,7 @@ export function ringCycleIssues(
     if (cycle[0] === start.policy.name) inCycle.set(start.policy.name, [...cycle, start.policy.name]);
   }
   return [...inCycle].map(([name, cycle]) => {
-    const l = byName.get(name) as LoadedPolicy;
+    const l = byName.get(name) as L;
     const pos = locateField(l.text, ['after', 'policy']);
     return {
       loaded: l,

@@ -41,10 +41,10 @@ function rollout(
   };
 }
 
-const after = (input: Record<string, unknown>) => After.parse(input);
+const ringAfter = (input: Record<string, unknown>) => After.parse(input);
 
 describe('judgeRing', () => {
-  const ring = after({ policy: 'canary', soak: '1d', require: { verifiedRatio: 0.9 } });
+  const ring = ringAfter({ policy: 'canary', soak: '1d', require: { verifiedRatio: 0.9 } });
 
   it('waits while the build has not started, runs, or soaks; says until when', () => {
     expect(judgeRing(ring, '19.480-2', undefined, NOW)).toMatchObject({
@@ -182,7 +182,7 @@ describe('chooseBuild', () => {
   });
 
   it('after: the newest build the ring released; what waits is the newest the target names', async () => {
-    const ring = after({ policy: 'canary', soak: '1d' });
+    const ring = ringAfter({ policy: 'canary', soak: '1d' });
     const read = new Map<string, CurrentRollout>([
       ['canary@19.470-4', rollout('canary', '19.470-4')],
       ['canary@19.480-2', rollout('canary', '19.480-2', { convergedAt: NOW - H })],
@@ -205,7 +205,7 @@ describe('chooseBuild', () => {
   });
 
   it('never back: a rollout of a newer build goes on when the ring releases only older ones; a halt there is its verdict', async () => {
-    const ring = after({ policy: 'canary' });
+    const ring = ringAfter({ policy: 'canary' });
     const current = rollout('production', '19.480-2', { phase: 'running', convergedAt: undefined });
     const read = new Map<string, CurrentRollout>([
       ['canary@19.470-4', rollout('canary', '19.470-4')],
