@@ -49,8 +49,11 @@ export interface Disagreement {
 export interface Judgement {
   mismatches: Disagreement[];
   unknowable: Disagreement[];
-  /** Collectors with more than one task in the simulator. */
-  doubleTasks: { id: number; tasks: number }[];
+  /**
+   * Collectors with more than one task in the simulator, with the evidence to find out how: the
+   * service's tasks (request and finish times, result) and our record's attempts and state.
+   */
+  doubleTasks: { id: number; tasks: number; evidence?: unknown }[];
   /** Records without an outcome. */
   notSettled: { id: number; state: string }[];
   /** Collectors the rollout should have found, without a record. */
@@ -124,8 +127,35 @@ export function judgeOutcomes(
   const out: Judgement = { mismatches: [], unknowable: [], doubleTasks: [], notSettled: [], missing: [] };
   const seen = new Set(records.map((r) => r.id));
   out.missing = [...expected].filter((id) => !seen.has(id)).sort((a, b) => a - b);
+  const recordOf = new Map(records.map((r) => [r.id, r]));
   for (const c of sim.values())
-    if (c.tasks.length > 1) out.doubleTasks.push({ id: c.id, tasks: c.tasks.length });
+    if (c.tasks.length > 1) {
+      const r = recordOf.get(c.id);
+      out.doubleTasks.push({
+        id: c.id,
+        tasks: c.tasks.length,
+        evidence: {
+          service: c.tasks.map((t) => ({
+            id: t.id,
+            requestTime: t.requestTime,
+            finishTime: t.finishTime,
+            result: t.result,
+            message: t.message,
+          })),
+          aliveChanges: c.aliveChanges,
+          refusals: c.refusals,
+          record: r && {
+            state: r.state,
+            attempts: r.attempts,
+            admissions: r.admissions,
+            retries: r.retries,
+            taskId: r.taskId,
+            message: r.message,
+            attemptLog: r.attemptLog,
+          },
+        },
+      });
+    }
   for (const r of records) {
     if (!isSettled(r.state)) {
       out.notSettled.push({ id: r.id, state: r.state });
