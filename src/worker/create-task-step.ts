@@ -79,6 +79,26 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
     if (err instanceof CreateNotSent) return done;
     if (err instanceof PreWriteNotDurable) return notDurable(ctx, err.message, err.resent);
     const budget = err instanceof FleetError && err.code === 'FLEET_ERR_API_BUDGET';
+    if (
+      resend &&
+      ctx.record.state === 'creating' &&
+      (budget || (err instanceof ApiError && !(err.status !== undefined && err.status < 300)))
+    ) {
+      // A create went out before and its answer was lost; this one was refused (a 429 storm, 5xx,
+      // a budget that did not let it go) and says nothing of that one, which may have made a
+      // task. Tried again later through the admitter, it would make a second task once that one
+      // ended: only the listings can tell (reconciling).
+      await ctx.apply(
+        {
+          type: 'task_unknown',
+          proven: false,
+          message: `a create went unanswered, and sent again it was refused: ${(err as Error).message}`,
+        },
+        { counters },
+      );
+      log.warn({ err: (err as Error).message }, 'create of unknown outcome, its resend refused; reconciling');
+      return done;
+    }
     if (ctx.record.state === 'admitted' && (err instanceof ApiError || budget)) {
       // The API budget did not let it go: nothing was sent. Back to the admitter.
       await ctx.apply(

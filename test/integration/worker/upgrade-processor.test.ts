@@ -732,6 +732,32 @@ describe('processUpgrade: creates of unknown outcome', () => {
     expect((await h.rollouts.get(h.rolloutId))?.createRequests).toBe(2);
   });
 
+  // Found by the chaos test (seed 22): a create dropped after the service acted, sent again into
+  // a 429 storm, went to waiting_retry; admitted again after the first task had failed, it made a
+  // second task.
+  it('a create sent again after one whose answer was lost, refused on every retry, is reconciled: never tried again through the admitter', async () => {
+    let posts = 0;
+    const h = await harness({
+      baseUrl: async (t) => {
+        const faulty = await faultyProxy(t, (req) =>
+          req.method === 'POST' && ++posts > 1 ? 503 : undefined,
+        );
+        const proxy = await startDroppingProxy(faulty.url, (req) => req.method === 'POST' && posts === 1);
+        return proxy.baseUrl;
+      },
+    });
+    await h.seed(C.web1);
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(posts).toBeGreaterThan(2);
+    const r = await h.record(C.web1);
+    expect(r).toMatchObject({ state: 'reconciling', attempts: 1 });
+    expect(r.taskProven ?? false).toBe(false);
+    expect(await h.slots()).toEqual([C.web1]);
+    // The first create made a task; nothing will send another.
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
+    expect(await h.admit()).toEqual([]);
+  });
+
   // Issue 12: `creating` was written before the create waited for the API budget, so a process
   // killed while it waited left a create of unknown outcome that had never been sent.
   it('writes creating only once the budget lets the create go; a budget that never does leaves it admitted, withdrawn', async () => {
