@@ -155,6 +155,15 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       return { kind: 'delay', ms: pollDelay(ctx, 0) };
     }
     case 'collector.not.alive':
+      if (resend) {
+        // Sent again after a create that went unanswered: that one may have made a task before the
+        // Collector stopped heartbeating. Only the listings can tell.
+        await ctx.apply(
+          { type: 'task_unknown', proven: false, message: `sent again: ${result.message}` },
+          { counters },
+        );
+        return done;
+      }
       await ctx.apply(
         { type: 'not_alive', message: result.message },
         { counters, retryReason: 'collector_not_alive' },

@@ -758,6 +758,33 @@ describe('processUpgrade: creates of unknown outcome', () => {
     expect(await h.admit()).toEqual([]);
   });
 
+  it('a create sent again after one whose answer was lost, answered collector.not.alive, is reconciled: the first may have made a task', async () => {
+    let posts = 0;
+    const h = await harness({
+      baseUrl: async (t) =>
+        (
+          await startStubServer(async (req, res) => {
+            const first = req.method === 'POST' && ++posts === 1;
+            const answer = await forward(t, req);
+            if (first) {
+              // The service made the task; then the Collector stops heartbeating, and the answer is lost.
+              await patchSimCollector(t, C.web1, { alive: false });
+              res.socket?.destroy();
+              return;
+            }
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(answer.text);
+          })
+        ).baseUrl,
+    });
+    await h.seed(C.web1);
+    expect(await h.step(C.web1)).toEqual({ kind: 'done' });
+    expect(posts).toBe(2);
+    expect(await h.record(C.web1)).toMatchObject({ state: 'reconciling', attempts: 1 });
+    expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
+    expect(await h.admit()).toEqual([]);
+  });
+
   // Issue 12: `creating` was written before the create waited for the API budget, so a process
   // killed while it waited left a create of unknown outcome that had never been sent.
   it('writes creating only once the budget lets the create go; a budget that never does leaves it admitted, withdrawn', async () => {
