@@ -764,11 +764,16 @@ describe('processUpgrade: creates of unknown outcome', () => {
       baseUrl: async (t) =>
         (
           await startStubServer(async (req, res) => {
-            const first = req.method === 'POST' && ++posts === 1;
-            const answer = await forward(t, req);
-            if (first) {
-              // The service made the task; then the Collector stops heartbeating, and the answer is lost.
-              await patchSimCollector(t, C.web1, { alive: false });
+            const post = req.method === 'POST' ? ++posts : 0;
+            // The second create is answered as the service answers a Collector that is not alive
+            // (the simulator says collector.in.upgrading while a task runs, whatever the heartbeat;
+            // a service need not): the same create for the fleet's offline Collector.
+            const answer = await forward(
+              t,
+              post === 2 ? { ...req, body: req.body?.replace(String(C.web1), String(C.offline)) } : req,
+            );
+            if (post === 1) {
+              // The service made the task, and the answer is lost.
               res.socket?.destroy();
               return;
             }
@@ -780,7 +785,10 @@ describe('processUpgrade: creates of unknown outcome', () => {
     await h.seed(C.web1);
     expect(await h.step(C.web1)).toEqual({ kind: 'done' });
     expect(posts).toBe(2);
-    expect(await h.record(C.web1)).toMatchObject({ state: 'reconciling', attempts: 1 });
+    const r = await h.record(C.web1);
+    expect(r).toMatchObject({ state: 'reconciling', attempts: 1 });
+    expect(r.taskProven ?? false).toBe(false);
+    expect(r.message).toMatch(/not alive/);
     expect((await h.t.simCollector(C.web1)).tasks).toHaveLength(1);
     expect(await h.admit()).toEqual([]);
   });
