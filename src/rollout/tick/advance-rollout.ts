@@ -93,7 +93,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
         room: 0,
         onlyBelowMinimum: true,
         belowMinimumQueued,
-        waiting: pass.waiting,
+        waiting: await waitingNow(ctx, pass),
         probes: pass.probes,
         lengths,
       });
@@ -120,7 +120,7 @@ export async function advanceRollout(ctx: TickContext, pass: RolloutPass): Promi
       now: ctx.clock.now(),
       room,
       belowMinimumQueued,
-      waiting: pass.waiting,
+      waiting: await waitingNow(ctx, pass),
       probes: pass.probes,
       lengths,
     });
@@ -249,6 +249,17 @@ async function scanStep(
 }
 
 /**
+ * The organizations that wait now: the round's (problems, operators' pauses as the round began)
+ * and those an operator paused since (`pause --org` during the round's passes), read again before
+ * each admission, so that nothing of an organization starts once its pause has been answered.
+ */
+async function waitingNow(ctx: TickContext, pass: RolloutPass): Promise<ReadonlySet<string>> {
+  const stored = await ctx.rollouts.get(pass.draft.view.id);
+  const paused = (stored?.pausedOrgs ?? []).map((p) => p.org);
+  return paused.length ? new Set([...pass.waiting, ...paused]) : pass.waiting;
+}
+
+/**
  * Admission between two pages of a listing: during a rollout's first scan, the Collectors of each
  * page may start at once, rather than after the whole listing (at 4 requests/s, 100,000
  * Collectors take 25 s to list), within the room of the waves planned on the Collectors found so
@@ -289,7 +300,7 @@ async function admitBetweenPages(
     room,
     ...(open ? {} : { onlyBelowMinimum: true }),
     belowMinimumQueued: outside.queued,
-    waiting: new Set([...pass.waiting, ...pass.probes]),
+    waiting: new Set([...(await waitingNow(ctx, pass)), ...pass.probes]),
     lengths,
   });
   return admitted.records.map(keyOf);

@@ -156,8 +156,10 @@ describe('operator actions scoped to one organization', () => {
     harness = await startSharedSimOrgs({
       timeScale: TIME_SCALE,
       orgs: [
-        { fleet: org('a', 12, { upgradeSeconds: 120 }) },
-        { fleet: org('b', 12, { upgradeSeconds: 120 }) },
+        // 10 simulated minutes each (2 s real): the pause lands while a still has Collectors to
+        // start (at 120 s, 0.4 s real, a was done before the CLI had started on a busy machine).
+        { fleet: org('a', 12, { upgradeSeconds: 600 }) },
+        { fleet: org('b', 12, { upgradeSeconds: 600 }) },
       ],
       policy: { name: 'held', maxInFlight: 4, verify: false, poll: { initial: '30s', max: '1m' } },
     });
