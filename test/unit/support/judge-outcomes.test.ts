@@ -176,7 +176,17 @@ describe('judgeOutcomes', () => {
       new Set([1, 3]),
     );
     expect(j.notSettled).toEqual([{ id: 1, state: 'pending' }]);
-    expect(j.doubleTasks).toEqual([{ id: 2, tasks: 2 }]);
+    expect(j.doubleTasks).toMatchObject([{ id: 2, tasks: 2 }]);
+    // With the evidence to find out how: the service's tasks (no record of ours here).
+    const evidence = j.doubleTasks[0]?.evidence as {
+      service: { id: unknown; result: unknown }[];
+      record?: unknown;
+    };
+    expect(evidence.service.map((t) => [t.id, t.result])).toEqual([
+      [21, 'failed'],
+      [22, 'succeeded'],
+    ]);
+    expect(evidence.record).toBeUndefined();
     expect(j.missing).toEqual([3]);
   });
 });
