@@ -2,7 +2,7 @@
  * The cohort gate of a rollout (policy `cohorts`), judged by the scheduler at each tick from the
  * counts per cohort and state that the store keeps (one HGETALL): failures are the states the
  * failure gate counts as bad (failed, timed_out, error, unhealthy), outcomes those plus
- * succeeded. A cohort that judge-cohorts.ts finds significantly above the limit is quarantined:
+ * succeeded and verifying (a task ended well, its verification under way). A cohort that judge-cohorts.ts finds significantly above the limit is quarantined:
  * recorded on the rollout first (so the admitter holds its Collectors from then on, whatever
  * happens next), then its waiting Collectors (queued, waiting_retry) move to `quarantined`, and
  * a `cohort.quarantined` event says so. Tasks under way finish. An operator's
@@ -36,7 +36,11 @@ export function cohortStats(counts: ReadonlyMap<string, StateCounts>): Map<strin
   const out = new Map<string, CohortStats>();
   for (const [key, c] of counts) {
     const failures = BAD_STATES.reduce((n, s) => n + (c[s] ?? 0), 0);
-    out.set(key, { failures, outcomes: failures + (c.succeeded ?? 0) });
+    // A Collector under verification finished its task well: counted with the successes. Left
+    // out, every success waited the verification's bake while a failure (which ends at its first
+    // step) counted at once, and a healthy cohort's first outcomes were mostly its failures.
+    // Counted, the bound stays a lower bound: a verified Collector can only add failures later.
+    out.set(key, { failures, outcomes: failures + (c.succeeded ?? 0) + (c.verifying ?? 0) });
   }
   return out;
 }

@@ -81,7 +81,8 @@ export function formatPercent(ratio: number): string {
  * What the caller counts, per cohort, over the rollout (since the last resume, like the failure
  * gate): `failures` are the Collectors whose outcome is bad for the gate (`failed`, `timed_out`,
  * `error`, `unhealthy`: collector-state.ts `gateClass(s) === 'bad'`); `outcomes` are those plus
- * the good ones (`succeeded`). Not counted at all: Collectors without an outcome yet (including
+ * the good ones (`succeeded`, and `verifying`: its task ended well; counted at once, as a failure
+ * is, so that the early sample is not its failures alone). Not counted at all: Collectors without an outcome yet (including
  * those waiting for a `retry` of their failure cause), `manual` ones (on the worklist), and
  * `not_alive`, `rejected`, `skipped`, `aborted`, `quarantined`: they say nothing about whether
  * the build works on the cohort, and counting them as outcomes would dilute its failure rate.
