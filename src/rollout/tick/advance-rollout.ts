@@ -35,6 +35,7 @@ import { judgeCohortGate, tripFailureGate } from '../gates/index.js';
 import { admits, type RolloutDraft } from '../life/index.js';
 import { reconcileUnknownTasks, scanUpgradable } from '../listings/index.js';
 import { abortRollout } from '../operator/index.js';
+import { eachOrgAtOnce } from './each-org-at-once.js';
 import { learnDurations } from './learn-first-read.js';
 import { learnLengths, longestFirst } from './learn-lengths.js';
 import { moveWaves } from './move-waves.js';
@@ -233,9 +234,7 @@ async function scanStep(
         'scan found Collectors',
       );
   };
-  const results = await Promise.allSettled(pass.orgs.map(scanOrg));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  await eachOrgAtOnce(pass.orgs, scanOrg);
   memory.lastScan.set(rollout.id, now);
   draft.add('scans', 1);
   draft.set({ lastScanAt: now });

@@ -16,6 +16,7 @@ import {
 } from '../collector/index.js';
 import type { RolloutDraft, RolloutRecord } from '../life/index.js';
 import { listingPass, tasksUnderWay, watchDecision } from '../listings/index.js';
+import { eachOrgAtOnce } from './each-org-at-once.js';
 import { dueAt, type OrgApi, type TickContext } from './tick-context.js';
 
 type ListingDeps = Pick<
@@ -82,9 +83,7 @@ export async function listingDue(
       if (!(await deps.orgFailed(o.org, err))) throw err;
     }
   };
-  const results = await Promise.allSettled(orgs.map(passOf));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  await eachOrgAtOnce(orgs, passOf);
   if (pages > 0) {
     const before = memory.pagesPerPass.get(rollout.id);
     memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
