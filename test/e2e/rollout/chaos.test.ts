@@ -68,7 +68,12 @@ describe('chaos: three organizations, SIGKILLs of every process and of Redis, ev
     expect(j.missing).toEqual([]);
     expect(j.notSettled).toEqual([]);
     expect(j.mismatches, table).toEqual([]);
-    for (const u of j.unknowable) expect(u.state).toBe('failed');
+    // What the service cannot show is recorded `unknown` (a create whose answer was lost, no task
+    // seen), or `failed` only when a task of unknown id was seen to end short of the build; the
+    // judge has checked each against the simulator's truth as far as it goes.
+    for (const u of j.unknowable) expect(['unknown', 'failed'], JSON.stringify(u)).toContain(u.state);
+    for (const u of j.unknowable.filter((x) => x.state === 'failed'))
+      expect(u.why, JSON.stringify(u)).toContain('id was never answered');
     // Every kind of outcome the fleets hold was reached (and so checked).
     expect(Object.keys(f.outcomes)).toEqual(
       expect.arrayContaining(['succeeded', 'failed', 'timed_out', 'not_alive']),

@@ -335,6 +335,9 @@ describe('logs', () => {
     capture.logger.info({ webhooks: settings, one: settings[0]?.secret }, 'settings');
     await record('rollout.started');
     await waitUntil(() => receiver.delivered().length === 1, 10_000, 'delivered');
+    // The receiver answers before the sender has read the answer and logged it: wait for the
+    // sender's own count of the delivery (counted just before its log line), not the receiver's.
+    await waitUntil(async () => (await counted('test', 'delivered')) >= 1, 5000, 'the delivery counted');
     await waitUntil(async () => (await counted('away', 'failed')) >= 2, 5000, 'the unreachable one failed');
     const text = capture.text();
     expect(text).toContain('webhook delivery failed');
