@@ -152,7 +152,14 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       );
       if (!applied) return done;
       log.info({ taskId: result.taskId, from: record.from, to: record.to }, 'task created');
-      return { kind: 'delay', ms: pollDelay(ctx, 0) };
+      // The rollout as it is now, not as the job found it: the scheduler may have begun watching
+      // the listings while this create waited for the budget (a rollout's first tasks, admitted
+      // during its first scan, before the scheduler decides to watch). Read as the job found it,
+      // each of them would read its status once for nothing.
+      const watchMs = await deps.rollouts.watchMs(ctx.rollout.id);
+      const { watchMs: _found, ...rollout } = ctx.rollout;
+      const current = { ...ctx, rollout: watchMs === undefined ? rollout : { ...rollout, watchMs } };
+      return { kind: 'delay', ms: pollDelay(current, 0) };
     }
     case 'collector.not.alive':
       if (resend) {

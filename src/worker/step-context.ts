@@ -43,8 +43,8 @@ export interface ProcessorDeps {
   /** Where an organization's problem is recorded (its part of every rollout then waits). */
   health?: Pick<OrgHealth, 'report'>;
   store: CollectorStore;
-  /** Reads a step's record with its rollout's fields in one round trip. */
-  rollouts: Pick<RolloutStore, 'loadStep'>;
+  /** Reads a step's record with its rollout's fields in one round trip (and `watchMs` alone). */
+  rollouts: Pick<RolloutStore, 'loadStep' | 'watchMs'>;
   clock: Clock;
   logger: Logger;
   events?: UpgradeEvents;

@@ -238,6 +238,17 @@ export class RolloutStore {
     return { record: raw ? (JSON.parse(raw) as CollectorRecord) : undefined, rollout };
   }
 
+  /**
+   * Whether the rollout watches its tasks now (`watchMs`), read alone: a job chooses its first
+   * status read after its create, which may have waited for the API budget while the scheduler
+   * began watching.
+   */
+  async watchMs(id: string): Promise<number | undefined> {
+    const raw = await this.redis.hget(this.keys.rollout(id), 'watchMs');
+    const ms = raw === null ? Number.NaN : Number(raw);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+
   /** Follows a rollout that is no longer current until its tasks of unknown id are resolved. */
   async follow(id: string, following: boolean): Promise<void> {
     // Never a rollout that is gone: a forget that won the race leaves no member behind.

@@ -402,6 +402,33 @@ describe('processUpgrade: a Collector that upgrades', () => {
     expect(await h.step(C.web1)).toEqual({ kind: 'delay', ms: 151_000 });
   });
 
+  it('sleeps as a watched task when the scheduler began watching while its create was on its way', async () => {
+    // The job found the rollout not watching; the create then waited (the budget) while the
+    // scheduler decided to watch the listings: the first read is the watched fallback, not the
+    // normal first poll (which, for a rollout's whole first batch, read each status for nothing).
+    let rollouts: RolloutStore | undefined;
+    let rolloutId = '';
+    const h = await harness({
+      api: (real) => ({
+        getTask: (id, signal) => real.getTask(id, signal),
+        createTask: async (input, signal, beforeSend) => {
+          // The first create: watching begins; the second: it ends.
+          const patch = input.collectorId === C.web1 ? { watchMs: 12_000 } : { watchMs: null };
+          await rollouts?.write({ id: rolloutId, phase: 'running' }, { patch }, 0);
+          return real.createTask(input, signal, beforeSend);
+        },
+      }),
+    });
+    rollouts = h.rollouts;
+    rolloutId = h.rolloutId;
+    await h.seed(C.web1);
+    expect(await h.step(C.web1)).toEqual({ kind: 'delay', ms: Math.round(SETTINGS.taskTimeoutMs / 3) });
+    // And the other way: the job found the rollout watching, which ended meanwhile: the normal first poll.
+    expect((await h.rollouts.loadStep(h.rolloutId, C.web2)).rollout?.watchMs).toBe(12_000);
+    await h.seed(C.web2);
+    expect(await h.step(C.web2)).toEqual({ kind: 'delay', ms: SETTINGS.pollInitialMs });
+  });
+
   it('upgrades an old Collector in increments within one task', async () => {
     const h = await harness();
     await h.seed(C.old);
