@@ -83,14 +83,25 @@ describe('a process killed with SIGKILL mid-rollout', () => {
     const code = await exitOf(second, 90_000);
     const records = await harness.records();
     expect(records.length).toBe(200);
-    const notFinal = records.filter((r) => !['succeeded', 'failed'].includes(r.state));
+    // `unknown` only for a create the kill cut off (issue 19): the service cannot say whether
+    // it made a task, so it is never sent again by itself.
+    const notFinal = records.filter((r) => !['succeeded', 'failed', 'unknown'].includes(r.state));
     expect(notFinal, second.output()).toEqual([]);
-    // Exit 2: the fleet has failures; 0 only when every one succeeded.
+    // Exit 2: the fleet has failures (or unknowns); 0 only when every one succeeded.
     expect(code).toBe(records.every((r) => r.state === 'succeeded') ? 0 : 2);
     const sim = new Map((await harness.simCollectors()).map((c) => [c.id, c]));
     expect([...sim.values()].filter((c) => c.tasks.length > 1).map((c) => c.id)).toEqual([]);
+    const unknown = records.filter((r) => r.state === 'unknown');
+    // At most the creates under way at the kill (40 in flight), in practice none or one or two.
+    expect(unknown.length).toBeLessThanOrEqual(40);
     for (const r of records) {
       const c = sim.get(r.id);
+      if (r.state === 'unknown') {
+        // Either no task was made, or one that ended short of the build: never a success.
+        expect(c?.tasks.length ?? 0, `collector ${r.id}`).toBeLessThanOrEqual(1);
+        expect(c?.tasks[0]?.result, `collector ${r.id}`).not.toBe('succeeded');
+        continue;
+      }
       expect(c?.tasks.length, `collector ${r.id}`).toBe(1);
       expect(c?.tasks[0]?.result === 'succeeded' ? 'succeeded' : 'failed').toBe(r.state);
     }
