@@ -200,7 +200,7 @@ export function registerFleetGauges(
   gauge(
     {
       name: 'fleet_upgrade_daemon_problem',
-      help: "1 for each problem of the daemon that a person must end, while it lasts: kind policy_invalid (subject: the policy file), target_not_offered (the policy), time_scale (the process's time scale is not the simulator's), credentials (the organization's key is refused). `fleet-upgrade status` says what ends each.",
+      help: "1 for each problem of the daemon that a person must end, while it lasts: kind policy_invalid (subject: the policy file), target_not_offered (the policy), time_scale (the process's time scale is not the simulator's), ring_undefined (the policy follows a ring no policy file defines), credentials (the organization's key is refused). `fleet-upgrade status` says what ends each.",
       labelNames: ['kind', 'subject'],
     },
     (s, g) => {

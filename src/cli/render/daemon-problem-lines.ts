@@ -29,6 +29,8 @@ export function daemonProblemText(p: DaemonProblemView, now: number): string {
           : `; the daemon looks again ${p.nextCheckAt > now ? `at ${formatWhen(p.nextCheckAt, now)}` : 'now'}`;
       return `policy ${oneLine(p.policy ?? p.subject)} ${since}: ${oneLine(p.reason)} — ${fix}${again}`;
     }
+    case 'ring_undefined':
+      return `policy ${oneLine(p.policy ?? p.subject)} ${since}: ${oneLine(p.reason)} — ${fix}`;
     case 'time_scale':
       return `${oneLine(p.process)} ${since}: ${oneLine(p.reason)} — ${fix}`;
     default:

@@ -3,7 +3,8 @@
  * not form a cycle (a → b → a would never start a build anywhere in it), so a cycle is refused at
  * load, each policy of it named with the file and line of its `after.policy`. A ring that follows
  * a policy no file defines is not refused (`plan --policy FILE` reads one file; `run` may get the
- * earlier policy later): its builds wait, and `status` says `... has not started in <name> yet`.
+ * earlier policy later): its builds wait, and the daemon shows the problem `ring_undefined` in
+ * `status` until the ring's file is added or the name corrected (cli/boot/policy-file-problems.ts).
  */
 import type { SourceIssue } from '../../lib/errors.js';
 import { locateField } from '../../lib/source/yaml-source.js';

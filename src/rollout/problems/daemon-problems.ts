@@ -20,7 +20,12 @@ import { replies } from '../../lib/redis/pipeline-replies.js';
 import type { Keys } from '../keys.js';
 
 /** Every kind of the daemon's problems, as `status --json`, `/status` and the metrics name them. */
-export const DAEMON_PROBLEM_KINDS = ['policy_invalid', 'target_not_offered', 'time_scale'] as const;
+export const DAEMON_PROBLEM_KINDS = [
+  'policy_invalid',
+  'target_not_offered',
+  'time_scale',
+  'ring_undefined',
+] as const;
 export type DaemonProblemKind = (typeof DAEMON_PROBLEM_KINDS)[number];
 
 export interface DaemonProblem {
@@ -46,6 +51,8 @@ export interface DaemonProblem {
   offers?: string[];
   /** target_not_offered: when the daemon looks at the build list again (the deployment's clock). */
   nextCheckAt?: number;
+  /** ring_undefined: the ring (`after.policy`) the policy follows, which no loaded file defines. */
+  after?: string;
   /** time_scale: this process's scale, and the simulator's. */
   timeScale?: number;
   simulatorTimeScale?: number;

@@ -152,6 +152,54 @@ describe('the daemon’s problems in status, /status, /readyz and the metrics', 
     expect(await exitOf(run, 20_000)).toBe(0);
   }, 120_000);
 
+  it('a policy that follows a ring no policy file defines: shown with its fix, gone once corrected', async () => {
+    harness = await startHarness({
+      fleet,
+      timeScale: 60,
+      policy: { name: 'prod', target: '19.470-4', after: { policy: 'stagng', soak: '1d' } },
+    });
+    const h = harness;
+    const port = await freeLoopbackPort();
+    const run = h.spawnCli(['run', '--policy', h.policyFile, '--listen', `127.0.0.1:${port}`]);
+    const seen = await until(
+      'the undefined ring in status',
+      async () => {
+        const s = await status(h);
+        return s.json.daemonProblems.length ? s : undefined;
+      },
+      20_000,
+      run.output,
+    );
+    expect(seen.json.daemonProblems).toEqual([
+      expect.objectContaining({
+        kind: 'ring_undefined',
+        policy: 'prod',
+        after: 'stagng',
+        file: h.policyFile,
+        reason: expect.stringMatching(/follows ring stagng .*no build starts in it/),
+        fix: `add the policy file of stagng to the daemon, or correct after.policy in ${h.policyFile}`,
+      }),
+    ]);
+    expect(flat(seen.text)).toMatch(/policy prod \(since .*\): follows ring stagng/);
+    expect(seen.json.rollouts).toEqual([]);
+    const metrics = await get(`http://127.0.0.1:${port}/metrics`);
+    expect(metrics.text).toContain('fleet_upgrade_daemon_problem{kind="ring_undefined",subject="prod"} 1');
+
+    // Corrected: the problem goes, and the build starts.
+    writeFileSync(h.policyFile, stringify({ name: 'prod', target: '19.470-4' }));
+    await until(
+      'the problem gone and the rollout started',
+      async () => {
+        const s = await status(h);
+        return s.json.daemonProblems.length === 0 && s.json.rollouts.length === 1 ? true : undefined;
+      },
+      20_000,
+      run.output,
+    );
+    run.kill('SIGTERM');
+    expect(await exitOf(run, 20_000)).toBe(0);
+  }, 120_000);
+
   it('a target the service does not offer: /readyz names the policy, one log line, gone once released', async () => {
     harness = await startHarness({
       fleet,
