@@ -162,6 +162,8 @@ export {
 } from './problems/index.js';
 export { policyOf, rolloutId } from './rollout-id.js';
 export {
+  type BuildChoice,
+  chooseBuild,
   DEFAULT_RETENTION_MS,
   KICK_DELAY_MS,
   LeaderLock,

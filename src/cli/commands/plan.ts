@@ -2,11 +2,11 @@
  * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
  * upgradable Collectors, applies the selection, and shows which Collectors would move from which
  * build to which, in 80 columns (`--wide`: every column whole). Creates nothing and needs no
- * Redis. The vendor's names reach the terminal only through `sanitizeLine` (the table) and
+ * Redis, except to decide a policy's `minAge` and `after` as the daemon would (plan-version-rules.ts). The vendor's names reach the terminal only through `sanitizeLine` (the table) and
  * `safeJson` (--json).
  */
 import { Command } from 'commander';
-import type { Collector, CollectorUpgradeClient } from '../../api/index.js';
+import type { BuildTarget, Collector, CollectorUpgradeClient } from '../../api/index.js';
 import { FleetError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { closeRedis, createRedis } from '../../lib/redis/create-redis.js';
@@ -22,6 +22,7 @@ import { EXIT } from '../boot/exit-codes.js';
 import { type FitColumn, fitTable } from '../render/fit-table.js';
 import { wrapText } from '../render/format-status.js';
 import { safeJson, sanitizeLine } from '../render/sanitize.js';
+import { plannedBuilds } from './plan-version-rules.js';
 
 export interface PlanRow {
   /** The Collector's organization. */
@@ -107,24 +108,41 @@ export function planCommand(): Command {
       const builds: Record<string, string> = {};
       const failed: string[] = [];
       let listed = 0;
+      const orgFailed = (org: string, err: unknown) => {
+        if (!(err instanceof FleetError)) throw err;
+        if (orgs.length === 1) throw err;
+        failed.push(`org ${org}: ${sanitizeLine(err.message)}`);
+      };
       try {
+        // What the target names in each organization; then what minAge and after let start now.
+        const lists = new Map<string, readonly BuildTarget[]>();
+        const named: Record<string, string> = {};
         for (const org of orgs) {
           try {
-            const found = await planOrg(apis.get(org).client, policy, org);
+            const targets = await apis.get(org).client.listTargets();
+            named[org] = targetOf(policy, targets);
+            lists.set(org, targets);
+          } catch (err) {
+            orgFailed(org, err);
+          }
+        }
+        const planned = await plannedBuilds(config, policy, lists, named);
+        for (const [org, build] of Object.entries(planned.builds)) {
+          try {
+            const found = await planOrg(apis.get(org).client, policy, org, build);
             rows.push(...found.rows);
             held.push(...found.held);
             listed += found.listed;
-            builds[org] = found.build;
+            builds[org] = build;
           } catch (err) {
-            if (!(err instanceof FleetError)) throw err;
-            if (orgs.length === 1) throw err;
-            failed.push(`org ${org}: ${sanitizeLine(err.message)}`);
+            orgFailed(org, err);
           }
         }
         const build = [...new Set(Object.values(builds))].join(', ');
+        const notes = planned.notes;
         if (flags.json) {
           process.stdout.write(
-            `${safeJson({ policy: policy.name, target: policy.target, build, builds, listed, collectors: rows, held, failed }, 2)}\n`,
+            `${safeJson({ policy: policy.name, target: policy.target, build, builds, listed, collectors: rows, held, notes, failed }, 2)}\n`,
           );
         } else {
           process.stdout.write(`${formatPlan(rows, orgs.length > 1, { wide: flags.wide })}\n`);
@@ -133,7 +151,7 @@ export function planCommand(): Command {
             `policy ${policy.name}: ${rows.length} of ${listed} offered ${listed === 1 ? 'Collector' : 'Collectors'} would move to ${sanitizeLine(build || '(none)')}` +
             `${offline ? ` (${offline} offline now)` : ''}; nothing was created.`;
           process.stdout.write(
-            `\n${[summary, ...heldLines(held)].flatMap((l) => (flags.wide ? [l] : wrapText(l, 80, '', '  '))).join('\n')}\n`,
+            `\n${[summary, ...heldLines(held), ...notes].flatMap((l) => (flags.wide ? [l] : wrapText(l, 80, '', '  '))).join('\n')}\n`,
           );
           for (const f of failed) process.stderr.write(`${f}\n`);
         }
@@ -145,13 +163,8 @@ export function planCommand(): Command {
     });
 }
 
-/** One organization's part of a plan: its build, and the Collectors that would move there. */
-async function planOrg(
-  client: CollectorUpgradeClient,
-  policy: Policy,
-  org: string,
-): Promise<{ build: string; rows: PlanRow[]; held: PlanHeld[]; listed: number }> {
-  const targets = await client.listTargets();
+/** The build the policy's target names in a build list; refused when the list offers none. */
+function targetOf(policy: Policy, targets: readonly BuildTarget[]): string {
   const build = resolveTarget(policy.target, targets);
   if (!build) {
     throw new FleetError(
@@ -159,6 +172,16 @@ async function planOrg(
       `target ${policy.target} is not offered by the service (offers: ${targets.map((t) => sanitizeLine(t.version)).join(', ')})`,
     );
   }
+  return build;
+}
+
+/** One organization's part of a plan: the Collectors that would move to `build` there. */
+async function planOrg(
+  client: CollectorUpgradeClient,
+  policy: Policy,
+  org: string,
+  build: string,
+): Promise<{ rows: PlanRow[]; held: PlanHeld[]; listed: number }> {
   const matches = compileSelection(policy);
   const rows: PlanRow[] = [];
   const held: PlanHeld[] = [];
@@ -188,7 +211,7 @@ async function planOrg(
       });
     }
   }
-  return { build, rows, held, listed };
+  return { rows, held, listed };
 }
 
 /**

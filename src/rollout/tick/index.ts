@@ -6,6 +6,7 @@
  */
 
 export { readBuildsSeen } from './builds-seen.js';
+export { type BuildChoice, chooseBuild } from './choose-build.js';
 export * from './leader-lock.js';
 export * from './scheduler.js';
 export * from './scheduler-loop.js';

@@ -5,8 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { CLI, exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
 
 const BUILDS = ['19.400-5', '19.450-12', '19.470-4'];
@@ -88,6 +89,33 @@ describe('fleet-upgrade commands', () => {
       /2 of 3 offered Collectors would move to 19\.470-4; nothing was created/,
     );
     expect((await harness.simStats()).tasksCreated).toBe(0);
+
+    // minAge: plan decides as the daemon would, from the ages seen here (in Redis).
+    const aged = join(dirname(harness.policyFile), 'aged.yaml');
+    writeFileSync(aged, stringify({ name: 'aged', select: { osName: ['Linux'] }, minAge: '14d' }));
+    const young = await cli(harness, ['plan', '--policy', aged, '--json']);
+    expect(young.code, young.out).toBe(0);
+    const waits = JSON.parse(young.out) as { builds: object; collectors: unknown[]; notes: string[] };
+    expect(waits.builds).toEqual({});
+    expect(waits.collectors).toEqual([]);
+    expect(waits.notes).toEqual([
+      expect.stringMatching(
+        /^policy aged: 19\.470-4 first seen here .*; it becomes a target once 14d old, at /,
+      ),
+      'policy aged: no build would start now (minAge)',
+    ]);
+    // Without the deployment's Redis it cannot tell: what the target names, and it says so.
+    const url = harness.env.REDIS_URL;
+    delete harness.env.REDIS_URL;
+    try {
+      const blind = await cli(harness, ['plan', '--policy', aged]);
+      expect(blind.code, blind.out).toBe(0);
+      expect(blind.out.replace(/\s+/g, ' ')).toMatch(
+        /2 of 3 offered Collectors would move to 19\.470-4; nothing was created\. policy aged has minAge; deciding as the daemon would needs the deployment's Redis, and none answers \(.*\): shown is what the target names, which the daemon may not start yet/,
+      );
+    } finally {
+      harness.env.REDIS_URL = url;
+    }
   }, 90_000);
 
   it('run --once exits 0 when every selected Collector succeeded; status and report show it', async () => {

@@ -134,6 +134,17 @@ describe('rings: staging → canary → production', () => {
       /canary.*19\.470-4 soaks in staging until \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? \(UTC\)/,
     );
     expect(shown.out).toMatch(/production.*19\.470-4 has not started in canary yet/);
+    // plan decides as the daemon does: nothing would start in production now (canary has not
+    // started the build: two soaks away, 12 real seconds), and it says why.
+    const planned = await cli(h, ['plan', '--policy', join(dir, 'production.yaml'), '--json']);
+    expect(planned.code, planned.out).toBe(0);
+    const plan = JSON.parse(planned.out) as { builds: object; collectors: unknown[]; notes: string[] };
+    expect(plan.builds).toEqual({});
+    expect(plan.collectors).toEqual([]);
+    expect(plan.notes).toEqual([
+      'policy production: 19.470-4 has not started in canary yet',
+      'policy production: no build would start now (after canary)',
+    ]);
 
     // Canary only after the soak; production only after canary converged and soaked.
     const s3 = await h.waitFor((s) => find(s.rollouts, 'canary@19.470-4') !== undefined, 30_000);
@@ -176,6 +187,20 @@ describe('rings: staging → canary → production', () => {
     expect(prodTasks).toEqual([]);
     const haltShown = await cli(h, ['status']);
     expect(haltShown.out).toMatch(/production.*19\.480-2 halted in canary/);
+    // plan: production stays on its build, with nothing left to move, and says why.
+    const prodPlan = await cli(h, ['plan', '--policy', join(dir, 'production.yaml'), '--json']);
+    expect(prodPlan.code, prodPlan.out).toBe(0);
+    const pp = JSON.parse(prodPlan.out) as { builds: object; collectors: unknown[]; notes: string[] };
+    expect(pp.builds).toEqual({ default: '19.470-4' });
+    expect(pp.collectors).toEqual([]);
+    expect(pp.notes).toEqual([
+      expect.stringMatching(/^policy production: 19\.480-2 halted in canary/),
+      'policy production: its rollout production@19.470-4 goes on (a rollout never goes back)',
+    ]);
+    const planText = await cli(h, ['plan', '--policy', join(dir, 'production.yaml')]);
+    expect(planText.out).toMatch(
+      /0 of \d+ offered Collectors would move to 19\.470-4.*19\.480-2 halted in canary/s,
+    );
     const history = await cli(h, ['history', 'production@19.480-2', '--json']);
     const types = (JSON.parse(history.out) as { events: { type: string }[] }).events.map((e) => e.type);
     expect(types).toContain('ring.waiting');
