@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { ORG_PROBLEM_KINDS } from '../../../src/metrics/fleet-snapshot.js';
 import { gateClass, isSettled, METRIC_STATES } from '../../../src/rollout/collector/index.js';
+import { DAEMON_PROBLEM_KINDS } from '../../../src/rollout/index.js';
 import {
   dashboardQueries,
   readCommittedDashboard,
@@ -164,6 +165,16 @@ describe('Prometheus configuration and alert rules', () => {
     expect(rule?.for).toBe('10m');
     expect(rule?.annotations?.summary).toContain('{{ $labels.kind }}');
     for (const kind of ORG_PROBLEM_KINDS)
+      expect(rule?.annotations?.description, kind).toContain(`eq $labels.kind "${kind}"`);
+  });
+
+  it("FleetUpgradeDaemonProblem: each of the daemon's own problems for 5 minutes, with advice for every kind", () => {
+    const rule = readAlertRules().find((r) => r.alert === 'FleetUpgradeDaemonProblem');
+    expect(rule?.expr).toBe(
+      'max by (kind, subject) (fleet_upgrade_daemon_problem{kind!="credentials"}) == 1',
+    );
+    expect(rule?.for).toBe('5m');
+    for (const kind of DAEMON_PROBLEM_KINDS)
       expect(rule?.annotations?.description, kind).toContain(`eq $labels.kind "${kind}"`);
   });
 
