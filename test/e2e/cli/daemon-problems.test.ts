@@ -68,6 +68,19 @@ async function status(h: Harness): Promise<{ text: string; json: FleetStatus }> 
   return { text: text.out, json: JSON.parse(json.out) as FleetStatus };
 }
 
+/** `status` (text and JSON) once it shows a problem of the daemon. */
+function problemShown(h: Harness, what: string, output: () => string) {
+  return until(
+    what,
+    async () => {
+      const s = await status(h);
+      return s.json.daemonProblems.length ? s : undefined;
+    },
+    20_000,
+    output,
+  );
+}
+
 const flat = (text: string) => text.replace(/\s+/g, ' ');
 
 /** `status --watch` until `pattern` shows (twice: it redraws), then Ctrl-C. */
@@ -98,15 +111,7 @@ describe('the daemon’s problems in status, /status, /readyz and the metrics', 
     await h.waitFor((s) => s.rollouts.length === 1, 30_000);
 
     writeFileSync(h.policyFile, stringify({ name: 'web', target: '19.470-4', waves: [{ size: 'abc' }] }));
-    const seen = await until(
-      'the invalid file in status',
-      async () => {
-        const s = await status(h);
-        return s.json.daemonProblems.length ? s : undefined;
-      },
-      20_000,
-      run.output,
-    );
+    const seen = await problemShown(h, 'the invalid file in status', run.output);
     expect(seen.json.daemonProblems).toEqual([
       expect.objectContaining({
         kind: 'policy_invalid',
@@ -161,15 +166,7 @@ describe('the daemon’s problems in status, /status, /readyz and the metrics', 
     const h = harness;
     const port = await freeLoopbackPort();
     const run = h.spawnCli(['run', '--policy', h.policyFile, '--listen', `127.0.0.1:${port}`]);
-    const seen = await until(
-      'the undefined ring in status',
-      async () => {
-        const s = await status(h);
-        return s.json.daemonProblems.length ? s : undefined;
-      },
-      20_000,
-      run.output,
-    );
+    const seen = await problemShown(h, 'the undefined ring in status', run.output);
     expect(seen.json.daemonProblems).toEqual([
       expect.objectContaining({
         kind: 'ring_undefined',
