@@ -204,8 +204,11 @@ export class CollectorStore {
       const canary = m.from === undefined && options.canaries?.has(keyOf(m.next));
       // Below the policy's minimumBuild: before the canaries even (a wave of their own).
       const urgent = m.from === undefined && m.next.belowMinimum === true;
-      const score =
-        newIndex === 'retries'
+      // A move that stays queued (retarget) keeps the Collector's place in the admission order.
+      const keep = newIndex === 'queued' && oldIndex === 'queued';
+      const score = keep
+        ? 'k'
+        : newIndex === 'retries'
           ? (m.next.nextAttemptAt ?? 0)
           : newIndex === 'reconciling'
             ? (m.next.reconcilingSince ?? 0)

@@ -19,6 +19,7 @@
  *   queued, waiting_retry, admitted ──abort──► aborted
  *   queued, waiting_retry ──known_issue (a known issue of the build, policy `knownIssues`)──► skipped | manual
  *   creating ──withdraw (its pre-write not confirmed by the replicas: no create sent)──► waiting_retry
+ *   queued, waiting_retry ──retarget (its organization's build moved on; its place kept)──► itself
  *   failed, timed_out, not_alive, error, rejected, unknown ──operator_retry──► waiting_retry
  */
 import { ATTEMPT_LOG_SIZE, type AttemptEntry, type CollectorRecord } from './collector-record.js';
@@ -130,6 +131,12 @@ export type CollectorEvent =
   | { type: 'timed_out'; message: string; status?: number }
   /** A scan lists a not_alive Collector alive again. */
   | { type: 'seen_alive' }
+  /**
+   * Its organization's build moved on while it waited (`latest` resolves in each organization's
+   * build list, and one may offer the rollout's build later than another): it goes to the new
+   * one, keeping its place in the queue. Only before its create was sent.
+   */
+  | { type: 'retarget'; to: string; kind?: string }
   /** A newer rollout of the policy took over. */
   | { type: 'supersede'; message: string }
   /** The rollout was aborted before this Collector's create was sent. */
@@ -203,6 +210,8 @@ export const TRANSITIONS: readonly (readonly [
   ['reconciling', 'timed_out', 'timed_out'],
   ['reconciling', 'outcome_unknown', 'unknown'],
   ['not_alive', 'seen_alive', 'queued'],
+  ['queued', 'retarget', 'queued'],
+  ['waiting_retry', 'retarget', 'waiting_retry'],
   ['queued', 'supersede', 'skipped'],
   ['waiting_retry', 'supersede', 'skipped'],
   ['admitted', 'supersede', 'skipped'],
@@ -447,6 +456,9 @@ export function transition(
         finishedAt: undefined,
         message: 'seen alive again by a scan',
       });
+    case 'retarget':
+      if (event.to === r.to) return refuse();
+      return to(r.state, { to: event.to, ...(event.kind === undefined ? {} : { kind: event.kind }) });
     case 'supersede':
       // A Collector under verification reached the build: it stays a success, unverified.
       if (r.state === 'verifying') return final('succeeded', `unverified: ${event.message}`);

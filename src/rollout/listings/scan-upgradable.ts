@@ -20,6 +20,7 @@ import type { Policy } from '../../policy/schema.js';
 import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { planMove } from '../../policy/select/plan-move.js';
 import { compileSelection } from '../../policy/select/select-collectors.js';
+import { followsLatest } from '../../policy/target.js';
 import { admissionBase, buildDistance, durationKind, type LengthModel } from '../admit/index.js';
 import {
   type CollectorKey,
@@ -43,6 +44,8 @@ export interface ScanResult {
   added: CollectorKey[];
   /** not_alive Collectors seen alive and queued again. */
   caughtUp: CollectorKey[];
+  /** Collectors not sent yet moved to the organization's build, which moved on (`retarget`). */
+  retargeted: number;
   /** Of the added, those the first wave's `select` picks (canaries, admitted first). */
   canaries: number;
 }
@@ -102,7 +105,10 @@ export async function scanUpgradable(
     const s = { ...c, org };
     return own(s) && !taken.some((t) => t(s));
   };
-  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [], canaries: 0 };
+  const result: ScanResult = { listed: new Map(), added: [], caughtUp: [], retargeted: 0, canaries: 0 };
+  // `latest` (and `latest-N`) resolve in each organization's build list, which may offer a newer
+  // build later than another's: its Collectors not sent yet then go to it.
+  const retargets = followsLatest(policy.target);
   const canarySelect = policy.waves[0]?.select;
   const isCanary = canarySelect ? compileSelection({ select: [canarySelect], exclude: [] }) : undefined;
   const until = rollout.settings.notAliveUntilMs;
@@ -133,6 +139,7 @@ export async function scanUpgradable(
     const now = deps.clock.now();
     const fresh: CollectorRecord[] = [];
     const moves: Move[] = [];
+    const retargeted: Move[] = [];
     for (const c of selected) {
       const r = known.get(key(c));
       if (!r)
@@ -141,7 +148,12 @@ export async function scanUpgradable(
           kind: durationKind(c.osName, buildDistance(c.collectorVersion, build, options.targets ?? [])),
           ...(below(c.collectorVersion) ? { belowMinimum: true } : {}),
         });
-      else if (
+      else if (retargets && r.to !== build) {
+        // Its organization's build moved on while it waited: the new one, if no create went out.
+        const kind = durationKind(c.osName, buildDistance(c.collectorVersion, build, options.targets ?? []));
+        const t = transition(r, { type: 'retarget', to: build, kind }, { now, settings: rollout.settings });
+        if (t.ok) retargeted.push(t.move);
+      } else if (
         r.state === 'not_alive' &&
         c.alive &&
         admits(rollout.phase) &&
@@ -179,6 +191,10 @@ export async function scanUpgradable(
     moves.forEach((m, i) => {
       if (outcomes[i] === 'written') result.caughtUp.push(keyOf(m.next));
     });
+    if (retargeted.length)
+      result.retargeted += (await deps.store.apply(rollout.id, retargeted)).filter(
+        (o) => o === 'written',
+      ).length;
     // Only this organization's admissions take Collectors off this listing.
     if (added.length && options.onPage)
       admitted.push(...(await options.onPage()).filter((k) => parseCollectorKey(k).org === org));

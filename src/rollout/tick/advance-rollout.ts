@@ -32,7 +32,7 @@ import {
   sumStates,
 } from '../collector/index.js';
 import { judgeCohortGate, tripFailureGate } from '../gates/index.js';
-import { admits, type RolloutDraft } from '../life/index.js';
+import { admits, buildOf, type RolloutDraft } from '../life/index.js';
 import { reconcileUnknownTasks, scanUpgradable } from '../listings/index.js';
 import { abortRollout } from '../operator/index.js';
 import { eachOrgAtOnce } from './each-org-at-once.js';
@@ -222,13 +222,14 @@ async function scanStep(
         targets: part.targets,
         org: part.org,
       });
-    if (scan.added.length + scan.caughtUp.length)
+    if (scan.added.length + scan.caughtUp.length + scan.retargeted)
       ctx.logger.info(
         {
           rollout: rollout.id,
           org: part.org,
           added: scan.added.length,
           caughtUp: scan.caughtUp.length,
+          ...(scan.retargeted ? { retargeted: scan.retargeted, build: buildOf(rollout, part.org) } : {}),
           listed: scan.listed.size,
         },
         'scan found Collectors',

@@ -361,6 +361,10 @@ export class Scheduler {
       JSON.stringify(r.builds) !== JSON.stringify({ ...r.builds, ...builds }) ||
       JSON.stringify(r.orgs) !== JSON.stringify(orgs)
     ) {
+      // An organization's build moved on (its build list offers a newer latest): scan now, so that
+      // its Collectors not sent yet go to the new build (`retarget`) before this tick admits any.
+      if (Object.entries(builds).some(([org, b]) => r.builds?.[org] !== undefined && r.builds[org] !== b))
+        this.memory.lastScan.delete(r.id);
       // Written at once: the jobs this tick admits read the settings. An organization that waits
       // keeps the build it had.
       draft.set({

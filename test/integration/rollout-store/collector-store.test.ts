@@ -684,6 +684,21 @@ describe('CollectorStore: discovery', () => {
     expect((await s.store.candidates(ROLLOUT, T0, 4)).map((r) => r.id)).toEqual([9, 1, 2, 5]);
     await expectConsistent(s, [ROLLOUT]);
   });
+
+  it('a Collector retargeted while queued (its organization’s build moved on) keeps its place and count', async () => {
+    const s = open();
+    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 10, SETTINGS, T0);
+    await s.store.discover(ROLLOUT, [5, 3].map(collector), new Set([3]));
+    await s.store.discover(ROLLOUT, [8, 4].map(collector));
+    const before = await zset(s.keys.queued(ROLLOUT));
+    for (const id of [3, 8])
+      expect(await step(s.store, ROLLOUT, id, { type: 'retarget', to: '19.480-2' })).toBe('written');
+    expect(await zset(s.keys.queued(ROLLOUT))).toEqual(before);
+    expect((await s.store.get(ROLLOUT, 8))?.to).toBe('19.480-2');
+    expect((await s.rollouts.get(ROLLOUT))?.canaries).toBe(1);
+    expect(await s.store.counts(ROLLOUT)).toEqual({ queued: 4 });
+    await expectConsistent(s, [ROLLOUT]);
+  });
 });
 
 describe('CollectorStore: in-flight slots', () => {

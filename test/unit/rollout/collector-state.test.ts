@@ -209,6 +209,7 @@ const EVENTS: Record<CollectorEventType, CollectorEvent[]> = {
   ],
   timed_out: [{ type: 'timed_out', message: 'no final status in 35m' }],
   seen_alive: [{ type: 'seen_alive' }],
+  retarget: [{ type: 'retarget', to: '19.480-2', kind: 'Linux:1' }],
   supersede: [{ type: 'supersede', message: 'superseded by a newer rollout' }],
   abort: [{ type: 'abort', message: 'rollout aborted (by ops@host)' }],
   operator_retry: [{ type: 'operator_retry', message: 'retried by ops@host' }],
@@ -564,8 +565,10 @@ describe('transition against the table', () => {
           expect(isAllowed(s, e.type, t.move.next.state), `${s} -${e.type}-> ${t.move.next.state}`).toBe(
             true,
           );
-          // Who it is never changes, and neither do the builds.
-          expect(t.move.next).toMatchObject({ id: r.id, name: r.name, from: r.from, to: r.to });
+          // Who it is never changes, and neither do the builds: only `retarget` gives it another
+          // target (its organization's build moved on), and only that.
+          const to = e.type === 'retarget' ? e.to : r.to;
+          expect(t.move.next).toMatchObject({ id: r.id, name: r.name, from: r.from, to });
           expect(t.move.next.discoveredAt).toBe(r.discoveredAt);
         }
   });
@@ -962,6 +965,24 @@ describe('admission, creates and tasks', () => {
       message: 'collector.version.invalid: x',
       finishedAt: NOW,
     });
+  });
+});
+
+describe('retarget', () => {
+  it('moves a Collector whose create was not sent to its organization’s new build, in the same state', () => {
+    for (const s of ['queued', 'waiting_retry'] as const)
+      expect(move(record(s), { type: 'retarget', to: '19.480-2', kind: 'Linux:2' })).toMatchObject({
+        state: s,
+        to: '19.480-2',
+        kind: 'Linux:2',
+      });
+  });
+
+  it('never once a create may have gone out, nor to the build it already goes to', () => {
+    const ctxNow = ctx();
+    for (const s of COLLECTOR_STATES.filter((x) => x !== 'queued' && x !== 'waiting_retry'))
+      expect(transition(record(s), { type: 'retarget', to: '19.480-2' }, ctxNow).ok, s).toBe(false);
+    expect(transition(record('queued'), { type: 'retarget', to: '19.470-4' }, ctxNow).ok).toBe(false);
   });
 });
 

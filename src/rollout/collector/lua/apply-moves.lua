@@ -23,7 +23,8 @@
 --       ('' with index 'q': the next place in the admission order; 'p<base>': the base (an upgrade's
 --       expected length in whole seconds, negated: the longest first) plus the next place as a
 --       fraction; 'c': a canary's, before every other, counted in the rollout's `canaries`; 'u':
---       below the policy's minimumBuild, before the canaries even, counted in `belowMinimum`), the
+--       below the policy's minimumBuild, before the canaries even, counted in `belowMinimum`; 'k':
+--       the score it has in that index (a move that stays queued keeps its place)), the
 --       record's wave ('' none), its cohort ('' none).
 -- Returns one number per move: 1 written, 0 the stored state was not the expected one,
 -- -1 no in-flight slot was free.
@@ -100,6 +101,7 @@ while i + 9 <= #ARGV do
     end
     if oldIndex ~= '' and oldIndex ~= newIndex then redis.call('ZREM', index[oldIndex], id) end
     if newIndex ~= '' then
+      if score == 'k' then score = redis.call('ZSCORE', index[newIndex], id) or '' end
       if score == '' then score = redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) end
       if score == 'c' then score = redis.call('HINCRBY', KEYS[7], 'canaries', 1) - 1e12 end
       if score == 'u' then score = redis.call('HINCRBY', KEYS[7], 'belowMinimum', 1) - 2e12 end
