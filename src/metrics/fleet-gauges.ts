@@ -8,7 +8,7 @@
  * (its policy, target, phase, maxInFlight, cohorts) does not. Each gauge is reset at each scrape,
  * so that a series whose subject is gone (a rollout forgotten, a cohort released) disappears.
  */
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import {
   countsByMetricState,
   DAEMON_PROBLEM_KINDS,
@@ -17,6 +17,7 @@ import {
 } from '../rollout/index.js';
 import { type FleetSnapshot, ORG_PROBLEM_KINDS, orgHealthOf } from './fleet-snapshot.js';
 import { MAX_COHORT_SERIES, OTHER_COHORT, rolloutHolds } from './rollout-holds.js';
+import { snapshotGauges } from './snapshot-gauge.js';
 
 export type { FleetSnapshot } from './fleet-snapshot.js';
 
@@ -31,19 +32,7 @@ export function registerFleetGauges(
   forgetRollouts: (keep: ReadonlySet<string>) => void,
 ): void {
   /** A gauge that `fill` sets from the snapshot at each scrape, after a reset. */
-  const gauge = <L extends string>(
-    config: { name: string; help: string; labelNames: readonly L[] },
-    fill: (s: FleetSnapshot, g: Gauge<L>) => void,
-  ) =>
-    new Gauge<L>({
-      ...config,
-      registers: [registry],
-      async collect() {
-        const s = await read();
-        this.reset();
-        fill(s, this);
-      },
-    });
+  const gauge = snapshotGauges(registry, read);
 
   gauge(
     {

@@ -7,8 +7,9 @@
  * is `true` or `false`, `kind` one of four, and `policy` and `org` are the settings' and the
  * policy files' names. Each gauge is reset at each scrape, so a removed policy's series go.
  */
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { complianceRatios, type FleetGroup, type OrgInventory, OTHER } from '../inventory/index.js';
+import { snapshotGauges } from './snapshot-gauge.js';
 
 /** Builds with a series of their own per organization; the rest are `other`. */
 export const MAX_BUILD_SERIES = 20;
@@ -52,19 +53,7 @@ export function boundedGroups(groups: readonly FleetGroup[]): FleetGroup[] {
 }
 
 export function registerInventoryGauges(registry: Registry, read: () => Promise<InventorySnapshot>): void {
-  const gauge = <L extends string>(
-    config: { name: string; help: string; labelNames: readonly L[] },
-    fill: (s: InventorySnapshot, g: Gauge<L>) => void,
-  ) =>
-    new Gauge<L>({
-      ...config,
-      registers: [registry],
-      async collect() {
-        const s = await read();
-        this.reset();
-        fill(s, this);
-      },
-    });
+  const gauge = snapshotGauges(registry, read);
 
   gauge(
     {
