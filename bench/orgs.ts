@@ -28,7 +28,7 @@
  *
  * Run: npm run bench -- orgs [--orgs 10] [--per-org 10000] [--in-flight-per-org 500]
  *        [--time-scale 10] [--max-minutes 90] [--seed 11] [--tick 250ms] [--concurrency 20]
- *        [--sample-seconds 5] [--build 1] [--log-level warn]
+ *        [--sample-seconds 5] [--build 1] [--log-level warn] [--node-options '--max-old-space-size=192']
  * Validate small first: npm run bench -- orgs --orgs 3 --per-org 1000 --time-scale 60
  * Prints a table and the path of a JSON file with every figure (bench/results/, not committed).
  */
@@ -78,6 +78,8 @@ const tick = arg('tick', '250ms');
 const concurrency = arg('concurrency', '20');
 const sampleMs = Number(arg('sample-seconds', '5')) * 1000;
 const build = arg('build', '1') !== '0';
+/** NODE_OPTIONS of the run and worker processes (e.g. `--max-old-space-size=192`: how much of the RSS is garbage). */
+const nodeOptions = arg('node-options', '');
 const logLevel = arg('log-level', 'warn');
 const PER_SECOND = 4;
 const TARGET = KIND_BUILDS[KIND_BUILDS.length - 1] as string;
@@ -171,6 +173,7 @@ const env: NodeJS.ProcessEnv = {
   FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
   FLEET_UPGRADE_CONCURRENCY: concurrency,
   LOG_LEVEL: logLevel,
+  ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
 };
 
 const redisPid = Number(parseInfo(await redis.info('server')).process_id);
@@ -317,6 +320,7 @@ const out = {
     seed,
     tick,
     concurrency,
+    ...(nodeOptions ? { nodeOptions } : {}),
   },
   fleet: {
     durations: 'kinds',

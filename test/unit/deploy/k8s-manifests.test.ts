@@ -103,6 +103,23 @@ describe.each([
   });
 });
 
+describe('memory', () => {
+  it("caps V8's old space well under each container's memory limit (garbage never reaches the limit)", () => {
+    const old = /--max-old-space-size=(\d+)/.exec(settings.NODE_OPTIONS ?? '');
+    expect(old, 'NODE_OPTIONS in the settings ConfigMap').not.toBeNull();
+    const mb = Number(old?.[1]);
+    for (const name of ['fleet-upgrade-daemon', 'fleet-upgrade-worker']) {
+      const c = (byKindName('Deployment', name).spec.template.spec.containers as Manifest[])[0];
+      expect(c?.envFrom, name).toEqual([{ configMapRef: { name: 'fleet-upgrade-settings' } }]);
+      const limit = /^(\d+)Mi$/.exec(c?.resources.limits.memory ?? '');
+      // The young generation, code and buffers need the rest: at most 70 % for the old space.
+      expect(mb, name).toBeLessThanOrEqual(0.7 * Number(limit?.[1]));
+      // ... and the 100,000-Collector run's live heap fits: it ran with 192 MB.
+      expect(mb, name).toBeGreaterThanOrEqual(192);
+    }
+  });
+});
+
 describe('settings, policies and the Secret', () => {
   it('the settings ConfigMap and the Secret make a valid daemon configuration listening beyond loopback', () => {
     const keyFile = join(temp, 'accessKey');
