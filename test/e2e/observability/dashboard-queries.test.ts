@@ -60,6 +60,8 @@ const USER = { accessId: 'observer', accessKey: 'observer-secret' };
 const MAIN = 'main';
 const LOCKED = 'locked';
 const POLICY = 'observability';
+/** A policy that follows a ring no policy file defines: the daemon's own problem. */
+const FOLLOWER = 'follower';
 const COLLECTORS = 40;
 /** What Grafana would send for `$__rate_interval` with a 1 s scrape interval, and a bit more. */
 const INTERVAL = '15s';
@@ -172,6 +174,14 @@ beforeAll(async () => {
       complianceAlert: { below: 0.95, for: '1h' },
     }),
   );
+  // A daemon problem of its own (FleetUpgradeDaemonProblem): a policy that follows a ring no file
+  // defines. It covers only the locked organization, whose inventory never completes: it adds no
+  // rollout, compliance or fleet series.
+  const followerFile = join(dir, `${FOLLOWER}.yaml`);
+  await writeFile(
+    followerFile,
+    stringify({ name: FOLLOWER, orgs: [LOCKED], after: { policy: 'no-such-ring' } }),
+  );
   const [runPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   receiver = createServer((req, res) => {
     req.resume();
@@ -225,7 +235,18 @@ beforeAll(async () => {
   const scale = ['--time-scale', String(TIME_SCALE)];
   processes.push(
     spawnCli(
-      ['run', '--policy', policyFile, '--config', settingsFile, '--listen', `127.0.0.1:${runPort}`, ...scale],
+      [
+        'run',
+        '--policy',
+        policyFile,
+        '--policy',
+        followerFile,
+        '--config',
+        settingsFile,
+        '--listen',
+        `127.0.0.1:${runPort}`,
+        ...scale,
+      ],
       env,
     ),
   );
@@ -433,6 +454,31 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     ]);
     // Each waits its `for` (1m) before it fires.
     for (const a of alerts) expect(a?.state).toBe('pending');
+  });
+
+  it('FleetUpgradeDaemonProblem is pending for the policy that follows an undefined ring, not for the refused credentials', async () => {
+    const url = prometheus?.url as string;
+    const alerts = await waitUntil(
+      async () => {
+        const data = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
+          url,
+          '/api/v1/alerts',
+        );
+        const found = data.alerts.filter((a) => a.labels.alertname === 'FleetUpgradeDaemonProblem');
+        return found.length ? found : undefined;
+      },
+      15_000,
+      () => 'FleetUpgradeDaemonProblem never became active',
+    );
+    expect(alerts.map((a) => a.labels)).toEqual([
+      {
+        alertname: 'FleetUpgradeDaemonProblem',
+        severity: 'warning',
+        kind: 'ring_undefined',
+        subject: FOLLOWER,
+      },
+    ]);
+    expect(alerts[0]?.state).toBe('pending');
   });
 
   it('the verification, worklist and quarantined-cohort panels show what the rollout did', async () => {
