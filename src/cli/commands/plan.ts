@@ -2,8 +2,9 @@
  * `fleet-upgrade plan --policy FILE`: a dry run. Resolves the target, pages through the
  * upgradable Collectors, applies the selection, and shows which Collectors would move from which
  * build to which, in 80 columns (`--wide`: every column whole). Creates nothing and needs no
- * Redis, except to decide a policy's `minAge` and `after` as the daemon would (plan-version-rules.ts). The vendor's names reach the terminal only through `sanitizeLine` (the table) and
- * `safeJson` (--json).
+ * Redis, except to decide a policy's `minAge` and `after` as the daemon would
+ * (plan-version-rules.ts). The vendor's names reach the terminal only through `sanitizeLine` (the
+ * table) and `safeJson` (--json).
  */
 import { Command } from 'commander';
 import type { BuildTarget, Collector, CollectorUpgradeClient } from '../../api/index.js';
