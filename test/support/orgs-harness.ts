@@ -45,6 +45,8 @@ export interface OrgsHarness {
   settingsFile: string;
   policyFile: string;
   spawnCli(args: string[]): ChildProcess & { output(): string };
+  /** `run` of the settings and the policy file, its HTTP endpoints at `listen` (default any port). */
+  spawnRun(listen?: string): ChildProcess & { output(): string };
   status(): Promise<FleetStatus>;
   waitFor(done: (s: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>;
   records(rolloutId: string): Promise<CollectorRecord[]>;
@@ -117,6 +119,9 @@ export async function startOrgsHarness(options: {
     env,
     settingsFile,
     policyFile,
+    spawnRun(listen = '127.0.0.1:0') {
+      return harness.spawnCli(['run', '--config', settingsFile, '--policy', policyFile, '--listen', listen]);
+    },
     spawnCli(args) {
       const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';

@@ -49,15 +49,7 @@ it('passes over an organization at its maxInFlightPerOrg: the others take the fr
     },
   });
   const harness = h;
-  harness.spawnCli([
-    'run',
-    '--config',
-    harness.settingsFile,
-    '--policy',
-    harness.policyFile,
-    '--listen',
-    '127.0.0.1:0',
-  ]);
+  harness.spawnRun();
   // Both organizations reach their cap, well within the upgrades' 20 simulated minutes.
   await harness.waitFor((s) => (s.rollouts[0]?.inflight ?? 0) >= 4, 30_000);
   const stats = async (org: string) => {

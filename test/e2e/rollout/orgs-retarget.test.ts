@@ -53,15 +53,7 @@ it("sends an organization's Collectors not sent yet to its new latest build, onc
   const eu = harness.orgs.get('eu');
   if (!eu) throw new Error('no organization eu');
   harness.env.LOG_LEVEL = 'info';
-  const run = harness.spawnCli([
-    'run',
-    '--config',
-    harness.settingsFile,
-    '--policy',
-    harness.policyFile,
-    '--listen',
-    '127.0.0.1:0',
-  ]);
+  const run = harness.spawnRun();
   // eu's first task runs (to its latest, 19.470-4); then the service there offers 19.480-2.
   const deadline = Date.now() + 20_000;
   while ((await eu.stats()).tasksCreated < 1) {

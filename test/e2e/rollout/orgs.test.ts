@@ -99,15 +99,7 @@ describe('several organizations', () => {
       },
     });
     const h = harness;
-    const run = h.spawnCli([
-      'run',
-      '--config',
-      h.settingsFile,
-      '--policy',
-      h.policyFile,
-      '--listen',
-      '127.0.0.1:0',
-    ]);
+    const run = h.spawnRun();
     const done = await h.waitFor((s) => only(s)?.phase === 'converged', 90_000);
     const r = only(done) as RolloutStatus;
     expect(r.id).toBe('everywhere@19.480-2');
@@ -181,15 +173,7 @@ describe('several organizations', () => {
     expect(await locked.send('POST', '/_sim/faults', { kind: 'unauthorized' })).toBe(201);
     expect(await down.send('POST', '/_sim/faults', { kind: 'outage' })).toBe(201);
     const port = await freePort();
-    const run = h.spawnCli([
-      'run',
-      '--config',
-      h.settingsFile,
-      '--policy',
-      h.policyFile,
-      '--listen',
-      `127.0.0.1:${port}`,
-    ]);
+    const run = h.spawnRun(`127.0.0.1:${port}`);
     const part = (s: FleetStatus, org: string) => only(s)?.byOrg.find((p) => p.org === org);
     const waiting = await h.waitFor((s) => part(s, 'good')?.done === 8 && s.orgProblems.length === 2, 90_000);
     expect(part(waiting, 'good')).toMatchObject({ done: 8, total: 8, counts: { succeeded: 8 } });
