@@ -22,7 +22,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function fleet(seed: number, badRatio?: number): FleetFileInput {
+function fleet(seed: number): FleetFileInput {
   return {
     builds: BUILDS,
     users: [{ accessId: 'ops', accessKey: 'ops-secret' }],
@@ -33,7 +33,6 @@ function fleet(seed: number, badRatio?: number): FleetFileInput {
       stuckRatio: 0,
       incrementalAbove: 0,
       failureCauses: { network: 1, unknown: 3 },
-      ...(badRatio === undefined ? {} : { failureRatioBy: { osName: { [BAD_OS]: badRatio } } }),
     },
     seed,
   };
@@ -62,6 +61,32 @@ function steadyFleet(seed: number): FleetFileInput {
   return { ...rest, collectors, behaviour: { ...behaviour, failureRatio: 0 } };
 }
 
+/**
+ * The fleet of `steadyFleet` whose Windows Server 2019 cohort (24 Collectors at seed 21) fails at
+ * 40 %, fixed per Collector and spread evenly over it (the 1st, 3rd, 6th, 8th … by id), with a
+ * cause that is not retried. Drawn at create time instead, the cohort's failures depended on the
+ * order of every create (timing): a run that drew 5 of 24 (and retried the network ones) never
+ * judged it bad, a true verdict on what it saw; another judged it only after 24 outcomes.
+ */
+function badCohortFleet(seed: number): FleetFileInput {
+  const steady = steadyFleet(seed);
+  const ids = (steady.collectors ?? [])
+    .filter((c) => c.osName === BAD_OS)
+    .map((c) => c.id)
+    .sort((a, b) => a - b);
+  const failing = new Set(ids.filter((_, k) => k % 5 === 0 || k % 5 === 2));
+  return {
+    ...steady,
+    collectors: (steady.collectors ?? []).map((c) =>
+      failing.has(c.id)
+        ? { ...c, outcome: 'fail' as const, failureCause: 'unknown' as const }
+        : c.osName === BAD_OS
+          ? { ...c, outcome: 'succeed' as const }
+          : c,
+    ),
+  };
+}
+
 const POLICY = {
   name: 'cohorted',
   maxInFlight: 20,
@@ -73,7 +98,7 @@ const rollout = (s: FleetStatus) => s.rollouts.find((r) => r.policy === 'cohorte
 
 describe('cohort gate', () => {
   it('quarantines the cohort that fails at 40 % after a small sample; the other cohorts converge', async () => {
-    harness = await startHarness({ timeScale: 300, fleet: fleet(21, 0.4), policy: POLICY });
+    harness = await startHarness({ timeScale: 300, fleet: badCohortFleet(21), policy: POLICY });
     const h = harness;
     await h.startRun();
     const done = await h.waitFor((s) => rollout(s)?.phase === 'converged', 90_000);
