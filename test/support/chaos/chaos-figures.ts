@@ -42,8 +42,9 @@ export interface ChaosOptions {
   burstMs?: number;
   /**
    * Answers 429 of an organization's own rate limit to our requests that are allowed beyond what
-   * its neighbour's bursts explain, as a share of our requests there: at most 2 + (this + 2 ×
-   * the share of time the neighbour bursts) × our requests. Default 0.01.
+   * its neighbour's bursts explain, as a share of our requests there: at most 2 + (this + the
+   * client's attempts per request × the share of time the neighbour bursts) × our requests.
+   * Default 0.01.
    */
   max429Share?: number;
   /** Keep the folder of logs, Redis files and the policy (it is named in the figures). Default false. */
