@@ -24,12 +24,19 @@ import { apiOf, done, retryReasonOf, type Step, type StepContext, TRANSIENT_KIND
 
 const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
-/** Clock ms until the next status read of a task `elapsedMs` after its request. */
-export function pollDelay(ctx: StepContext, elapsedMs: number): number {
+/**
+ * Clock ms until the next status read of a task `elapsedMs` after its request; `watched`: whether
+ * the rollout watches its tasks (default: as the step found the rollout).
+ */
+export function pollDelay(
+  ctx: StepContext,
+  elapsedMs: number,
+  watched = ctx.rollout.watchMs !== undefined,
+): number {
   const { settings } = ctx;
   // The scheduler watches the listings for this rollout's tasks and wakes the job when its task
   // ends (listing-pass.ts): sleep, reading once in a while in case nobody watches any more.
-  if (ctx.rollout.watchMs !== undefined) return watchedDelay(settings.taskTimeoutMs, elapsedMs);
+  if (watched) return watchedDelay(settings.taskTimeoutMs, elapsedMs);
   return nextPollDelay({
     elapsedMs,
     firstReadMs: ctx.rollout.firstPollMs,
@@ -156,10 +163,8 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       // the listings while this create waited for the budget (a rollout's first tasks, admitted
       // during its first scan, before the scheduler decides to watch). Read as the job found it,
       // each of them would read its status once for nothing.
-      const watchMs = await deps.rollouts.watchMs(ctx.rollout.id);
-      const { watchMs: _found, ...rollout } = ctx.rollout;
-      const current = { ...ctx, rollout: watchMs === undefined ? rollout : { ...rollout, watchMs } };
-      return { kind: 'delay', ms: pollDelay(current, 0) };
+      const watched = (await deps.rollouts.watchMs(ctx.rollout.id)) !== undefined;
+      return { kind: 'delay', ms: pollDelay(ctx, 0, watched) };
     }
     case 'collector.not.alive':
       if (resend) {
