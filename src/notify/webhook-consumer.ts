@@ -143,7 +143,13 @@ export class WebhookConsumer {
         if (message.includes('NOGROUP')) await this.o.reader.ensureGroup().catch(() => undefined);
       }
       if (this.drained()) break;
-      if (this.wake.signal.aborted) this.wake = new AbortController();
+      // Woken during the round (a stop began): a new round at once, or the wake is lost and
+      // what was recorded meanwhile waits a whole poll. While draining, no poll is waited either.
+      if (this.wake.signal.aborted) {
+        this.wake = new AbortController();
+        continue;
+      }
+      if (this.drainUntil !== undefined) continue;
       await this.o.clock.sleep(this.idleFor(), this.wake.signal).catch(() => undefined);
     }
   }

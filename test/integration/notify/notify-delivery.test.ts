@@ -120,6 +120,23 @@ describe('delivery', () => {
     expect(await pendingInRedis('test')).toBe(0);
   });
 
+  it('delivers an event recorded while a stop waits on an attempt under way', async () => {
+    // The stop's wake comes during a round (the first event's attempt): the drain must read again
+    // at once, not sleep the 60 s poll until its grace ends with the second event undelivered.
+    receiver.answer = (_req, n) => (n === 1 ? 'hang' : 200);
+    const n = await start([hook(receiver.url)], captureLogger('warn').logger, { pollMs: 60_000 });
+    const first = await record('wave.completed');
+    await receiver.waitForRequests(1, 5000);
+    const second = await record('rollout.converged');
+    const began = Date.now();
+    const stopped = n.stop();
+    receiver.release(200);
+    await stopped;
+    expect(receiver.delivered()).toEqual([first.id, second.id]);
+    expect(Date.now() - began).toBeLessThan(2500);
+    expect(await pendingInRedis('test')).toBe(0);
+  });
+
   it('stops within its grace when the receiver does not answer, handing the event over', async () => {
     receiver.answer = () => 'hang';
     const n = await start([hook(receiver.url, { timeoutMs: 60_000 })]);
