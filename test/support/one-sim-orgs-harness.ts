@@ -6,7 +6,6 @@
  * under a prefix of its own. Every CLI child gets the settings through FLEET_UPGRADE_CONFIG.
  * `close()` kills the children, stops the simulator and removes the prefix's keys and the folder.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,11 +13,12 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createState, type FleetState } from '../../src/cli/boot/create-state.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
-import { type CollectorRecord, type FleetStatus, readFleetStatus } from '../../src/rollout/index.js';
 import type { OrgFleetInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
+import type { CliChild } from './cli-child.js';
+import { type DeploymentView, deploymentView } from './deployment-view.js';
 import { deleteKeys, testRedisUrl } from './redis.js';
-import { CLI, exitOf, type SimCollectorView, type SimStats } from './rollout-harness.js';
+import { exitOf, type SimCollectorView, type SimStats } from './rollout-harness.js';
 
 export interface SharedSimOrg {
   /** The organization as the fleet file holds it; its first user is the one the settings name. */
@@ -27,22 +27,17 @@ export interface SharedSimOrg {
   accessKey?: string;
 }
 
-export interface SharedSimOrgs {
+export interface SharedSimOrgs extends Omit<DeploymentView, 'killChildren'> {
   sim: RunningSimulator;
   redis: Redis;
   state: FleetState;
   env: NodeJS.ProcessEnv;
   settingsFile: string;
   policyFile: string;
-  /** `fleet-upgrade <args>` as a child process; its output is kept in `output()`. */
-  spawnCli(args: string[]): ChildProcess & { output(): string };
   /** Runs a command to its end: its exit code and output (stdout and stderr). */
   cli(args: string[], timeoutMs?: number): Promise<{ code: number | null; out: string }>;
   /** `run` of the policy file (its HTTP on a free port). */
-  startRun(): ChildProcess & { output(): string };
-  status(): Promise<FleetStatus>;
-  waitFor(done: (s: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>;
-  records(rolloutId: string): Promise<CollectorRecord[]>;
+  startRun(): CliChild;
   /** GET /_sim/collectors?org=NAME. */
   simCollectors(org: string): Promise<SimCollectorView[]>;
   /** GET /_sim/stats?org=NAME. */
@@ -89,24 +84,13 @@ export async function startSharedSimOrgs(options: {
     FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
     LOG_LEVEL: 'warn',
   };
-  const children: ChildProcess[] = [];
+  const view = deploymentView(state, env);
   const simUrl = (path: string, org: string) =>
     `${sim.url}${path}${path.includes('?') ? '&' : '?'}org=${encodeURIComponent(org)}`;
   const simGet = async <T>(path: string, org: string): Promise<T> =>
     (await (await fetch(simUrl(path, org))).json()) as T;
 
-  const spawnCli: SharedSimOrgs['spawnCli'] = (args) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    children.push(child);
-    return Object.assign(child, { output: () => out });
-  };
+  const { spawnCli } = view;
 
   return {
     sim,
@@ -122,26 +106,9 @@ export async function startSharedSimOrgs(options: {
       return { code, out: child.output() };
     },
     startRun: () => spawnCli(['run', '--policy', policyFile, '--listen', '127.0.0.1:0']),
-    status: () => readFleetStatus(state),
-    async waitFor(done, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      let last: FleetStatus | undefined;
-      while (Date.now() < deadline) {
-        last = await readFleetStatus(state);
-        if (done(last)) return last;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(
-        `not reached within ${timeoutMs} ms; last status: ${JSON.stringify(
-          last?.rollouts.map((r) => ({ id: r.id, phase: r.phase, byOrg: r.byOrg })),
-        )}; org problems: ${JSON.stringify(last?.orgProblems)}`,
-      );
-    },
-    async records(rolloutId) {
-      const out: CollectorRecord[] = [];
-      for await (const r of state.store.all(rolloutId)) out.push(r);
-      return out;
-    },
+    status: view.status,
+    waitFor: view.waitFor,
+    records: view.records,
     simCollectors: async (org) =>
       (await simGet<{ collectors: SimCollectorView[] }>('/_sim/collectors', org)).collectors,
     simStats: (org) => simGet<SimStats>('/_sim/stats', org),
@@ -155,7 +122,7 @@ export async function startSharedSimOrgs(options: {
       return res.status;
     },
     async close() {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      view.killChildren();
       await sim.close();
       await deleteKeys(redis, prefix);
       await closeRedis(redis);

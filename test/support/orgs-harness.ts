@@ -5,7 +5,6 @@
  * Redis under a prefix of its own, and the built CLI as child processes. `close()` kills them and
  * removes the prefix's keys.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,11 +13,39 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { createState, type FleetState } from '../../src/cli/boot/create-state.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
-import { type CollectorRecord, type FleetStatus, readFleetStatus } from '../../src/rollout/index.js';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
+import type { CliChild } from './cli-child.js';
+import { type DeploymentView, deploymentView } from './deployment-view.js';
 import { deleteKeys, testRedisUrl } from './redis.js';
-import { CLI, type SimCollectorView, type SimStats } from './rollout-harness.js';
+import type { SimCollectorView, SimStats } from './rollout-harness.js';
 import { startSeparateSimulator } from './separate-simulator.js';
+
+/**
+ * An organization's fleet for these tests: one user (`USER`, key `USER-secret`), `count`
+ * Collectors with ids from 100 on `from` (default 19.400-5), each succeeding in `upgradeSeconds`
+ * (default 60), no random failure or stuck task.
+ */
+export function orgFleet(
+  user: string,
+  o: { count: number; builds?: string[]; from?: string; upgradeSeconds?: number; incrementalAbove?: number },
+): FleetFileInput {
+  return {
+    builds: o.builds ?? ['19.400-5', '19.470-4'],
+    users: [{ accessId: user, accessKey: `${user}-secret` }],
+    collectors: Array.from({ length: o.count }, (_, i) => ({
+      id: 100 + i,
+      name: `${user}-${i}`,
+      version: o.from ?? '19.400-5',
+      outcome: 'succeed' as const,
+      upgradeSeconds: o.upgradeSeconds ?? 60,
+    })),
+    behaviour: {
+      failureRatio: 0,
+      stuckRatio: 0,
+      ...(o.incrementalAbove === undefined ? {} : { incrementalAbove: o.incrementalAbove }),
+    },
+  };
+}
 
 export interface OrgSpec {
   name: string;
@@ -37,19 +64,15 @@ export interface OrgSim {
   stats(): Promise<SimStats>;
 }
 
-export interface OrgsHarness {
+export interface OrgsHarness extends Omit<DeploymentView, 'killChildren'> {
   orgs: Map<string, OrgSim>;
   redis: Redis;
   state: FleetState;
   env: NodeJS.ProcessEnv;
   settingsFile: string;
   policyFile: string;
-  spawnCli(args: string[]): ChildProcess & { output(): string };
   /** `run` of the settings and the policy file, its HTTP endpoints at `listen` (default any port). */
-  spawnRun(listen?: string): ChildProcess & { output(): string };
-  status(): Promise<FleetStatus>;
-  waitFor(done: (s: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>;
-  records(rolloutId: string): Promise<CollectorRecord[]>;
+  spawnRun(listen?: string): CliChild;
   close(): Promise<void>;
 }
 
@@ -111,8 +134,9 @@ export async function startOrgsHarness(options: {
     FLEET_UPGRADE_DATA_DIR: join(dir, 'data'),
     LOG_LEVEL: 'warn',
   };
-  const children: ChildProcess[] = [];
+  const view = deploymentView(state, env);
   const harness: OrgsHarness = {
+    ...view,
     orgs,
     redis,
     state,
@@ -120,42 +144,10 @@ export async function startOrgsHarness(options: {
     settingsFile,
     policyFile,
     spawnRun(listen = '127.0.0.1:0') {
-      return harness.spawnCli(['run', '--config', settingsFile, '--policy', policyFile, '--listen', listen]);
-    },
-    spawnCli(args) {
-      const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stderr?.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      children.push(child);
-      return Object.assign(child, { output: () => out });
-    },
-    status: () => readFleetStatus(state),
-    async waitFor(done, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      let last: FleetStatus | undefined;
-      while (Date.now() < deadline) {
-        last = await readFleetStatus(state);
-        if (done(last)) return last;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(
-        `not reached within ${timeoutMs} ms; last status: ${JSON.stringify(
-          last?.rollouts.map((r) => ({ id: r.id, phase: r.phase, byOrg: r.byOrg })),
-        )}; org problems: ${JSON.stringify(last?.orgProblems)}`,
-      );
-    },
-    async records(rolloutId) {
-      const out: CollectorRecord[] = [];
-      for await (const r of state.store.all(rolloutId)) out.push(r);
-      return out;
+      return view.spawnCli(['run', '--config', settingsFile, '--policy', policyFile, '--listen', listen]);
     },
     async close() {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      view.killChildren();
       await deleteKeys(redis, prefix);
       await closeRedis(redis);
       rmSync(dir, { recursive: true, force: true });

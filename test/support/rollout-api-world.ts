@@ -1,7 +1,6 @@
 /**
  * `run`'s HTTP server with the rollout API on a loopback port, over the real Redis and the real
- * stores (as test/integration/http/rollout-api.test.ts builds it), for tests that drive the
- * control endpoints: `openRolloutApi` starts one (closed by the returned `close`), `seedRollout`
+ * stores, for the tests that drive the API (test/integration/http/ and the CLI's races): `openRolloutApi` starts one (closed by the returned `close`), `seedRollout`
  * starts a rollout with Collectors in chosen states, `postAction` sends one control request.
  */
 import { request } from 'undici';
@@ -15,26 +14,13 @@ import type { Redis } from '../../src/lib/redis/create-redis.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
 import type { CollectorState } from '../../src/rollout/collector/index.js';
 import type { ControlDeps, EventLog } from '../../src/rollout/index.js';
-import { type RolloutSettings, readFleetStatus } from '../../src/rollout/life/index.js';
+import { readFleetStatus } from '../../src/rollout/life/index.js';
 import { type CapturedLogger, captureLogger } from './capture-logger.js';
+import { TEST_SETTINGS as SETTINGS } from './rollout-settings.js';
 import { newRecord, seedCollector } from './seed-collector.js';
 
 export const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
-const MINUTE = 60_000;
-
-export const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * MINUTE,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
+const _MINUTE = 60_000;
 
 export interface ApiWorld extends FleetState {
   clock: ManualClock;
@@ -47,10 +33,10 @@ export interface ApiWorld extends FleetState {
 export async function openRolloutApi(
   redis: Redis,
   prefix: string,
-  options: { token?: string; rateLimiter?: RateLimiter } = {},
+  options: { token?: string; authReads?: boolean; rateLimiter?: RateLimiter; at?: number } = {},
 ): Promise<ApiWorld> {
   const state = createState(redis, prefix);
-  const clock = createManualClock(T0);
+  const clock = createManualClock(options.at ?? T0);
   const deps: ControlDeps & { events: EventLog } = {
     rollouts: state.rollouts,
     store: state.store,
@@ -69,7 +55,7 @@ export async function openRolloutApi(
       deps,
       redis,
       token: options.token === undefined ? undefined : new ControlToken(options.token),
-      authReads: false,
+      authReads: options.authReads ?? false,
       logger: log.logger,
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
     }),

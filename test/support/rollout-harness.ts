@@ -4,7 +4,7 @@
  * in this process (`startRun`) or as child processes of the real CLI (`spawnCli`). Everything
  * is closed by `close()`; child processes are killed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,10 +22,10 @@ import type { Keys } from '../../src/rollout/keys.js';
 import { type FleetStatus, readFleetStatus } from '../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
+import { spawnCliChild } from './cli-child.js';
 import { deleteKeys, testRedisUrl } from './redis.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-export const CLI = join(ROOT, 'bin', 'fleet-upgrade.js');
+export { CLI } from './cli-child.js';
 
 export interface SimCollectorView {
   id: number;
@@ -166,18 +166,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       daemons.push(daemon);
       return daemon;
     },
-    spawnCli(args) {
-      const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stderr?.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      children.push(child);
-      return Object.assign(child, { output: () => out });
-    },
+    spawnCli: (args) => spawnCliChild(args, env, children),
     status: () => readFleetStatus(state),
     async records(rolloutId) {
       const id = rolloutId ?? (await state.rollouts.list())[0]?.id;

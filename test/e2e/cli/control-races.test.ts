@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { runCli } from '../../support/chaos/run-cli.js';
 import { useTestRedis } from '../../support/redis.js';
-import { SETTINGS, T0 } from '../../support/rollout-api-world.js';
+import { T0 } from '../../support/rollout-api-world.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const CLI = join(import.meta.dirname, '../../../bin/fleet-upgrade.js');

@@ -5,28 +5,14 @@
  * it does suggest it. The rollout is written by the real store, as the scheduler would.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RolloutSettings } from '../../../src/rollout/life/index.js';
 import { exitOf, type Harness, startHarness } from '../../support/rollout-harness.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
 
 async function cli(h: Harness, args: string[]): Promise<{ code: number | null; out: string }> {
   const child = h.spawnCli(args);

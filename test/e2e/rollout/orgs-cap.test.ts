@@ -6,25 +6,8 @@
  * minutes while slots stood free.)
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { stopLineChildren } from '../../support/line-child.js';
-import { type OrgsHarness, startOrgsHarness } from '../../support/orgs-harness.js';
-
-/** `count` Collectors of one organization, each upgrade 20 minutes long. */
-function fleet(user: string, count: number): FleetFileInput {
-  return {
-    builds: ['19.400-5', '19.470-4'],
-    users: [{ accessId: user, accessKey: `${user}-secret` }],
-    collectors: Array.from({ length: count }, (_, i) => ({
-      id: 100 + i,
-      name: `${user}-${i}`,
-      version: '19.400-5',
-      outcome: 'succeed' as const,
-      upgradeSeconds: 1200,
-    })),
-    behaviour: { failureRatio: 0, stuckRatio: 0 },
-  };
-}
+import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs-harness.js';
 
 let h: OrgsHarness | undefined;
 afterEach(async () => {
@@ -37,8 +20,8 @@ it('passes over an organization at its maxInFlightPerOrg: the others take the fr
   h = await startOrgsHarness({
     timeScale: 60,
     orgs: [
-      { name: 'big', fleet: fleet('big', 10) },
-      { name: 'small', fleet: fleet('small', 3) },
+      { name: 'big', fleet: orgFleet('big', { count: 10, upgradeSeconds: 1200 }) },
+      { name: 'small', fleet: orgFleet('small', { count: 3, upgradeSeconds: 1200 }) },
     ],
     policy: {
       name: 'p',

@@ -6,24 +6,8 @@
  * Collector in a rollout). Through the built CLI, two simulator processes, the real Redis.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { stopLineChildren } from '../../support/line-child.js';
-import { type OrgsHarness, startOrgsHarness } from '../../support/orgs-harness.js';
-
-function fleet(user: string, builds: string[], count: number, upgradeSeconds: number): FleetFileInput {
-  return {
-    builds,
-    users: [{ accessId: user, accessKey: `${user}-secret` }],
-    collectors: Array.from({ length: count }, (_, i) => ({
-      id: 100 + i,
-      name: `${user}-${i}`,
-      version: '19.400-5',
-      outcome: 'succeed' as const,
-      upgradeSeconds,
-    })),
-    behaviour: { failureRatio: 0, stuckRatio: 0, incrementalAbove: 0 },
-  };
-}
+import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs-harness.js';
 
 let h: OrgsHarness | undefined;
 afterEach(async () => {
@@ -36,9 +20,17 @@ it("sends an organization's Collectors not sent yet to its new latest build, onc
   h = await startOrgsHarness({
     timeScale: 300,
     orgs: [
-      { name: 'us', fleet: fleet('us', ['19.400-5', '19.470-4', '19.480-2'], 2, 600) },
+      {
+        name: 'us',
+        fleet: orgFleet('us', {
+          builds: ['19.400-5', '19.470-4', '19.480-2'],
+          count: 2,
+          upgradeSeconds: 600,
+          incrementalAbove: 0,
+        }),
+      },
       // eu offers 19.480-2 only later; one Collector at a time, 20 minutes each.
-      { name: 'eu', fleet: fleet('eu', ['19.400-5', '19.470-4'], 5, 1200) },
+      { name: 'eu', fleet: orgFleet('eu', { count: 5, upgradeSeconds: 1200, incrementalAbove: 0 }) },
     ],
     policy: {
       name: 'everywhere',

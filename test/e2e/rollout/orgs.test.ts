@@ -12,33 +12,11 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FleetStatus, RolloutStatus } from '../../../src/rollout/index.js';
-import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import { stopLineChildren } from '../../support/line-child.js';
-import { type OrgsHarness, startOrgsHarness } from '../../support/orgs-harness.js';
+import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs-harness.js';
 import { exitOf } from '../../support/rollout-harness.js';
 
 const TIME_SCALE = 120;
-
-function fleet(options: {
-  builds: string[];
-  user: string;
-  count: number;
-  from: string;
-  idStart?: number;
-}): FleetFileInput {
-  return {
-    builds: options.builds,
-    users: [{ accessId: options.user, accessKey: `${options.user}-secret` }],
-    collectors: Array.from({ length: options.count }, (_, i) => ({
-      id: (options.idStart ?? 100) + i,
-      name: `${options.user}-${i}`,
-      version: options.from,
-      outcome: 'succeed' as const,
-      upgradeSeconds: 60,
-    })),
-    behaviour: { failureRatio: 0, stuckRatio: 0 },
-  };
-}
 
 /** A port nothing listens on now. */
 function freePort(): Promise<number> {
@@ -69,22 +47,20 @@ describe('several organizations', () => {
         // Collector ids repeat across organizations: each is its organization's.
         {
           name: 'staging',
-          fleet: fleet({
+          fleet: orgFleet('stg', {
             builds: ['19.400-5', '19.470-4', '19.480-2'],
-            user: 'stg',
             count: 6,
             from: '19.400-5',
           }),
         },
         {
           name: 'emea',
-          fleet: fleet({ builds: ['19.400-5', '19.470-4'], user: 'emea', count: 10, from: '19.400-5' }),
+          fleet: orgFleet('emea', { builds: ['19.400-5', '19.470-4'], count: 10, from: '19.400-5' }),
         },
         {
           name: 'apac',
-          fleet: fleet({
+          fleet: orgFleet('apac', {
             builds: ['19.400-5', '19.450-12', '19.470-4'],
-            user: 'apac',
             count: 8,
             from: '19.450-12',
           }),
@@ -152,15 +128,15 @@ describe('several organizations', () => {
       orgs: [
         {
           name: 'good',
-          fleet: fleet({ builds: ['19.400-5', '19.470-4'], user: 'good', count: 8, from: '19.400-5' }),
+          fleet: orgFleet('good', { builds: ['19.400-5', '19.470-4'], count: 8, from: '19.400-5' }),
         },
         {
           name: 'locked',
-          fleet: fleet({ builds: ['19.400-5', '19.470-4'], user: 'locked', count: 6, from: '19.400-5' }),
+          fleet: orgFleet('locked', { builds: ['19.400-5', '19.470-4'], count: 6, from: '19.400-5' }),
         },
         {
           name: 'down',
-          fleet: fleet({ builds: ['19.400-5', '19.470-4'], user: 'down', count: 6, from: '19.400-5' }),
+          fleet: orgFleet('down', { builds: ['19.400-5', '19.470-4'], count: 6, from: '19.400-5' }),
         },
       ],
       policy: { name: 'fleet', maxInFlight: 6, verify: false, poll: { initial: '20s', max: '1m' } },

@@ -10,10 +10,10 @@ import {
   type ApiWorld,
   openRolloutApi,
   postAction,
-  SETTINGS,
   seedRollout,
   T0,
 } from '../../support/rollout-api-world.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();

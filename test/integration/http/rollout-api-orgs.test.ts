@@ -8,20 +8,10 @@
  */
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createState } from '../../../src/cli/boot/create-state.js';
-import { ControlToken } from '../../../src/http/authorize-request.js';
-import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
-import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
-import { createManualClock } from '../../../src/lib/clock.js';
-import { createMetrics } from '../../../src/metrics/create-metrics.js';
-import {
-  type CollectorState,
-  OrgHealth,
-  type RolloutSettings,
-  readFleetStatus,
-} from '../../../src/rollout/index.js';
-import { captureLogger } from '../../support/capture-logger.js';
+import { type CollectorState, OrgHealth } from '../../../src/rollout/index.js';
 import { useTestRedis } from '../../support/redis.js';
+import { type ApiWorld, openRolloutApi } from '../../support/rollout-api-world.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();
@@ -30,52 +20,15 @@ const T0 = Date.UTC(2026, 10, 25, 10, 0, 0);
 const ID = 'spread@19.470-4';
 const PATH_ID = encodeURIComponent(ID);
 const TOKEN = 'tok-0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d';
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
 
-const servers: RunningHttpServer[] = [];
+const worlds: ApiWorld[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
+  await Promise.all(worlds.splice(0).map((w) => w.close()));
 });
 
-async function open() {
-  const state = createState(ctx.redis, ctx.prefix);
-  const clock = createManualClock(T0);
-  const deps = {
-    rollouts: state.rollouts,
-    store: state.store,
-    events: state.events,
-    clock,
-    keys: state.keys,
-  };
-  const log = captureLogger('debug');
-  const server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    registry: createMetrics().registry,
-    readiness: [{ name: 'redis', check: async () => undefined }],
-    status: () => readFleetStatus(state),
-    api: createRolloutApi({
-      deps,
-      redis: ctx.redis,
-      token: new ControlToken(TOKEN),
-      authReads: false,
-      logger: log.logger,
-    }),
-    logger: log.logger,
-  });
-  servers.push(server);
+async function open(): Promise<ApiWorld> {
+  const state = await openRolloutApi(ctx.redis, ctx.prefix, { token: TOKEN, at: T0 });
+  worlds.push(state);
   // us: 2 failed, 1 queued; emea: 1 failed, 2 queued (ids repeat across the two).
   await state.rollouts.start('spread', 'latest', '19.470-4', 50, SETTINGS, T0, {
     patch: { orgs: ['us', 'emea'] },
@@ -94,10 +47,10 @@ async function open() {
       newRecord({ id, name: `${org}-${id}`, collectorVersion: '19.400-5' }, '19.470-4', T0, undefined, org),
       s,
     );
-  return { ...state, server, log };
+  return state;
 }
 
-type World = Awaited<ReturnType<typeof open>>;
+type World = ApiWorld;
 
 async function call(w: World, path: string, body?: unknown, token: string | null = TOKEN) {
   const headers: Record<string, string> = {};

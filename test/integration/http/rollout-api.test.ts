@@ -12,104 +12,36 @@ import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createState, type FleetState } from '../../../src/cli/boot/create-state.js';
-import { ControlToken } from '../../../src/http/authorize-request.js';
-import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
 import { RateLimiter } from '../../../src/http/rate-limiter.js';
-import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
-import { createManualClock, type ManualClock } from '../../../src/lib/clock.js';
-import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import type { CollectorState } from '../../../src/rollout/collector/index.js';
-import type { ControlDeps, EventLog } from '../../../src/rollout/index.js';
-import type { RecordedEvent, RolloutSettings } from '../../../src/rollout/life/index.js';
-import { readFleetStatus } from '../../../src/rollout/life/index.js';
-import { type CapturedLogger, captureLogger } from '../../support/capture-logger.js';
+import type { RecordedEvent } from '../../../src/rollout/life/index.js';
 import { useTestRedis } from '../../support/redis.js';
-import { newRecord, seedCollector } from '../../support/seed-collector.js';
+import { type ApiWorld, openRolloutApi, seedRollout, T0 } from '../../support/rollout-api-world.js';
 
 const ctx = useTestRedis();
 
-const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 const MINUTE = 60_000;
 const POLICY = 'linux-fleet';
 const BUILD = '19.470-4';
 const ID = `${POLICY}@${BUILD}`;
 const PATH_ID = encodeURIComponent(ID);
 const TOKEN = 'tok-4c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f';
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * MINUTE,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
 
-interface World extends FleetState {
-  clock: ManualClock;
-  deps: ControlDeps & { events: EventLog };
-  server: RunningHttpServer;
-  log: CapturedLogger;
-}
+type World = ApiWorld;
 
-const servers: RunningHttpServer[] = [];
+const worlds: ApiWorld[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
+  await Promise.all(worlds.splice(0).map((w) => w.close()));
 });
 
-async function open(
-  options: { token?: string; authReads?: boolean; rateLimiter?: RateLimiter } = {},
-): Promise<World> {
-  const state = createState(ctx.redis, ctx.prefix);
-  const clock = createManualClock(T0);
-  const deps: ControlDeps & { events: EventLog } = {
-    rollouts: state.rollouts,
-    store: state.store,
-    events: state.events,
-    clock,
-    keys: state.keys,
-  };
-  const log = captureLogger('debug');
-  const server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    registry: createMetrics().registry,
-    readiness: [{ name: 'redis', check: async () => undefined }],
-    status: () => readFleetStatus(state),
-    api: createRolloutApi({
-      deps,
-      redis: ctx.redis,
-      token: options.token === undefined ? undefined : new ControlToken(options.token),
-      authReads: options.authReads ?? false,
-      logger: log.logger,
-      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
-    }),
-    logger: log.logger,
-  });
-  servers.push(server);
-  return { ...state, clock, deps, server, log };
+async function open(options: Parameters<typeof openRolloutApi>[2] = {}): Promise<World> {
+  const w = await openRolloutApi(ctx.redis, ctx.prefix, options);
+  worlds.push(w);
+  return w;
 }
 
-async function seed(w: World, states: Partial<Record<CollectorState, number>>, id = ID): Promise<void> {
-  const [policy, build] = id.split('@') as [string, string];
-  await w.rollouts.start(policy, 'latest', build, 50, SETTINGS, T0);
-  let next = 1;
-  for (const [state, n] of Object.entries(states) as [CollectorState, number][]) {
-    for (let i = 0; i < n; i++) {
-      const cid = next++;
-      await seedCollector(
-        { store: w.store, rolloutId: id, settings: SETTINGS, now: T0 },
-        newRecord({ id: cid, name: `c-${cid}`, collectorVersion: '19.400-5' }, build, T0),
-        state,
-      );
-    }
-  }
-}
+const seed = (w: World, states: Partial<Record<CollectorState, number>>, id = ID): Promise<void> =>
+  seedRollout(w, id, states);
 
 interface CallOptions {
   method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE' | 'OPTIONS';

@@ -18,28 +18,15 @@ import { createManualClock } from '../../../src/lib/clock.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import { keyOf, newRecord } from '../../../src/rollout/collector/index.js';
 import { OneOffPolicies, REPORT_COLUMNS } from '../../../src/rollout/index.js';
-import type { RolloutSettings } from '../../../src/rollout/life/index.js';
 import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 
 const ctx = useTestRedis();
 const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 const TOKEN = 'tok-9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d';
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
 
 interface World extends FleetState {
   server: RunningHttpServer;

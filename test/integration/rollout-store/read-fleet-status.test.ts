@@ -12,6 +12,7 @@ import { type CollectorEvent, newRecord, transition } from '../../../src/rollout
 import type { RolloutSettings } from '../../../src/rollout/life/index.js';
 import { PAUSE_REASONS, readFleetStatus, rolloutStatus } from '../../../src/rollout/life/index.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS } from '../../support/rollout-settings.js';
 
 const ctx = useTestRedis();
 const connections: Redis[] = [];
@@ -22,17 +23,10 @@ afterEach(async () => {
 
 const T0 = 1_736_150_400_000;
 const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 2_100_000,
+  ...TEST_SETTINGS,
   notAliveAttempts: 1,
-  notAliveBackoffMs: 600_000,
   errorAttempts: 1,
-  errorBackoffMs: 60_000,
   transientAttempts: 3,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
 };
 
 const admit: CollectorEvent = { type: 'admit' };

@@ -22,23 +22,11 @@ import {
 } from '../../../src/rollout/life/index.js';
 import { policyOf, rolloutId } from '../../../src/rollout/rollout-id.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS } from '../../support/rollout-settings.js';
 
 const ctx = useTestRedis();
 const T0 = 1_736_150_400_000;
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 5,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-  notAliveUntilMs: 86_400_000,
-};
+const SETTINGS: RolloutSettings = { ...TEST_SETTINGS, notAliveAttempts: 5, notAliveUntilMs: 86_400_000 };
 
 /** Whether a write wrote. */
 async function wrote(written: Promise<unknown>) {

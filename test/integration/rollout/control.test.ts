@@ -20,7 +20,7 @@ import {
   type StateCounts,
   transition,
 } from '../../../src/rollout/collector/index.js';
-import type { RecordedEvent, RolloutSettings } from '../../../src/rollout/life/index.js';
+import type { RecordedEvent } from '../../../src/rollout/life/index.js';
 import { PAUSE_REASONS } from '../../../src/rollout/life/index.js';
 import {
   abort,
@@ -35,6 +35,7 @@ import {
   retry,
 } from '../../../src/rollout/operator/control.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();
@@ -46,20 +47,6 @@ const POLICY = 'linux-fleet';
 const BUILD = '19.470-4';
 const ID = `${POLICY}@${BUILD}`;
 const OPS = 'ops@host-1';
-
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * MINUTE,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: HOUR,
-};
 
 interface World extends FleetState {
   clock: ManualClock;

@@ -10,24 +10,13 @@ import type { RolloutSettings } from '../../../src/rollout/life/index.js';
 import { expireRollouts } from '../../../src/rollout/operator/expire-rollouts.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 1_800_000,
-};
+const SETTINGS: RolloutSettings = { ...TEST_SETTINGS, pollJitter: 0, maxBackoffMs: 1_800_000 };
 
 describe('expireRollouts', () => {
   it('removes finished rollouts older than the retention, and nothing else', async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { SLOT_STATES } from '../../../src/rollout/collector/index.js';
-import { PAUSE_REASONS, type RolloutSettings } from '../../../src/rollout/life/index.js';
+import { PAUSE_REASONS } from '../../../src/rollout/life/index.js';
 import {
   type ControlDeps,
   ControlError,
@@ -17,6 +17,7 @@ import {
   requestRollback,
 } from '../../../src/rollout/operator/index.js';
 import { useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();
@@ -24,19 +25,6 @@ const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 const POLICY = 'linux-fleet';
 const BUILD = '19.470-4';
 const ID = `${POLICY}@${BUILD}`;
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
 
 async function world(policies?: readonly PolicyView[]) {
   const state = createState(ctx.redis, ctx.prefix);
