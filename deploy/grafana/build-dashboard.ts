@@ -655,11 +655,11 @@ export function buildDashboard(): dashboard.Dashboard {
       new dashboard.QueryVariableBuilder('org')
         .label('Organization')
         .description(
-          "The organizations whose parts of the rollouts the panels show (`default` in a deployment without `orgs`). A rollout's own figures (phase, limit, cohorts) show for the rollouts that cover one of them.",
+          "The organizations whose parts of the rollouts and whose fleet the panels show (`default` in a deployment without `orgs`): those of the rollouts' series and those of the inventory, so an organization no rollout covers can be picked too. A rollout's own figures (phase, limit, cohorts) show for the rollouts that cover one of them.",
         )
         .datasource(DS)
-        .query({ query: 'label_values(fleet_upgrade_collectors, org)', refId: 'org' })
-        .definition('label_values(fleet_upgrade_collectors, org)')
+        .query({ query: ORG_VARIABLE_QUERY, refId: 'org' })
+        .definition(ORG_VARIABLE_QUERY)
         .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
         .sort(dashboard.VariableSort.NaturalAsc)
         .multi(true)
@@ -689,6 +689,13 @@ export function buildDashboard(): dashboard.Dashboard {
  * `auto`, `auto_min` and `auto_count` on variables that are not interval variables, and the
  * table panels' `options.footer` (a hidden footer; Grafana 12.3 configures footers per field).
  */
+/**
+ * The `org` picker's values: the organizations of the rollouts' series and of the inventory (a
+ * deployment with no rollout yet, or an organization no policy selects, still has its fleet).
+ */
+export const ORG_VARIABLE_QUERY =
+  'label_values({__name__=~"fleet_upgrade_collectors|fleet_upgrade_fleet_collectors"}, org)';
+
 function conformToGrafana(d: dashboard.Dashboard): dashboard.Dashboard {
   for (const v of d.templating?.list ?? []) {
     if (v.type === 'interval') continue;

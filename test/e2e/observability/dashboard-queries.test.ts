@@ -365,8 +365,15 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     expect(total.map((s) => Number(s.value[1]))).toEqual([COLLECTORS]);
     const roles = await one('count by (role) (fleet_upgrade_process_info)');
     expect(roles.map((s) => s.metric.role).sort()).toEqual(['run', 'worker']);
-    // The `org` variable's values: both organizations the rollout covers.
-    const orgs = await promApi<string[]>(url, '/api/v1/label/org/values?match[]=fleet_upgrade_collectors');
+    // The `org` variable's values, asked as Grafana asks them (label_values(SELECTOR, org) is
+    // /api/v1/label/org/values?match[]=SELECTOR): both organizations.
+    const orgVariable = readCommittedDashboard().templating.list.find((v) => v.name === 'org');
+    const selector = /^label_values\((.+), org\)$/.exec(String(orgVariable?.definition))?.[1];
+    expect(selector, 'the org variable is label_values(SELECTOR, org)').toBeDefined();
+    const orgs = await promApi<string[]>(
+      url,
+      `/api/v1/label/org/values?match[]=${encodeURIComponent(selector as string)}`,
+    );
     expect(orgs.sort()).toEqual([LOCKED, MAIN]);
   });
 

@@ -121,15 +121,17 @@ describe('Grafana dashboard', () => {
     });
   });
 
-  it('has the org variable: label values of fleet_upgrade_collectors, multi, with All as .*', () => {
+  it('has the org variable: the orgs of the rollouts and of the inventory, multi, with All as .*', () => {
     const org = readCommittedDashboard().templating.list.find((v) => v.name === 'org');
     expect(org).toMatchObject({
       type: 'query',
       multi: true,
       includeAll: true,
       allValue: '.*',
-      definition: 'label_values(fleet_upgrade_collectors, org)',
-      query: { query: 'label_values(fleet_upgrade_collectors, org)' },
+      definition: 'label_values({__name__=~"fleet_upgrade_collectors|fleet_upgrade_fleet_collectors"}, org)',
+      query: {
+        query: 'label_values({__name__=~"fleet_upgrade_collectors|fleet_upgrade_fleet_collectors"}, org)',
+      },
       datasource: DATASOURCE,
     });
   });
