@@ -57,6 +57,7 @@ import {
   RetryBody,
   RollbackBody,
   ScopeBody,
+  UPGRADE_BODY_LIMIT_BYTES,
   UpgradeBody,
 } from './schema.js';
 
@@ -246,7 +247,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     oneOffs: NonNullable<RolloutApiOptions['oneOffs']>,
   ) => {
     const actor = gate.admit(req);
-    const parsed = UpgradeBody.safeParse(await readJsonBody(req));
+    const parsed = UpgradeBody.safeParse(await readJsonBody(req, UPGRADE_BODY_LIMIT_BYTES));
     if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
     await postUpgrade(res, { ...oneOffs, redis, keys: deps.keys, clock: deps.clock }, parsed.data, actor);
     logger.info({ actor, action: 'upgrade', collectors: parsed.data.collectors.length }, 'control action');

@@ -49,6 +49,14 @@ function orgOf(body: UpgradeBody, orgs: readonly string[]): string {
   );
 }
 
+/** The findings a refusal names: the first ten, then how many more (10,000 ids make no readable line). */
+const SAID_IN_FULL = 10;
+function sayFirst(messages: readonly string[]): string {
+  const shown = messages.slice(0, SAID_IN_FULL).join('; ');
+  const more = messages.length - SAID_IN_FULL;
+  return more > 0 ? `${shown}; and ${more} more` : shown;
+}
+
 export async function postUpgrade(
   res: ServerResponse,
   deps: OneOffDeps,
@@ -77,7 +85,7 @@ export async function postUpgrade(
   if (kept.length === 0)
     throw new HttpError(
       'conflict',
-      `no one-off started: none of the ${collectors.length === 1 ? 'named Collector' : `${collectors.length} named Collectors`} can be upgraded to ${body.to} (${named.map((n) => n.message).join('; ')})`,
+      `no one-off started: none of the ${collectors.length === 1 ? 'named Collector' : `${collectors.length} named Collectors`} can be upgraded to ${body.to} (${sayFirst(named.map((n) => n.message))})`,
     );
   const name = await new OneOffPolicies(deps.redis, deps.keys).add(
     {

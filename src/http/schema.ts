@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { isBuildVersion } from '../lib/version.js';
 import { LATEST } from '../policy/schema.js';
 import { ONE_OFF_MAX_COLLECTORS, RETRYABLE_STATES, ROLLBACK_STATES } from '../rollout/index.js';
+import { BODY_LIMIT_BYTES } from './read-json-body.js';
 
 /** forget: nothing to say (an empty body is `{}`). */
 export const EmptyBody = z.strictObject({});
@@ -80,9 +81,16 @@ export const RollbackBody = z
 export type RollbackBody = z.infer<typeof RollbackBody>;
 
 /**
+ * The body limit of `POST /upgrades`: as many ids as the command takes (ONE_OFF_MAX_COLLECTORS)
+ * at their longest (16 digits, a comma and a space: 18 bytes), and a control request's limit for
+ * the other fields: 196,384 bytes, still bounded; every other control request keeps 16 KB.
+ */
+export const UPGRADE_BODY_LIMIT_BYTES = ONE_OFF_MAX_COLLECTORS * 18 + BODY_LIMIT_BYTES;
+
+/**
  * `POST /upgrades`: a one-off rollout of the named Collectors, as `fleet-upgrade upgrade` takes it
- * (`--collector`, `--to`, `--allow-downgrade`, `--max-in-flight`, `--org`). The body limit of every
- * control request holds (16 KB: some 1,500 ids; the CLI takes up to ONE_OFF_MAX_COLLECTORS).
+ * (`--collector`, `--to`, `--allow-downgrade`, `--max-in-flight`, `--org`): up to
+ * ONE_OFF_MAX_COLLECTORS ids, in a body of at most UPGRADE_BODY_LIMIT_BYTES.
  */
 export const UpgradeBody = z.strictObject({
   collectors: z

@@ -13,11 +13,12 @@ import { createState, type FleetState } from '../../../src/cli/boot/create-state
 import { ControlToken } from '../../../src/http/authorize-request.js';
 import { createRolloutApi } from '../../../src/http/create-rollout-api.js';
 import { RateLimiter } from '../../../src/http/rate-limiter.js';
+import { UPGRADE_BODY_LIMIT_BYTES } from '../../../src/http/schema.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/http/start-http-server.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import { keyOf, newRecord } from '../../../src/rollout/collector/index.js';
-import { OneOffPolicies, REPORT_COLUMNS } from '../../../src/rollout/index.js';
+import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies, REPORT_COLUMNS } from '../../../src/rollout/index.js';
 import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 import { captureLogger } from '../../support/capture-logger.js';
@@ -122,7 +123,33 @@ const upgrade = (w: World, body: unknown, token: string | null = TOKEN, headers 
 
 const oneOffs = (w: World) => new OneOffPolicies(ctx.redis, w.keys).list();
 
+/** `n` distinct Collector ids at their longest (16 digits), none of them in the service's fleet. */
+const longIds = (n: number): number[] => Array.from({ length: n }, (_, i) => 9_000_000_000_000_000 + i);
+
 describe('POST /upgrades', () => {
+  it('takes as many ids as the command in one request, at their longest; one more is a 400', async () => {
+    const w = await open();
+    const most = [1, 2, ...longIds(ONE_OFF_MAX_COLLECTORS - 2)];
+    expect(Buffer.byteLength(JSON.stringify({ collectors: most, to: 'latest' }))).toBeGreaterThan(16 * 1024);
+    const res = await upgrade(w, { collectors: most, to: 'latest' });
+    expect(res.status, res.text.slice(0, 300)).toBe(201);
+    expect(res.json.collectors).toEqual([1, 2]);
+    expect(res.json.named).toHaveLength(ONE_OFF_MAX_COLLECTORS - 1); // 2 is offline, the others unknown
+    const tooMany = await upgrade(w, { collectors: longIds(ONE_OFF_MAX_COLLECTORS + 1), to: 'latest' });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json.error.message).toBe(
+      `collectors: at most ${ONE_OFF_MAX_COLLECTORS} Collectors in one upgrade`,
+    );
+    // None left: the refusal names the first ten and counts the rest, in one readable line.
+    const none = await upgrade(w, { collectors: longIds(ONE_OFF_MAX_COLLECTORS), to: 'latest' });
+    expect(none.status).toBe(409);
+    expect(none.json.error.message).toMatch(
+      /^no one-off started: none of the 10000 named Collectors can be upgraded to latest \(Collector 9000000000000000: not found .*; and 9990 more\)$/,
+    );
+    expect(none.json.error.message.length).toBeLessThan(2000);
+    expect((await oneOffs(w)).map((p) => p.name)).toEqual([res.json.oneOff]);
+  });
+
   it('writes the one-off with the checks of `fleet-upgrade upgrade`', async () => {
     const w = await open();
     const res = await upgrade(w, { collectors: [1, 2, 3, 4, 99], to: 'latest' });
@@ -165,11 +192,9 @@ describe('POST /upgrades', () => {
     expect((await upgrade(w, body, 'tok-wrong')).status).toBe(401);
     expect((await upgrade(w, body, TOKEN, { origin: 'http://evil.example' })).status).toBe(403);
     expect((await upgrade(w, body, TOKEN, { 'content-type': 'text/plain' })).status).toBe(415);
-    const large = await upgrade(w, {
-      collectors: Array.from({ length: 4000 }, (_, i) => i + 1),
-      to: 'latest',
-    });
+    const large = await upgrade(w, { collectors: longIds(12_000), to: 'latest' });
     expect(large.status).toBe(413);
+    expect(large.json.error.message).toBe(`the body is larger than ${UPGRADE_BODY_LIMIT_BYTES} bytes`);
     const invalid = await upgrade(w, { collectors: [0, 1.5], to: 'newest', fast: true });
     expect(invalid.status).toBe(400);
     expect(invalid.json.error.message).toMatch(/collectors\[0\]: expected a Collector id/);
