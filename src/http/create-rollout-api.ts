@@ -1,6 +1,6 @@
 /**
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`, `/rollouts/{id}/history`,
- * `/rollouts/{id}/report` as CSV or JSON, streamed: get-report.ts, and the access rule of
+ * `/rollouts/{id}/report` as CSV or JSON, streamed, or its worklist: get-report.ts, and the access rule of
  * `/status`), the operator actions of src/rollout/operator/control.ts as
  * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`, and one-off upgrades
  * as `POST /upgrades` (post-upgrade.ts: the checks of `fleet-upgrade upgrade`).
@@ -43,7 +43,7 @@ import {
 } from '../rollout/index.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { createControlGate } from './control-gate.js';
-import { reportFormat, sendReport } from './get-report.js';
+import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
@@ -225,6 +225,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
 
   const getReport = async (req: IncomingMessage, res: ServerResponse, id: string, query: URLSearchParams) => {
     const format = reportFormat(query, req.headers.accept);
+    const worklist = reportWorklist(query);
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
@@ -238,7 +239,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     );
     // As `report --format json`: the rollout with what became of its rollbacks (rollback-account.ts).
     const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    await sendReport(res, { ...record, ...accounts }, records, format, req.method === 'HEAD');
+    await sendReport(res, { ...record, ...accounts }, records, format, req.method === 'HEAD', worklist);
   };
 
   const upgrade = async (

@@ -3,18 +3,23 @@
  * report` gives it (the rows of rollout/life/report-rows.ts, in the same order): CSV or JSON, by
  * `?format=csv|json`, else by the `Accept` header (`text/csv`; JSON otherwise). The answer is
  * streamed: written in chunks of REPORT_CHUNK_ROWS rows, each after the socket has taken the last
- * (`drain`), so that 10,000 rows never make one string nor outrun a slow reader.
+ * (`drain`), so that 10,000 rows never make one string nor outrun a slow reader. `?worklist=true`:
+ * only the Collectors that need a person, as `report --worklist`.
  */
 import type { ServerResponse } from 'node:http';
 import {
   type CollectorRecord,
+  csvCell,
   orgsOf,
   REPORT_COLUMNS,
   type RolloutRecord,
   sortReportRecords,
   toCsvRow,
   toJsonRow,
+  toWorklistRow,
   unmatchedCsvRow,
+  WORKLIST_COLUMNS,
+  WORKLIST_STATES,
 } from '../rollout/index.js';
 import { echo, HttpError } from './http-error.js';
 
@@ -37,6 +42,14 @@ export function reportFormat(query: URLSearchParams, accept: string | undefined)
   const csv = types.indexOf('text/csv');
   const json = types.indexOf('application/json');
   return csv >= 0 && (json < 0 || csv < json) ? 'csv' : 'json';
+}
+
+/** `?worklist=true`: only the Collectors that need a person, as `report --worklist`. */
+export function reportWorklist(query: URLSearchParams): boolean {
+  const asked = query.get('worklist');
+  if (asked === null || asked === 'false') return false;
+  if (asked === 'true') return true;
+  throw new HttpError('invalid', `worklist: expected true or false, not '${echo(asked)}'`);
 }
 
 /** Writes `text`; resolves once the socket can take more (at once when it can). */
@@ -63,6 +76,7 @@ export async function sendReport(
   records: CollectorRecord[],
   format: ReportFormat,
   head: boolean,
+  worklist = false,
 ): Promise<void> {
   sortReportRecords(orgsOf(rollout), records);
   const safeId = rollout.id.replace(/[^\w.@-]/g, '_');
@@ -74,6 +88,10 @@ export async function sendReport(
   });
   if (head) {
     res.end();
+    return;
+  }
+  if (worklist) {
+    await sendWorklist(res, rollout.id, records, format);
     return;
   }
   const rows =
@@ -95,4 +113,31 @@ export async function sendReport(
     await write(res, format === 'csv' ? `${chunk.join('\n')}\n` : `${i > 0 ? ',' : ''}${chunk.join(',')}`);
   }
   res.end(format === 'csv' ? '' : ']}');
+}
+
+/**
+ * The worklist (`report --worklist`'s rows and shapes): CSV with WORKLIST_COLUMNS, or JSON
+ * `{rollout, worklist}`; each row names the command that resolves it. Few rows by nature (the
+ * Collectors that need a person), so written at once.
+ */
+async function sendWorklist(
+  res: ServerResponse,
+  rolloutId: string,
+  records: CollectorRecord[],
+  format: ReportFormat,
+): Promise<void> {
+  const rows = records
+    .filter((r) => WORKLIST_STATES.includes(r.state))
+    .map((r) => toWorklistRow(r, rolloutId));
+  if (format === 'json') {
+    res.end(JSON.stringify({ rollout: rolloutId, worklist: rows }));
+    return;
+  }
+  const lines = [
+    WORKLIST_COLUMNS.join(','),
+    ...rows.map((row) => WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')),
+  ];
+  for (let i = 0; i < lines.length; i += REPORT_CHUNK_ROWS)
+    await write(res, `${lines.slice(i, i + REPORT_CHUNK_ROWS).join('\n')}\n`);
+  res.end();
 }

@@ -18,12 +18,18 @@ import { type RunningHttpServer, startHttpServer } from '../../../src/http/start
 import { createManualClock } from '../../../src/lib/clock.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import { keyOf, newRecord } from '../../../src/rollout/collector/index.js';
-import { ONE_OFF_MAX_COLLECTORS, OneOffPolicies, REPORT_COLUMNS } from '../../../src/rollout/index.js';
+import {
+  ONE_OFF_MAX_COLLECTORS,
+  OneOffPolicies,
+  REPORT_COLUMNS,
+  WORKLIST_COLUMNS,
+} from '../../../src/rollout/index.js';
 import { readFleetStatus } from '../../../src/rollout/life/index.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
+import { seedCollector } from '../../support/seed-collector.js';
 
 const ctx = useTestRedis();
 const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
@@ -263,6 +269,40 @@ describe('GET /rollouts/{id}/report', () => {
     expect(json.json.collectors).toHaveLength(10_000);
     expect(json.json.collectors[0]).toMatchObject({ id: 1, name: 'c,1', state: 'succeeded', org: 'default' });
   }, 60_000);
+
+  it('?worklist=true: only the Collectors that need a person, with the command that resolves each, as report --worklist', async () => {
+    const w = await open();
+    await w.rollouts.start('big', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const states = ['succeeded', 'manual', 'failed', 'unknown', 'queued'] as const;
+    for (const [i, state] of states.entries())
+      await seedCollector(
+        { store: w.store, rolloutId: ID, settings: SETTINGS, now: T0 },
+        newRecord({ id: i + 1, name: `c-${i + 1}`, collectorVersion: '19.400-5' }, '19.470-4', T0),
+        state,
+      );
+    const path = `/rollouts/${encodeURIComponent(ID)}/report?worklist=true`;
+    const json = await call(w, path);
+    expect(json.status).toBe(200);
+    expect(json.json.rollout).toBe(ID);
+    expect(json.json.worklist.map((r: { id: number; state: string }) => [r.id, r.state])).toEqual([
+      [2, 'manual'],
+      [4, 'unknown'],
+    ]);
+    expect(json.json.worklist[1].resolve).toBe(`fleet-upgrade retry ${ID} --only unknown`);
+    const csv = await call(w, `${path}&format=csv`);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const lines = csv.text.trim().split('\n');
+    expect(lines[0]).toBe(WORKLIST_COLUMNS.join(','));
+    expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['2', '4']);
+    expect(lines[2]).toContain(`fleet-upgrade retry ${ID} --only unknown`);
+    // The whole report is unchanged without it, or with worklist=false.
+    expect(
+      (await call(w, `/rollouts/${encodeURIComponent(ID)}/report?worklist=false`)).json.collectors,
+    ).toHaveLength(5);
+    const bad = await call(w, `/rollouts/${encodeURIComponent(ID)}/report?worklist=yes`);
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toBe("worklist: expected true or false, not 'yes'");
+  });
 
   it('refuses an unknown format or rollout; under --auth-reads, needs the token', async () => {
     const w = await open({ authReads: true });
