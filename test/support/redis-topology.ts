@@ -227,6 +227,9 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
     sentinels.push(s);
   }
   const all = [...data, ...sentinels];
+  /** The port of the primary that sentinel `s` names now (it throws when `s` does not answer). */
+  const primaryPortSeenBy = async (s: RedisNode): Promise<number> =>
+    Number(((await ask(s.port, undefined, 'SENTINEL', 'get-master-addr-by-name', name)) as string[])?.[1]);
   const topology: SentinelTopology = {
     name,
     password,
@@ -250,14 +253,7 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       const votes = new Map<number, number>();
       for (const s of sentinels) {
         try {
-          const addr = (await ask(
-            s.port,
-            undefined,
-            'SENTINEL',
-            'get-master-addr-by-name',
-            name,
-          )) as string[];
-          const p = Number(addr?.[1]);
+          const p = await primaryPortSeenBy(s);
           votes.set(p, (votes.get(p) ?? 0) + 1);
         } catch {
           // a sentinel that does not answer has no vote
@@ -319,14 +315,7 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
                 Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : []))),
               )
               .find((e) => Number(e.port) === replica.port);
-            const names = (await ask(
-              s.port,
-              undefined,
-              'SENTINEL',
-              'get-master-addr-by-name',
-              name,
-            )) as string[];
-            seen += ` sentinel ${s.port} (primary ${names?.[1]}): ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : `no entry for ${replica.port} among ${list.length}`};`;
+            seen += ` sentinel ${s.port} (primary ${await primaryPortSeenBy(s)}): ${entry ? `${entry.flags}, link ${entry['master-link-status']}, primary port ${entry['master-port']}` : `no entry for ${replica.port} among ${list.length}`};`;
             if (
               entry?.flags === 'slave' &&
               entry['master-link-status'] === 'ok' &&
