@@ -175,10 +175,13 @@ describe('every slot busy', () => {
       // (its interval is a fifth of the median length here, within the quarter request per
       // finished task of listing-pass.ts `watchDecision`: about 24 s for this fleet).
       expect(at(gaps, 0.5), measured).toBeLessThanOrEqual(30);
-      // An end is seen by the next pass and its slot refilled then: from the true end, half a
-      // pass apart on average. (A fixed 15 s here sat at that expectation, 10-14 s alone, and
-      // failed by chance under load at 15.05 s; the bound is now the pass interval itself.)
-      expect(at(afterEnd, 0.5), measured).toBeLessThanOrEqual(at(gaps, 0.5));
+      // An end is seen by the next pass and its slot refilled then: from the true end, half a pass
+      // apart on average, then the refill. So the median is within one pass interval plus the
+      // refill's p90; an end seen only by the pass after would take one and a half. (A fixed
+      // 15 s here sat at that expectation, 10-14 s alone, and failed by chance under load at
+      // 15.05 s; under load the gap's median also shrinks, 16 s, as the scans' listing requests
+      // fall between the passes: hence the refill's p90 beside it.)
+      expect(at(afterEnd, 0.5), measured).toBeLessThanOrEqual(at(gaps, 0.5) + at(afterSeen, 0.9));
     }
   }, 150_000);
 });
