@@ -28,8 +28,16 @@ afterEach(async () => {
   harness = undefined;
 });
 
-/** One task per Collector, and the outcome the simulator knows. */
+/**
+ * One task per Collector, and the outcome the simulator knows. `unknown` only for a create the
+ * SIGKILL cut off (issue 19: the service cannot say whether it made a task, so it is not sent
+ * again), with the simulator's evidence: no task, or one that did not reach the build.
+ */
 function disagreement(r: CollectorRecord, c: SimCollectorView | undefined): string | undefined {
+  if (r.state === 'unknown')
+    return c && c.tasks.length <= 1 && c.tasks[0]?.result !== 'succeeded' && c.version !== r.to
+      ? undefined
+      : `unknown, but simulator: ${c?.tasks.length} tasks, ${c?.tasks[0]?.result}, on ${c?.version}`;
   if (c && c.tasks.length !== 1) return `simulator: ${c.tasks.length} tasks`;
   return agreesWithSimulator(r, c);
 }
@@ -94,7 +102,11 @@ describe('processes of one deployment share one clock', () => {
       .map((r) => ({ id: r.id, state: r.state, message: r.message, why: disagreement(r, sim.get(r.id)) }))
       .filter((x) => x.why !== undefined);
     expect(wrong, `${run.output().slice(-2000)}`).toEqual([]);
-    const states = new Set(records.map((r) => r.state));
+    // At most the creates under way at the kill (maxInFlight); seen: none, or one in one run of
+    // .ci/run (its create never reached the service).
+    const unknown = records.filter((r) => r.state === 'unknown');
+    expect(unknown.length).toBeLessThanOrEqual(maxInFlight);
+    const states = new Set(records.filter((r) => r.state !== 'unknown').map((r) => r.state));
     // The fleet has failures and stuck tasks: the check covered every kind of outcome.
     expect(states).toEqual(new Set(['succeeded', 'failed', 'timed_out']));
     expect((await h.simStats()).maxConcurrentTasks).toBeLessThanOrEqual(maxInFlight);
