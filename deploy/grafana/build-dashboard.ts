@@ -623,6 +623,13 @@ function processesRow(): cog.Builder<dashboard.Panel>[] {
   ];
 }
 
+/**
+ * The `org` picker's values: the organizations of the rollouts' series and of the inventory (a
+ * deployment with no rollout yet, or an organization no policy selects, still has its fleet).
+ */
+export const ORG_VARIABLE_QUERY =
+  'label_values({__name__=~"fleet_upgrade_collectors|fleet_upgrade_fleet_collectors"}, org)';
+
 export function buildDashboard(): dashboard.Dashboard {
   const builder = new dashboard.DashboardBuilder('fleet-upgrade')
     .uid(DASHBOARD_UID)
@@ -689,13 +696,6 @@ export function buildDashboard(): dashboard.Dashboard {
  * `auto`, `auto_min` and `auto_count` on variables that are not interval variables, and the
  * table panels' `options.footer` (a hidden footer; Grafana 12.3 configures footers per field).
  */
-/**
- * The `org` picker's values: the organizations of the rollouts' series and of the inventory (a
- * deployment with no rollout yet, or an organization no policy selects, still has its fleet).
- */
-export const ORG_VARIABLE_QUERY =
-  'label_values({__name__=~"fleet_upgrade_collectors|fleet_upgrade_fleet_collectors"}, org)';
-
 function conformToGrafana(d: dashboard.Dashboard): dashboard.Dashboard {
   for (const v of d.templating?.list ?? []) {
     if (v.type === 'interval') continue;

@@ -144,12 +144,13 @@ export class WebhookConsumer {
       }
       if (this.drained()) break;
       // Woken during the round (a stop began): a new round at once, or the wake is lost and
-      // what was recorded meanwhile waits a whole poll. While draining, no poll is waited either.
+      // what was recorded meanwhile waits a whole poll. While draining, no poll is waited either
+      // (unless the outbox is unreadable: then the drain waits, and ends with its grace).
       if (this.wake.signal.aborted) {
         this.wake = new AbortController();
         continue;
       }
-      if (this.drainUntil !== undefined) continue;
+      if (this.drainUntil !== undefined && !this.lastRedisError) continue;
       await this.o.clock.sleep(this.idleFor(), this.wake.signal).catch(() => undefined);
     }
   }
