@@ -9,13 +9,13 @@
 import type { ServerResponse } from 'node:http';
 import {
   type CollectorRecord,
-  csvCell,
   orgsOf,
   REPORT_COLUMNS,
   type RolloutRecord,
   sortReportRecords,
   toCsvRow,
   toJsonRow,
+  toWorklistCsvRow,
   toWorklistRow,
   unmatchedCsvRow,
   WORKLIST_COLUMNS,
@@ -90,54 +90,47 @@ export async function sendReport(
     res.end();
     return;
   }
-  if (worklist) {
-    await sendWorklist(res, rollout.id, records, format);
-    return;
-  }
-  const rows =
-    format === 'csv'
-      ? [
-          ...records.map(toCsvRow),
-          // A one-off's named Collectors it did not upgrade: a row each, with why (state `unmatched`).
-          ...(rollout.unmatched ?? []).map(unmatchedCsvRow),
-        ]
-      : records.map((r) => JSON.stringify(toJsonRow(r)));
-  await write(
-    res,
-    format === 'csv'
-      ? `${REPORT_COLUMNS.join(',')}\n`
-      : `{"rollout":${JSON.stringify(rollout)},"collectors":[`,
-  );
+  // The rows, written in chunks between a head and a tail: the report (`report`), or the worklist
+  // (`report --worklist`: only the Collectors that need a person, each with the command that
+  // resolves it), as CSV or JSON.
+  const [first, rows, last] = worklist
+    ? worklistParts(rollout.id, records, format)
+    : reportParts(rollout, records, format);
+  await write(res, first);
   for (let i = 0; i < rows.length; i += REPORT_CHUNK_ROWS) {
     const chunk = rows.slice(i, i + REPORT_CHUNK_ROWS);
     await write(res, format === 'csv' ? `${chunk.join('\n')}\n` : `${i > 0 ? ',' : ''}${chunk.join(',')}`);
   }
-  res.end(format === 'csv' ? '' : ']}');
+  res.end(last);
 }
 
-/**
- * The worklist (`report --worklist`'s rows and shapes): CSV with WORKLIST_COLUMNS, or JSON
- * `{rollout, worklist}`; each row names the command that resolves it. Few rows by nature (the
- * Collectors that need a person), so written at once.
- */
-async function sendWorklist(
-  res: ServerResponse,
-  rolloutId: string,
-  records: CollectorRecord[],
-  format: ReportFormat,
-): Promise<void> {
-  const rows = records
-    .filter((r) => WORKLIST_STATES.includes(r.state))
-    .map((r) => toWorklistRow(r, rolloutId));
-  if (format === 'json') {
-    res.end(JSON.stringify({ rollout: rolloutId, worklist: rows }));
-    return;
-  }
-  const lines = [
-    WORKLIST_COLUMNS.join(','),
-    ...rows.map((row) => WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')),
+type Parts = [head: string, rows: string[], tail: string];
+
+function reportParts(rollout: RolloutRecord, records: CollectorRecord[], format: ReportFormat): Parts {
+  if (format === 'json')
+    return [
+      `{"rollout":${JSON.stringify(rollout)},"collectors":[`,
+      records.map((r) => JSON.stringify(toJsonRow(r))),
+      ']}',
+    ];
+  return [
+    `${REPORT_COLUMNS.join(',')}\n`,
+    [
+      ...records.map(toCsvRow),
+      // A one-off's named Collectors it did not upgrade: a row each, with why (state `unmatched`).
+      ...(rollout.unmatched ?? []).map(unmatchedCsvRow),
+    ],
+    '',
   ];
-  for (let i = 0; i < lines.length; i += REPORT_CHUNK_ROWS)
-    await write(res, `${lines.slice(i, i + REPORT_CHUNK_ROWS).join('\n')}\n`);
-  res.end();
+}
+
+function worklistParts(rolloutId: string, records: CollectorRecord[], format: ReportFormat): Parts {
+  const listed = records.filter((r) => WORKLIST_STATES.includes(r.state));
+  if (format === 'json')
+    return [
+      `{"rollout":${JSON.stringify(rolloutId)},"worklist":[`,
+      listed.map((r) => JSON.stringify(toWorklistRow(r, rolloutId))),
+      ']}',
+    ];
+  return [`${WORKLIST_COLUMNS.join(',')}\n`, listed.map((r) => toWorklistCsvRow(r, rolloutId)), ''];
 }

@@ -112,6 +112,7 @@ export {
   type TargetWait,
   toCsvRow,
   toJsonRow,
+  toWorklistCsvRow,
   toWorklistRow,
   type UnmatchedCollector,
   unmatchedCsvRow,

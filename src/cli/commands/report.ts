@@ -10,7 +10,6 @@ import { Command, Option } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import {
   type CollectorRecord,
-  csvCell,
   orgsOf,
   REPORT_COLUMNS,
   type RolloutRecord,
@@ -19,6 +18,7 @@ import {
   sortReportRecords,
   toCsvRow,
   toJsonRow,
+  toWorklistCsvRow,
   toWorklistRow,
   unmatchedCsvRow,
   WORKLIST_COLUMNS,
@@ -106,13 +106,13 @@ export function reportCommand(): Command {
           return;
         }
         if (flags.worklist) {
-          const rows = records.map((r) => toWorklistRow(r, rollout.id));
           if (format === 'csv') {
             process.stdout.write(`${WORKLIST_COLUMNS.join(',')}\n`);
-            for (const row of rows)
-              process.stdout.write(`${WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',')}\n`);
-          } else
+            for (const r of records) process.stdout.write(`${toWorklistCsvRow(r, rollout.id)}\n`);
+          } else {
+            const rows = records.map((r) => toWorklistRow(r, rollout.id));
             process.stdout.write(`${JSON.stringify({ rollout: rollout.id, worklist: rows }, null, 2)}\n`);
+          }
           return;
         }
         if (format === 'csv') {

@@ -70,6 +70,12 @@ export function toWorklistRow(
   ) as Record<(typeof WORKLIST_COLUMNS)[number], unknown>;
 }
 
+/** A worklist row as a CSV line of WORKLIST_COLUMNS (`report --worklist`, and over HTTP). */
+export function toWorklistCsvRow(r: CollectorRecord, rolloutId: string): string {
+  const row = toWorklistRow(r, rolloutId);
+  return WORKLIST_COLUMNS.map((c) => csvCell(row[c], c)).join(',');
+}
+
 /** One CSV cell; times (epoch ms) as ISO 8601. */
 export function csvCell(value: unknown, column?: string): string {
   if (value === undefined || value === null) return '';
