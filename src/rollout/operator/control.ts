@@ -26,6 +26,7 @@ import type { Keys } from '../keys.js';
 import {
   isPolicyPause,
   moveChange,
+  nextPhase,
   orgsOf,
   PAUSE_REASONS,
   type RecordedEvent,
@@ -273,15 +274,25 @@ export async function abort(
     const removed = await removeUnstartedOneOff(deps, id);
     if (removed) return removed;
   }
-  const rollout = await load(deps, id);
-  const written = await abortRollout(deps, rollout, { actor, reason, source });
-  if (!written) {
-    if (!(await deps.rollouts.get(id)))
-      throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
-    throw conflict(rollout, 'only a running, converged, paused or halted rollout can be aborted');
+  // The emergency stop wins every race: a compare-and-set lost to a concurrent pause, resume or
+  // tick is tried again on the rollout as it is now, while its phase still allows an abort. Each
+  // loss means another writer moved the rollout, so the loop is bounded by how many can.
+  let rollout = await load(deps, id);
+  for (let attempt = 1; ; attempt++) {
+    if (nextPhase(rollout.phase, 'abort') === undefined)
+      throw conflict(rollout, 'only a running, converged, paused or halted rollout can be aborted');
+    const written = await abortRollout(deps, rollout, { actor, reason, source });
+    if (written) return result(written);
+    const now = await deps.rollouts.get(id);
+    if (!now) throw new ControlError('not_found', `no rollout '${id}' (it was forgotten meanwhile)`);
+    if (attempt >= ABORT_ATTEMPTS)
+      throw conflict(now, `the abort lost ${ABORT_ATTEMPTS} races in a row to other writers; send it again`);
+    rollout = now;
   }
-  return result(written);
 }
+
+/** Compare-and-sets an abort may lose to concurrent writers before it gives up (each loss is another writer's move). */
+const ABORT_ATTEMPTS = 50;
 
 /**
  * Aborts `rollout` (as read) with its `rollout.aborted` event in one step, then ends `aborted`

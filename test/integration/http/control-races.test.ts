@@ -95,6 +95,51 @@ describe('resume of an aborted rollout is a compare-and-set', () => {
   });
 });
 
+describe('abort wins every race (issue 25)', () => {
+  it('three aborts, three pauses and three resumes at once on a running rollout: it ends aborted, with one rollout.aborted', async () => {
+    for (let round = 0; round < 10; round++) {
+      const w = await open();
+      const id = `burst-${round}@19.470-4`;
+      await seedRollout(w, id, { queued: 5, succeeded: 1 });
+      const kinds = ['abort', 'pause', 'resume', 'abort', 'pause', 'resume', 'abort', 'pause', 'resume'];
+      const answers = await Promise.all(
+        kinds.map((k) =>
+          postAction(w, id, k, { body: k === 'abort' ? { reason: 'bad build' } : {}, token: TOKEN }),
+        ),
+      );
+      const told = answers.map((a, i) => `${kinds[i]} ${a.status}`).join(', ');
+      expect((await w.rollouts.get(id))?.phase, told).toBe('aborted');
+      const aborts = answers.filter((_, i) => kinds[i] === 'abort');
+      // Exactly one abort made the move; the others found it aborted already (never "try again").
+      expect(
+        aborts.filter((a) => a.status === 200),
+        told,
+      ).toHaveLength(1);
+      for (const a of aborts.filter((x) => x.status !== 200)) {
+        expect(a.status, told).toBe(409);
+        expect(a.json.error.message, told).toMatch(/is aborted:/);
+      }
+      // Pause and resume may lose to each other or to the abort: a 409 with the reason.
+      for (const a of answers.filter((_, i) => kinds[i] !== 'abort' && answers[i]?.status !== 200))
+        expect(a.status, told).toBe(409);
+      const types = (await w.events.history(id)).map((e) => e.type);
+      expect(
+        types.filter((t) => t === 'rollout.aborted'),
+        told,
+      ).toHaveLength(1);
+      // After it, only a resume that releases the aborted rollout's policy (it stays aborted).
+      const after = (await w.events.history(id)).slice(types.indexOf('rollout.aborted') + 1);
+      for (const e of after)
+        expect(`${e.type} ${e.detail?.released}`, `${told}: ${types.join(' ')}`).toBe(
+          'rollout.resumed abort',
+        );
+      expect(await w.store.counts(id), told).toEqual({ aborted: 5, succeeded: 1 });
+      await w.close();
+      worlds.splice(worlds.indexOf(w), 1);
+    }
+  });
+});
+
 describe('forget racing other actions leaves no orphan', () => {
   const actions: [string, unknown][] = [
     ['resume', {}],
