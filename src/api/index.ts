@@ -49,6 +49,7 @@ export {
   type BuildTarget,
   type Collector,
   type InventoryCollector,
+  SERVICE_TASK_TIMEOUT_MS,
   TASK_STATES,
   type TaskState,
   type UpgradeTask,

@@ -95,6 +95,9 @@ export const TASK_STATES = {
 } as const;
 export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];
 
+/** The service fails a task not succeeded this long after its request (interface section 8). */
+export const SERVICE_TASK_TIMEOUT_MS = 30 * 60_000;
+
 const taskStatusCode = z
   .number()
   .int()

@@ -8,14 +8,14 @@
  * (5xx, 429, network) only delay the next read, until well past the deadline.
  * Durations are measured on the deployment's shared clock, from the time the create was answered.
  */
-import { ApiError, type TaskStatusResult } from '../api/index.js';
+import { ApiError, SERVICE_TASK_TIMEOUT_MS, type TaskStatusResult } from '../api/index.js';
 import type { CollectorEvent } from '../rollout/index.js';
 import { actionFor, classifyFailure } from './classify-failure.js';
 import { pollDelay } from './create-task-step.js';
 import { apiOf, done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
 /** The service fails a task not succeeded this long after its request (interface section 8). */
-export const SERVICE_TIMEOUT_MS = 30 * 60_000;
+export const SERVICE_TIMEOUT_MS = SERVICE_TASK_TIMEOUT_MS;
 
 /** Whether a failed task is the service's own time-out: its message says so, and it is that old. */
 export function isServiceTimeout(message: string, sinceSentMs: number): boolean {

@@ -53,6 +53,11 @@ export interface CollectorRecord {
   /** When a worker took up the job of its admission (our clock): from admittedAt, the queue's wait. */
   pickedAt?: number;
   createSentAt?: number;
+  /**
+   * When the first create of this attempt was sent (a resend of it keeps it): the earliest the
+   * attempt's task can have started, so the service cannot have timed it out before 30 minutes after.
+   */
+  firstSentAt?: number;
   /** When the create was answered (our clock): the task's start as we measure it. */
   requestTime?: number;
   finishedAt?: number;

@@ -322,6 +322,7 @@ export function transition(
     case 'send':
       return to('creating', {
         createSentAt: now,
+        firstSentAt: now,
         attempts: r.attempts + 1,
         ...(event.pickedAt === undefined ? {} : { pickedAt: event.pickedAt }),
       });
@@ -333,6 +334,7 @@ export function transition(
           message: event.message,
           attempts: Math.max(0, r.attempts - 1),
           createSentAt: undefined,
+          firstSentAt: undefined,
           ...retryAt(0),
         });
       return to('waiting_retry', { message: event.message, ...retryAt(0) });

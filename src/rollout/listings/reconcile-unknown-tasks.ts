@@ -4,7 +4,9 @@
  * it:
  * - offered again for the build, on a page requested after it went to reconciling: no task runs
  *   now and the build was not reached. When a task of ours surely ran (an unreadable 202, or we
- *   had its id: `taskProven`) → `failed`: it ended short of the build. Otherwise (a create that
+ *   had its id: `taskProven`) → `timed_out` when its attempt's first create was sent at least
+ *   the service's time-out (30 minutes) before that page (the service may have timed it out),
+ *   else `failed`: it ended short of the build too soon for a time-out. Otherwise (a create that
  *   went unanswered, or collector.in.upgrading: a task ran, perhaps not ours) → `unknown`:
  *   "offered again" cannot tell a create that made no task from one whose task has already ended
  *   short of the build, since the service reads a task only by the id we never got and lists no
@@ -17,7 +19,7 @@
  *   (the service still shows one running after its time-out), else `unknown`.
  * Each resolution is one atomic move that also gives the slot back.
  */
-import type { BuildTarget } from '../../api/index.js';
+import { type BuildTarget, SERVICE_TASK_TIMEOUT_MS } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
 import {
   type CollectorKey,
@@ -44,6 +46,19 @@ export const UNANSWERED_CREATE =
 /** Why a Collector whose task of unknown id shows nothing past its deadline ends `unknown`. */
 export const UNSEEN_PAST_DEADLINE =
   'past the deadline of a task of unknown id, the listings show neither the build nor the Collector offered again: what became of the create cannot be known (`fleet-upgrade retry` sends a new one)';
+
+/** When the attempt's first create was sent (a record from before `firstSentAt` has its last send only). */
+const sentAt = (r: CollectorRecord): number => r.firstSentAt ?? r.createSentAt ?? r.requestTime ?? 0;
+
+/**
+ * Whether a proven task of unknown id, seen ended off the build by a page requested at `seenAt`,
+ * can have been ended by the service's time-out: its first create was sent at least that long before.
+ */
+export function endedByServiceTimeout(r: CollectorRecord, seenAt: number): boolean {
+  return seenAt - sentAt(r) >= SERVICE_TASK_TIMEOUT_MS;
+}
+
+const minutes = (ms: number) => `${Math.floor(ms / 60_000)} min`;
 
 /** The local deadline of a task of unknown id: the task's timeout after its earliest possible start. */
 export function reconcileDeadline(r: CollectorRecord, taskTimeoutMs: number): number {
@@ -108,12 +123,23 @@ export async function reconcileUnknownTasks(
         ctx,
       );
     } else if (offered(r)) {
+      // Ended off the build: the service's own time-out when the attempt's first create was sent
+      // at least its time-out before the page that offers it again, else a failure (it ended too
+      // soon for a time-out).
+      const seenAt = listed.get(keyOf(r)) ?? now;
+      const byTimeout = endedByServiceTimeout(r, seenAt);
+      const prefix = r.message ? `${r.message}; ` : '';
       t = transition(
         r,
-        {
-          type: 'failed',
-          message: `${r.message ? `${r.message}; ` : ''}the listing offers it again for ${build}: its task of unknown id ended without reaching the build`,
-        },
+        byTimeout
+          ? {
+              type: 'timed_out',
+              message: `${prefix}the listing offers it again for ${build} ${minutes(seenAt - sentAt(r))} after its first create: its task of unknown id reached the service's 30-minute time-out`,
+            }
+          : {
+              type: 'failed',
+              message: `${prefix}the listing offers it again for ${build}: its task of unknown id ended without reaching the build`,
+            },
         ctx,
       );
     } else if (versions.get(r.id) === build) {

@@ -221,6 +221,33 @@ describe('tasks of unknown id, resolved from the listings', () => {
     expect((await s.record(71)).state).toBe('failed');
   });
 
+  it('a task proven by a resend, offered again 31 minutes after its first create: timed_out (the service timed it out); 5 minutes after: failed (issue 25)', async () => {
+    const s = await setup();
+    await s.tick();
+    // 78 and 79: first create sent now; no answer; sent again 2 minutes later, answered
+    // collector.in.upgrading: a task of ours runs, its id never came.
+    for (const id of [78, 79]) await s.seed(id, 'creating');
+    s.clock.advance(2 * MINUTE);
+    for (const id of [78, 79])
+      await s.drive(id, [
+        { type: 'resend' },
+        { type: 'task_unknown', proven: true, message: 'collector.in.upgrading after a resend' },
+      ]);
+    s.clock.advance(3 * MINUTE);
+    s.fleet.set(79, collector(79)); // offered again 5 minutes after the first create
+    await s.tick();
+    const early = await s.record(79);
+    expect(early.state).toBe('failed');
+    expect(early.message).toMatch(/task of unknown id ended without reaching the build/);
+    s.clock.advance(26 * MINUTE);
+    s.fleet.set(78, collector(78)); // offered again 31 minutes after the first create (29 after the resend)
+    await s.tick();
+    const late = await s.record(78);
+    expect(late.state).toBe('timed_out');
+    expect(late.message).toMatch(/31 min after its first create: .*30-minute time-out/);
+    expect(await s.slots()).toEqual([]);
+  });
+
   it('an unanswered create, offered again: unknown (no task was made, or one ended short of the build), never sent again, not a failure', async () => {
     const s = await setup({ failureGate: { maxFailureRatio: 0.01, minOutcomes: 1 } });
     await s.tick();
