@@ -18,7 +18,8 @@
 import { hostname } from 'node:os';
 import { ApiError, type CreateTaskResult } from '../api/index.js';
 import { FleetError } from '../lib/errors.js';
-import { orgOf, orgProblemOf } from '../rollout/index.js';
+import type { WriteMark } from '../lib/redis/replica-wait.js';
+import { type CollectorRecord, keyOf, orgOf, orgProblemOf } from '../rollout/index.js';
 import { nextPollDelay, watchedDelay } from './poll-schedule.js';
 import { apiOf, done, retryReasonOf, type Step, type StepContext, TRANSIENT_KINDS } from './step-context.js';
 
@@ -152,12 +153,17 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
   }
   switch (result.kind) {
     case 'created': {
-      const applied = await ctx.apply(
-        // After the call: a create may have waited for the API budget first.
-        { type: 'created', taskId: result.taskId, requestTime: deps.clock.now(), createdBy: PROCESS_NAME },
-        { counters },
-      );
+      // After the call: a create may have waited for the API budget first.
+      const created = {
+        type: 'created',
+        taskId: result.taskId,
+        requestTime: deps.clock.now(),
+        createdBy: PROCESS_NAME,
+      } as const;
+      const mark = deps.replicaWait?.mark();
+      const applied = await ctx.apply(created, { counters });
       if (!applied) return done;
+      if (mark) await confirmTaskId(ctx, created, mark);
       log.info({ taskId: result.taskId, from: record.from, to: record.to }, 'task created');
       // The rollout as it is now, not as the job found it: the scheduler may have begun watching
       // the listings while this create waited for the budget (a rollout's first tasks, admitted
@@ -203,6 +209,54 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
       await ctx.apply({ type: 'rejected', message: `${result.kind}: ${result.message}` }, { counters });
       return done;
   }
+}
+
+/** Tries to confirm a task id on the replicas before giving up (each a back-off of 250 ms to 2 s). */
+const TASK_ID_CONFIRMS = 6;
+
+/**
+ * The task id, like the pre-write, is confirmed on the replicas (WAIT), so that a failover right
+ * after a create's answer loses no task id (that Collector would otherwise end `unknown`: only
+ * the listings could tell what became of a task whose id is lost). When the WAIT fails, the
+ * record is read again (from the primary of now, after a failover the promoted replica): still
+ * `creating` (the id was lost with the old primary), the id is written again; either way a
+ * barrier (a write of this connection, then WAIT) confirms it. Bounded: after the last try the
+ * id stays on the primary alone, said once in the log.
+ */
+async function confirmTaskId(
+  ctx: StepContext,
+  created: Extract<Parameters<StepContext['apply']>[0], { type: 'created' }>,
+  mark: WriteMark,
+): Promise<void> {
+  const wait = ctx.deps.replicaWait;
+  if (!wait) return;
+  let last = await wait.confirm(mark);
+  for (let attempt = 1; !last.ok && attempt < TASK_ID_CONFIRMS; attempt++) {
+    await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** (attempt - 1), 2000)));
+    let now: CollectorRecord | undefined;
+    try {
+      now = await ctx.deps.store.get(ctx.rollout.id, keyOf(ctx.record));
+    } catch (err) {
+      last = { ...last, ok: false, reason: `reading the record again failed: ${(err as Error).message}` };
+      continue;
+    }
+    if (now?.state === 'creating' && now.attempts === ctx.record.attempts) {
+      // The failover took the id: the promoted replica has the pre-write only. Written again.
+      ctx.record = now;
+      const again = wait.mark();
+      if (!(await ctx.apply(created))) return;
+      ctx.log.warn({ taskId: created.taskId }, 'task id lost in a failover: written again');
+      last = await wait.confirm(again);
+      continue;
+    }
+    if (now?.taskId !== created.taskId) return; // moved on (another step read its end): not ours to write
+    last = await wait.barrier();
+  }
+  if (!last.ok)
+    ctx.log.warn(
+      { taskId: created.taskId, reason: last.reason },
+      'task id not confirmed by the replicas: a failover now would leave this Collector to the listings',
+    );
 }
 
 /**

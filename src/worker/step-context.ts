@@ -53,7 +53,7 @@ export interface ProcessorDeps {
    * Confirms a create's pre-write on replicas (WAIT) before the create is sent; `store` must write
    * on the connection it watches. Absent: creates are sent after the write alone.
    */
-  replicaWait?: Pick<ReplicaWait, 'mark' | 'confirm'>;
+  replicaWait?: Pick<ReplicaWait, 'mark' | 'confirm' | 'barrier'>;
 }
 
 export type StepRollout = NonNullable<StepView['rollout']>;

@@ -45,6 +45,30 @@ export interface FailoverRolloutOptions {
   minReplicasForCreate?: number;
   /** Real ms the rollout may take to converge after the last failover (default 90 s). */
   convergeMs?: number;
+  /** Sentinel: a password on every node (default true; false: none, as a new user sets up loopback Redis). */
+  password?: boolean;
+  /** Sentinel: the sentinels' failover-timeout (default 10000 ms). */
+  failoverTimeoutMs?: number;
+  /** `run --once` instead of `run`: it must end by itself, 0 or 2. */
+  once?: boolean;
+  /** `worker` processes beside `run` (default 1). */
+  workers?: number;
+  /** Sentinel: hold replication back before the first kill (default true; needs a password). */
+  hold?: boolean;
+  /** How a killed primary comes back: a replica from the start (default), or as it was configured (`plain`). */
+  rejoin?: 'replica' | 'plain';
+  /** The first kill once the service made this many tasks (default a quarter of the Collectors). */
+  firstKillAt?: number;
+  /**
+   * Sentinel: faults besides the two failovers, from the start until the second one: `clientKills`
+   * times `CLIENT KILL TYPE normal` on the primary, 1 to 3 s apart, and with `restart` one
+   * restart of the primary in place (SHUTDOWN, started again) between the two failovers.
+   */
+  faults?: { clientKills: number; restart: boolean };
+  /** The simulator's faults (rate limit, 5xx ratio ...). */
+  simFaults?: NonNullable<ReturnType<typeof rehearsalFleet>['faults']>;
+  /** The operator commands after the last failover (default true). */
+  commands?: boolean;
   log?: (line: string) => void;
 }
 
@@ -53,6 +77,10 @@ export interface ProcessReport {
   pid: number;
   /** Still running when the rollout converged (it never exited on Redis trouble). */
   running: boolean;
+  /** How it ended, when it did (`run --once`: by itself once the rollout converged). */
+  exitCode: number | null;
+  /** Lines of its output that tell of an error nobody handled (guard-daemon.ts, or Node's own). */
+  unhandled: string[];
   /** Lines `redis connection restored` in its log: it reconnected by itself. */
   restored: number;
   /** Tasks it created after the last failover. */
@@ -88,6 +116,8 @@ export interface FailoverRolloutResult {
   resent: CommandRun[];
   tasksCreated: number;
   maxConcurrentTasks: number;
+  /** `CLIENT KILL TYPE normal` done, and connections they dropped; restarts of the primary in place. */
+  faults: { clientKills: number; connectionsKilled: number; restarts: number };
   realMs: number;
   counts: Record<string, number>;
 }
@@ -117,7 +147,14 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
   const n = options.collectors ?? 150;
   const started = performance.now();
   const sentinel: SentinelTopology | undefined =
-    options.topology === 'sentinel' ? await startSentinelTopology() : undefined;
+    options.topology === 'sentinel'
+      ? await startSentinelTopology({
+          ...(options.password === undefined ? {} : { password: options.password }),
+          ...(options.failoverTimeoutMs === undefined
+            ? {}
+            : { failoverTimeoutMs: options.failoverTimeoutMs }),
+        })
+      : undefined;
   const cluster: ClusterTopology | undefined =
     options.topology === 'cluster' ? await startClusterTopology() : undefined;
   const topology = (sentinel ?? cluster) as SentinelTopology | ClusterTopology;
@@ -125,8 +162,9 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
   let harness: Harness | undefined;
   let procs: { role: string; child: ReturnType<Harness['spawnCli']> }[] = [];
   try {
+    const fleet = rehearsalFleet(n, options.seed ?? 19);
     harness = await startHarness({
-      fleet: rehearsalFleet(n, options.seed ?? 19),
+      fleet: options.simFaults ? { ...fleet, faults: options.simFaults } : fleet,
       timeScale: options.timeScale ?? 300,
       policy: {
         name: 'failover',
@@ -143,9 +181,36 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     });
     const h = harness;
     procs = [
-      { role: 'run', child: h.spawnCli(['run', '--policy', h.policyFile, '--listen', '127.0.0.1:0']) },
-      { role: 'worker', child: h.spawnCli(['worker', '--listen', '127.0.0.1:0']) },
+      {
+        role: 'run',
+        child: h.spawnCli([
+          'run',
+          ...(options.once ? ['--once'] : []),
+          '--policy',
+          h.policyFile,
+          '--listen',
+          '127.0.0.1:0',
+        ]),
+      },
+      ...Array.from({ length: options.workers ?? 1 }, (_, i) => ({
+        role: `worker${i + 1}`,
+        child: h.spawnCli(['worker', '--listen', '127.0.0.1:0']),
+      })),
     ];
+    const faults = { clientKills: 0, connectionsKilled: 0, restarts: 0 };
+    let faultsEnd = false;
+    const faulting = (async () => {
+      if (!sentinel || !options.faults) return;
+      for (let i = 0; i < options.faults.clientKills && !faultsEnd; i++) {
+        await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+        if (faultsEnd) break;
+        const killed = await sentinel.killClients().catch(() => undefined);
+        if (killed === undefined) continue; // the primary is away (a failover): the next one
+        faults.clientKills++;
+        faults.connectionsKilled += killed;
+        log(`CLIENT KILL TYPE normal: ${killed} connections`);
+      }
+    })();
     // Progress is told by the tasks the service made (a Collector under verification is not done).
     const createdAtLeast = async (k: number) => {
       const deadline = Date.now() + 60_000;
@@ -162,25 +227,34 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
     const resent: CommandRun[] = [];
 
     let beforeLast = new Map<number, Set<number>>();
-    await createdAtLeast(Math.ceil(n / 4));
-    const rolloutId = (await h.status()).rollouts[0]?.id as string;
+    await createdAtLeast(options.firstKillAt ?? Math.ceil(n / 4));
+    const rolloutId = (await h.waitFor((s) => s.rollouts.length > 0, 30_000)).rollouts[0]?.id as string;
+    const rejoin = (node: Parameters<SentinelTopology['rejoin']>[0]) =>
+      options.rejoin === 'plain' ? sentinel?.restartPlain(node) : sentinel?.rejoin(node);
     if (sentinel) {
-      const first = await sentinel.primary();
-      const replica = sentinel.replicaOf(first);
-      await sentinel.holdReplication(replica);
-      // A create whose pre-write the replica acknowledged just before its link went down may
-      // still be on its way: the hold is counted from a moment later.
-      await new Promise((r) => setTimeout(r, 300));
-      const before = (await h.simStats()).tasksCreated;
-      log(`replication held back: ${before} tasks made, ${await counts()}`);
-      await new Promise((r) => setTimeout(r, options.holdMs ?? 2500));
-      createdDuringHold = (await h.simStats()).tasksCreated - before;
-      log(`end of the hold: ${await counts()}`);
+      if (options.hold !== false) {
+        const first = await sentinel.primary();
+        const replica = sentinel.replicaOf(first);
+        await sentinel.holdReplication(replica);
+        // A create whose pre-write the replica acknowledged just before its link went down may
+        // still be on its way: the hold is counted from a moment later.
+        await new Promise((r) => setTimeout(r, 300));
+        const before = (await h.simStats()).tasksCreated;
+        log(`replication held back: ${before} tasks made, ${await counts()}`);
+        await new Promise((r) => setTimeout(r, options.holdMs ?? 2500));
+        createdDuringHold = (await h.simStats()).tasksCreated - before;
+        log(`end of the hold: ${await counts()}`);
+      }
       const t = performance.now();
       const [killed, promoted] = await sentinel.failover();
       failoverMs.push(performance.now() - t);
       await sentinel.releaseReplication(promoted);
-      await sentinel.rejoin(killed);
+      await rejoin(killed);
+      if (options.faults?.restart) {
+        await sentinel.restartPrimary();
+        faults.restarts++;
+        log(`primary restarted in place: ${await counts()}`);
+      }
       log(
         `failover 1: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[0] ?? 0)} ms; ${createdDuringHold} creates during the hold`,
       );
@@ -209,7 +283,9 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       const t = performance.now();
       const [killed, promoted] = await sentinel.failover();
       failoverMs.push(performance.now() - t);
-      await sentinel.rejoin(killed);
+      await rejoin(killed);
+      faultsEnd = true;
+      await faulting;
       log(`failover 2: ${killed.port} → ${promoted.port} in ${Math.round(failoverMs[1] ?? 0)} ms`);
     }
 
@@ -228,19 +304,26 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       log(`${args.join(' ')} was undone by a failover after it warned: sent again`);
       resent.push(await cli(h, args));
     };
-    commands.push(await cli(h, ['status']));
-    await act(['pause', rolloutId], (phase) => phase === 'paused');
-    const paused = await h.waitFor((s) => s.rollouts[0]?.phase === 'paused', 10_000).catch(() => undefined);
-    commands.push({
-      args: ['(phase after pause)'],
-      code: paused ? 0 : 1,
-      output: paused?.rollouts[0]?.phase ?? '?',
-    });
-    await act(['resume', rolloutId], (phase) => phase !== 'paused');
+    if (options.commands !== false) {
+      commands.push(await cli(h, ['status']));
+      await act(['pause', rolloutId], (phase) => phase === 'paused');
+      const paused = await h.waitFor((s) => s.rollouts[0]?.phase === 'paused', 10_000).catch(() => undefined);
+      commands.push({
+        args: ['(phase after pause)'],
+        code: paused ? 0 : 1,
+        output: paused?.rollouts[0]?.phase ?? '?',
+      });
+      await act(['resume', rolloutId], (phase) => phase !== 'paused');
+    }
 
     const final = await h.waitFor(converged, options.convergeMs ?? 90_000);
-    commands.push(await cli(h, ['report', '--format', 'csv']));
-    commands.push(await cli(h, ['status']));
+    if (options.commands !== false) {
+      commands.push(await cli(h, ['report', '--format', 'csv']));
+      commands.push(await cli(h, ['status']));
+    }
+    const run = procs[0]?.child;
+    // `run --once` ends by itself once the rollout converged: 0 (all succeeded) or 2.
+    if (options.once && run) await exitOf(run, 30_000);
     const records = await h.records();
     const simAll = (await (await fetch(`${h.sim.url}/_sim/collectors`)).json()) as { collectors: SimView[] };
     const sim = new Map(simAll.collectors.map((c) => [c.id, c]));
@@ -256,6 +339,10 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
         role: p.role,
         pid,
         running: p.child.exitCode === null && p.child.signalCode === null,
+        exitCode: p.child.exitCode,
+        unhandled: output
+          .split('\n')
+          .filter((l) => /unhandled error|Unhandled|uncaught|UnhandledPromiseRejection/i.test(l)),
         restored: output.split('\n').filter((l) => l.includes('redis connection restored')).length,
         createdAfterLastFailover: [...after].filter((id) => !was.has(id)).length,
         output,
@@ -278,6 +365,7 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
       resent,
       tasksCreated: stats.tasksCreated,
       maxConcurrentTasks: stats.maxConcurrentTasks,
+      faults,
       realMs: performance.now() - started,
       counts: Object.fromEntries(
         Object.entries(final.rollouts[0]?.counts ?? {}).map(([k, v]) => [k, v ?? 0]),

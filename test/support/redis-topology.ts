@@ -131,7 +131,7 @@ export async function restartNode(
   await waitUp(node, password);
 }
 
-function dataConf(port: number, dir: string, password: string, extra: string[] = []): string {
+function dataConf(port: number, dir: string, password: string | undefined, extra: string[] = []): string {
   return [
     `port ${port}`,
     'bind 127.0.0.1',
@@ -140,8 +140,7 @@ function dataConf(port: number, dir: string, password: string, extra: string[] =
     'appendonly yes',
     'appendfsync everysec',
     'save ""',
-    `requirepass ${password}`,
-    `masterauth ${password}`,
+    ...(password ? [`requirepass ${password}`, `masterauth ${password}`] : []),
     'repl-diskless-sync yes',
     'repl-diskless-sync-delay 0',
     'repl-diskless-load on-empty-db',
@@ -159,9 +158,10 @@ function makeNode(root: string, name: string, port: number, sentinel: boolean): 
 export interface SentinelTopology {
   /** The name of the primary the sentinels monitor. */
   name: string;
-  password: string;
-  /** A file holding the password (REDIS_PASSWORD_FILE). */
-  passwordFile: string;
+  /** Undefined: none, as a new user sets Redis up on loopback (`password: false`). */
+  password: string | undefined;
+  /** A file holding the password (REDIS_PASSWORD_FILE), when there is one. */
+  passwordFile: string | undefined;
   /** The two data nodes: [0] starts as the primary, [1] as its replica. */
   data: RedisNode[];
   sentinels: RedisNode[];
@@ -182,6 +182,20 @@ export interface SentinelTopology {
   rejoin(node: RedisNode, limitMs?: number): Promise<void>;
   /** Waits until a primary named by the sentinels has the other node as a replica in sync, fit for promotion. */
   whole(limitMs?: number, what?: string): Promise<void>;
+  /**
+   * Starts a killed node again as it was configured, without `--replicaof` (a new user's restart
+   * of the killed primary): it comes up a primary with its old data until the sentinels make it
+   * a replica of the new one; waits until the topology is whole.
+   */
+  restartPlain(node: RedisNode, limitMs?: number): Promise<void>;
+  /**
+   * Restarts the primary in place (SHUTDOWN, which writes its append-only file, then the same
+   * server again at once): every connection drops and is refused for a moment; waits until the
+   * topology is whole (the sentinels may have failed over meanwhile).
+   */
+  restartPrimary(limitMs?: number): Promise<void>;
+  /** `CLIENT KILL TYPE normal` on the primary: every client connection dropped at once. Returns how many. */
+  killClients(): Promise<number>;
   /** Failovers the sentinels carried out so far (the primary's config epoch, highest among them). */
   failovers(): Promise<number>;
   holdReplication(replica: RedisNode): Promise<void>;
@@ -190,12 +204,20 @@ export interface SentinelTopology {
 }
 
 /** A primary and its replica on loopback, watched by three sentinels (quorum 2), 1 s down-after. */
-export async function startSentinelTopology(options: { name?: string } = {}): Promise<SentinelTopology> {
+export async function startSentinelTopology(
+  options: {
+    name?: string;
+    /** false: no password anywhere (default true). */
+    password?: boolean;
+    /** The sentinels' failover-timeout (default 10000 ms). */
+    failoverTimeoutMs?: number;
+  } = {},
+): Promise<SentinelTopology> {
   const root = mkdtempSync(join(tmpdir(), 'fleet-upgrade-sentinel-'));
   const name = options.name ?? 'fleet';
-  const password = `pw-${Math.random().toString(36).slice(2)}`;
-  const passwordFile = join(root, 'redis-password');
-  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  const password = options.password === false ? undefined : `pw-${Math.random().toString(36).slice(2)}`;
+  const passwordFile = password ? join(root, 'redis-password') : undefined;
+  if (passwordFile) writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   const used = new Set<number>();
   const port = async () => {
     const p = await freePort(used);
@@ -218,9 +240,9 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
         `logfile ${join(s.dir, 'redis.log')}`,
         'protected-mode no',
         `sentinel monitor ${name} 127.0.0.1 ${a.port} 2`,
-        `sentinel auth-pass ${name} ${password}`,
+        ...(password ? [`sentinel auth-pass ${name} ${password}`] : []),
         `sentinel down-after-milliseconds ${name} 1000`,
-        `sentinel failover-timeout ${name} 10000`,
+        `sentinel failover-timeout ${name} ${options.failoverTimeoutMs ?? 10000}`,
         `sentinel parallel-syncs ${name} 1`,
       ].join('\n'),
     );
@@ -241,12 +263,12 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       kind: 'sentinel',
       name,
       sentinels: sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
-      password,
+      ...(password ? { password } : {}),
     }),
     env: () => ({
       REDIS_SENTINELS: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
       REDIS_SENTINEL_NAME: name,
-      REDIS_PASSWORD_FILE: passwordFile,
+      ...(passwordFile ? { REDIS_PASSWORD_FILE: passwordFile } : {}),
     }),
     async primary() {
       // The sentinels that answer, by majority.
@@ -330,6 +352,23 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
         throw err;
       });
     },
+    async restartPlain(node, limitMs = 30_000) {
+      await restartNode(node, password);
+      await topology.whole(limitMs, `port ${node.port} restarted as it was: `);
+    },
+    async restartPrimary(limitMs = 30_000) {
+      const primary = await topology.primary();
+      const child = primary.child;
+      const exited = child && child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined;
+      await ask(primary.port, password, 'SHUTDOWN').catch(() => undefined); // the connection ends with it
+      await exited;
+      await restartNode(primary, password);
+      await topology.whole(limitMs, `primary ${primary.port} restarted in place: `);
+    },
+    async killClients() {
+      const primary = await topology.primary();
+      return Number(await ask(primary.port, password, 'CLIENT', 'KILL', 'TYPE', 'normal'));
+    },
     async failovers() {
       let epoch = 0;
       for (const s of sentinels) {
@@ -343,6 +382,7 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       return epoch;
     },
     async holdReplication(replica) {
+      if (!password) throw new Error('holdReplication needs a topology with a password');
       // Wrong credentials for the primary, then the link dropped: the replica cannot come back.
       await ask(replica.port, password, 'CONFIG', 'SET', 'masterauth', `${password}-rotated-wrong`);
       await ask(replica.port, password, 'CLIENT', 'KILL', 'TYPE', 'master');
@@ -352,6 +392,7 @@ export async function startSentinelTopology(options: { name?: string } = {}): Pr
       });
     },
     async releaseReplication(replica) {
+      if (!password) return;
       await ask(replica.port, password, 'CONFIG', 'SET', 'masterauth', password);
       // The sentinels rewrote its config file when they promoted it (wrong credentials and all).
       await ask(replica.port, password, 'CONFIG', 'REWRITE');

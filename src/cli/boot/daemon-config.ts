@@ -49,6 +49,8 @@ export interface DaemonConfig {
   minReplicasForCreate?: number;
   /** WAIT's time limit, real ms (default 1000). */
   replicaWaitMs?: number;
+  /** Real ms without Redis after which `run` or `worker` exits 1 for a supervisor to restart it (default 5 min). */
+  redisGiveUpAfterMs?: number;
   keyPrefix: string;
   listen: { host: string; port: number };
   policyDir: string;
@@ -175,6 +177,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     ...(redis.target ? { redis: redis.target } : {}),
     ...(redis.minReplicasForCreate === undefined ? {} : { minReplicasForCreate: redis.minReplicasForCreate }),
     replicaWaitMs: redis.waitTimeoutMs,
+    redisGiveUpAfterMs: redis.giveUpAfterMs,
     keyPrefix: env.FLEET_UPGRADE_KEY_PREFIX ?? file.keyPrefix ?? '',
     listen: parseListen(
       listenText,

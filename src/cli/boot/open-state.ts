@@ -23,6 +23,7 @@ import {
 } from '../../lib/redis/create-redis.js';
 import { findPrivateRedis, type PrivateRedis, privateRedisPaths } from '../../lib/redis/private-redis.js';
 import { describeRedis, type RedisTarget, settingOf } from '../../lib/redis/redis-target.js';
+import { isRedisUnavailable } from '../../lib/redis/redis-unavailable.js';
 import { readSharedClock } from '../../lib/shared-clock.js';
 import { createState, type FleetState } from './create-state.js';
 import { type DaemonConfig, redisTargetOf } from './daemon-config.js';
@@ -63,14 +64,7 @@ export function plainReason(message: string): string {
 
 /** Whether an error is Redis being away (not an answer of Redis to a command). */
 export function isConnectionError(err: unknown): boolean {
-  if (err instanceof FleetError) return /^FLEET_ERR_(NO_REDIS|REDIS_)/.test(err.code);
-  if (!(err instanceof Error)) return false;
-  const code = (err as NodeJS.ErrnoException).code ?? '';
-  return (
-    err.name === 'MaxRetriesPerRequestError' ||
-    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN)$/.test(code) ||
-    /max retries per request|Connection is closed|isn't writeable|ECONNREFUSED|ECONNRESET/.test(err.message)
-  );
+  return isRedisUnavailable(err);
 }
 
 /** `err` told in words when it is Redis gone away while `where` was in use; else `err`. */

@@ -7,7 +7,8 @@
  * refused. The password comes from `REDIS_PASSWORD` or a file (`REDIS_PASSWORD_FILE`,
  * `redis.passwordFile`), never from the settings file itself, and never appears in a message.
  * Also `redis.minReplicasForCreate` (`FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE`) and the time limit
- * of that WAIT (`redis.waitTimeout`). Pure: every problem is returned, naming its field.
+ * of that WAIT (`redis.waitTimeout`), and how long a daemon goes on without Redis
+ * (`redis.giveUpAfter`, `FLEET_UPGRADE_REDIS_GIVE_UP_AFTER`). Pure: every problem is returned, naming its field.
  */
 import { formatDuration, parseDuration } from '../../lib/duration.js';
 import type { SourceIssue } from '../../lib/errors.js';
@@ -22,7 +23,12 @@ export interface RedisSettings {
   minReplicasForCreate?: number;
   /** WAIT's time limit, real ms. */
   waitTimeoutMs: number;
+  /** Real ms a daemon process goes on without Redis before it exits for a supervisor to restart it. */
+  giveUpAfterMs: number;
 }
+
+export const DEFAULT_GIVE_UP_AFTER_MS = 5 * 60_000;
+const GIVE_UP_BOUNDS = { min: 10_000, max: 24 * 3_600_000 };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 1000;
 const WAIT_BOUNDS = { min: 10, max: 60_000 };
@@ -183,10 +189,21 @@ export function readRedisSettings(input: {
         `must be a duration between ${formatDuration(WAIT_BOUNDS.min)} and ${formatDuration(WAIT_BOUNDS.max)}, got '${r.waitTimeout}'`,
       );
   }
+  let giveUpAfterMs = DEFAULT_GIVE_UP_AFTER_MS;
+  const rawGiveUp = env.FLEET_UPGRADE_REDIS_GIVE_UP_AFTER?.trim() || undefined;
+  const giveUpText = rawGiveUp ?? r.giveUpAfter;
+  if (giveUpText !== undefined) {
+    const ms = parseDuration(giveUpText);
+    const reason = `must be a duration between ${formatDuration(GIVE_UP_BOUNDS.min)} and ${formatDuration(GIVE_UP_BOUNDS.max)}, got '${giveUpText}'`;
+    if (ms !== undefined && ms >= GIVE_UP_BOUNDS.min && ms <= GIVE_UP_BOUNDS.max) giveUpAfterMs = ms;
+    else if (rawGiveUp !== undefined) fromEnv('FLEET_UPGRADE_REDIS_GIVE_UP_AFTER', reason);
+    else fromFile(['redis', 'giveUpAfter'], reason);
+  }
   return {
     ...(target ? { target } : {}),
     ...(minReplicasForCreate === undefined ? {} : { minReplicasForCreate }),
     waitTimeoutMs,
+    giveUpAfterMs,
     issues,
   };
 }

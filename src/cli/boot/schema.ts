@@ -64,6 +64,11 @@ export const DaemonConfigFile = z.strictObject({
       minReplicasForCreate: z.number().int().min(0).max(16).optional(),
       /** How long that WAIT may take before the create is held back; 10ms to 60s. Default 1s. */
       waitTimeout: z.string().optional(),
+      /**
+       * How long `run` or `worker` goes on without Redis before it exits 1, for a supervisor to
+       * restart it (`FLEET_UPGRADE_REDIS_GIVE_UP_AFTER`); 10s to 24h. Default 5m.
+       */
+      giveUpAfter: z.string().optional(),
     })
     .optional(),
   /** Prefix of every Redis key, for deployments that share one Redis (`FLEET_UPGRADE_KEY_PREFIX`). Default empty. */

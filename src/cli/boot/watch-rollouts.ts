@@ -2,6 +2,8 @@
  * Follows the rollouts of some policies in Redis until each has finished (converged, or halted
  * with nothing under way), reporting progress on the way. Used by `run --once` and the demo.
  */
+import type { Logger } from '../../lib/logger.js';
+import { isRedisUnavailable } from '../../lib/redis/redis-unavailable.js';
 import type { Policy } from '../../policy/schema.js';
 import {
   type RolloutStatus,
@@ -58,16 +60,41 @@ export interface WatchOptions {
   onProgress?: (rollouts: RolloutStatus[]) => void;
   /** Stops watching early (returns undefined). */
   stopped?: () => boolean;
+  /** Where a look that failed because Redis was away is told (once per outage). */
+  logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-/** Resolves to the finished rollouts, or undefined when stopped first. */
+/** Real ms between looks while Redis does not answer: doubling from the interval, at most 5 s. */
+const MAX_RETRY_MS = 5000;
+
+/**
+ * Resolves to the finished rollouts, or undefined when stopped first. A look that fails because
+ * Redis is away (a failover, a restart) is tried again with a growing pause: the process's guard
+ * (guard-daemon.ts) is what ends a wait that lasts; any other error is thrown.
+ */
 export async function watchRollouts(options: WatchOptions): Promise<RolloutStatus[] | undefined> {
-  const { daemon } = options;
+  const { daemon, logger } = options;
+  let waitMs = options.intervalMs;
+  let failing = false;
   for (;;) {
     if (options.stopped?.()) return undefined;
-    await new Promise((r) => setTimeout(r, options.intervalMs));
-    const status = await readFleetStatus(daemon);
-    const current = await daemon.rollouts.currentIds();
+    await new Promise((r) => setTimeout(r, waitMs));
+    let status: Awaited<ReturnType<typeof readFleetStatus>>;
+    let current: Map<string, string>;
+    try {
+      status = await readFleetStatus(daemon);
+      current = await daemon.rollouts.currentIds();
+    } catch (err) {
+      if (!isRedisUnavailable(err)) throw err;
+      if (!failing)
+        logger?.warn({ err: (err as Error).message }, 'rollouts not readable: Redis is away; looking again');
+      failing = true;
+      waitMs = Math.min(waitMs * 2, MAX_RETRY_MS);
+      continue;
+    }
+    if (failing) logger?.info('rollouts readable again');
+    failing = false;
+    waitMs = options.intervalMs;
     const ours = status.rollouts.filter((r) => [...current.values()].includes(r.id));
     options.onProgress?.(ours);
     if (unfinished(status.rollouts, options.policies(), current).length === 0) return ours;

@@ -8,7 +8,9 @@
  * (nothing to do), not alive (cannot be moved now), failed, still under way. `status` says the
  * same at any time.
  */
+
 import { Command } from 'commander';
+import { isRedisUnavailable } from '../../lib/redis/redis-unavailable.js';
 import {
   ControlError,
   DEFAULT_ROLLBACK_STATES,
@@ -97,7 +99,15 @@ async function follow(
 ): Promise<RollbackAccount | undefined> {
   let last: RollbackAccount | undefined;
   for (;;) {
-    const status = await read();
+    let status: Awaited<ReturnType<typeof read>>;
+    try {
+      status = await read();
+    } catch (err) {
+      // Redis away for a moment (a failover): the account is read again until the deadline.
+      if (!isRedisUnavailable(err) || Date.now() >= deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
     const rollout = status.rollouts.find((r) => r.id === id);
     last = rollout?.rollbackAccounts?.find((a) => a.request === request) ?? last;
     if (!rollout || (last && (last.underWay === 0 || last.rollouts.every((x) => STILL.has(x.phase)))))

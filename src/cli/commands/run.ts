@@ -12,6 +12,8 @@ import { createPolicyStore } from '../../policy/load/policy-store.js';
 import { addDaemonOptions } from '../boot/add-daemon-options.js';
 import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
+import { guardDaemon } from '../boot/guard-daemon.js';
+import { DEFAULT_GIVE_UP_AFTER_MS } from '../boot/read-redis-settings.js';
 import { type Daemon, startDaemon } from '../boot/start-daemon.js';
 import { createStopper, SIGNAL_EXIT } from '../boot/stop-on-signal.js';
 import { allSucceeded, blockedByCredentials, watchRollouts } from '../boot/watch-rollouts.js';
@@ -87,6 +89,13 @@ export function runCommand(): Command {
       policyStatus: () => store.status(),
     });
     const running = daemon;
+    // Through a Redis failover or restart the process goes on; past redis.giveUpAfter it exits 1.
+    guardDaemon({
+      logger,
+      redis: running.redis,
+      giveUpAfterMs: config.redisGiveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS,
+      stop: (code) => stopper.stop(code),
+    });
     policiesChanged = () => running.problems.kick();
     if (!flags.once) {
       await stopper.signalled;
@@ -98,6 +107,7 @@ export function runCommand(): Command {
     const done = await watchRollouts({
       daemon,
       policies,
+      logger,
       intervalMs: Math.max(200, config.tickMs),
       stopped: () => stopper.signal() !== undefined,
       onProgress: (rollouts) => {

@@ -4,6 +4,8 @@ import { ConfigError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { addDaemonOptions } from '../boot/add-daemon-options.js';
 import { type DaemonFlags, loadDaemonConfig, redisTargetOf } from '../boot/daemon-config.js';
+import { guardDaemon } from '../boot/guard-daemon.js';
+import { DEFAULT_GIVE_UP_AFTER_MS } from '../boot/read-redis-settings.js';
 import { startDaemon } from '../boot/start-daemon.js';
 import { createStopper } from '../boot/stop-on-signal.js';
 
@@ -34,8 +36,16 @@ export function workerCommand(): Command {
     }
     const daemon = await startDaemon({ config, role: 'worker', logger });
     logger.info({ concurrency: config.workerConcurrency }, 'worker started');
-    // As `run`: a bounded stop, exit 0 when clean (1 when Redis was away); a second signal exits at once.
-    await createStopper({ logger, close: () => daemon.stop() }).signalled;
+    // As `run`: a bounded stop, exit 0 when clean (1 when Redis was away); a second signal exits at
+    // once; through a Redis failover or restart it goes on, past redis.giveUpAfter it exits 1.
+    const stopper = createStopper({ logger, close: () => daemon.stop() });
+    guardDaemon({
+      logger,
+      redis: daemon.redis,
+      giveUpAfterMs: config.redisGiveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS,
+      stop: (code) => stopper.stop(code),
+    });
+    await stopper.signalled;
   });
   return command;
 }

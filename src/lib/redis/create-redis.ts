@@ -77,6 +77,10 @@ export function createRedis(target: RedisTarget | string, options: RedisConnecti
     redis = new Redis(t.url, { ...use, ...auth });
   }
   const logger = options.logger;
+  if (!options.oneShot)
+    keepConnected(redis, (fields, message) =>
+      logger?.warn({ redis: describeRedis(t), name: options.name, ...fields }, message),
+    );
   if (logger) {
     // One line per distinct error message, not one per reconnection attempt.
     const where = describeRedis(t);
@@ -116,6 +120,44 @@ export function createRedis(target: RedisTarget | string, options: RedisConnecti
     redis.on('error', () => {});
   }
   return redis;
+}
+
+/** Connections closed by their owner (closeRedis, BullMQ's close, a `disconnect()`): they stay closed. */
+const closedByOwner = new WeakSet<object>();
+
+/**
+ * A lasting connection never ends by itself. ioredis ends one for good (status `end`, every
+ * later command answered `Connection is closed.`) when a reconnection is cut short, e.g. a
+ * `disconnect(true)` asked for by READONLY while the sentinels are still being asked for the
+ * primary; nothing in ioredis connects it again. Here an end that its owner did not ask for
+ * (neither `disconnect()` nor `quit()`) is followed by a new connection, after a growing delay
+ * (200 ms to 5 s).
+ */
+function keepConnected(redis: Redis, warn: (fields: Record<string, unknown>, message: string) => void): void {
+  const disconnect = redis.disconnect.bind(redis);
+  const quit = redis.quit.bind(redis);
+  redis.disconnect = ((reconnect?: boolean) => {
+    if (!reconnect) closedByOwner.add(redis);
+    return disconnect(reconnect);
+  }) as typeof redis.disconnect;
+  redis.quit = ((...args: Parameters<typeof redis.quit>) => {
+    closedByOwner.add(redis);
+    return quit(...args);
+  }) as typeof redis.quit;
+  let ends = 0;
+  redis.on('ready', () => {
+    ends = 0;
+  });
+  redis.on('end', () => {
+    if (closedByOwner.has(redis)) return;
+    const delayMs = Math.min(200 * 2 ** ends, 5000);
+    ends++;
+    warn({ delayMs }, 'redis connection ended without being closed: connecting again');
+    setTimeout(() => {
+      if (closedByOwner.has(redis) || redis.status !== 'end') return;
+      redis.connect().catch(() => undefined);
+    }, delayMs).unref();
+  });
 }
 
 /** Whether `redis` is a Cluster client (createRedis of a `cluster` target). */

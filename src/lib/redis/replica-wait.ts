@@ -65,6 +65,12 @@ export interface ReplicaWait {
   mark(): WriteMark;
   /** After the write: ok when `needed` replicas acknowledged it on the same connection in time. */
   confirm(mark: WriteMark): Promise<Confirmation>;
+  /**
+   * Ok when `needed` replicas hold everything the primary held a moment ago: a small write of
+   * this connection's own (the flag key), then its WAIT. Replication is ordered, so it also
+   * covers writes made on a connection that has closed since (a failover in between).
+   */
+  barrier(): Promise<Confirmation>;
   /** Reads INFO replication now (the start does it once). */
   refresh(): Promise<void>;
   stats(): ReplicaWaitStats;
@@ -193,6 +199,26 @@ export async function startReplicaWait(options: ReplicaWaitOptions): Promise<Rep
     return record({ ok: true, replicas: acked, needed: want, ms: ms() });
   }
 
+  async function barrier(): Promise<Confirmation> {
+    const mark: WriteMark = (() => {
+      const node = nodeFor(redis, key);
+      return { node, generation: node ? generationOf(node) : -1, needed: needed() };
+    })();
+    if (mark.needed <= 0) return { ok: true, replicas: 0, needed: 0, ms: 0 };
+    try {
+      await redis.set(flagKey, '1');
+    } catch (err) {
+      return record({
+        ok: false,
+        replicas: 0,
+        needed: mark.needed,
+        ms: 0,
+        reason: `the barrier's write failed: ${(err as Error).message}`,
+      });
+    }
+    return confirm(mark);
+  }
+
   await refresh();
   const timer =
     (options.refreshMs ?? 30_000) > 0
@@ -210,6 +236,7 @@ export async function startReplicaWait(options: ReplicaWaitOptions): Promise<Rep
       return { node, generation: node ? generationOf(node) : -1, needed: needed() };
     },
     confirm,
+    barrier,
     refresh,
     stats: () => ({ ...stats, recentMs: [...stats.recentMs] }),
     close() {
