@@ -72,6 +72,7 @@ describe('loadDaemonConfig: defaults', () => {
     expect(config).toEqual({
       redisUrl: undefined,
       replicaWaitMs: 1000,
+      redisGiveUpAfterMs: 300_000,
       keyPrefix: '',
       listen: { host: '127.0.0.1', port: 9464 },
       policyDir: DEFAULT_POLICY_DIR,

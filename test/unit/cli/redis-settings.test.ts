@@ -202,3 +202,19 @@ describe('Redis settings: replicas a create waits for', () => {
     );
   });
 });
+
+describe('Redis settings: how long a daemon goes on without Redis (issue 25)', () => {
+  it('5 minutes by default; the file, then the environment, set it; out of bounds refused naming the field', () => {
+    expect(load({}).redisGiveUpAfterMs).toBe(300_000);
+    expect(load({}, { redis: { giveUpAfter: '30s' } }).redisGiveUpAfterMs).toBe(30_000);
+    expect(
+      load({ FLEET_UPGRADE_REDIS_GIVE_UP_AFTER: '1h' }, { redis: { giveUpAfter: '30s' } }).redisGiveUpAfterMs,
+    ).toBe(3_600_000);
+    expect(refused({}, { redis: { giveUpAfter: '1s' } })).toContain(
+      "redis.giveUpAfter: must be a duration between 10s and 24h, got '1s'",
+    );
+    expect(refused({ FLEET_UPGRADE_REDIS_GIVE_UP_AFTER: 'soon' })).toContain(
+      "FLEET_UPGRADE_REDIS_GIVE_UP_AFTER: must be a duration between 10s and 24h, got 'soon'",
+    );
+  });
+});
