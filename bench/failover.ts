@@ -13,8 +13,13 @@
  *    For each run: creates sent during the hold, Collectors with a second task, mismatches with
  *    the simulator, failover times.
  *
+ * 3. With `--task-ids` (issue 25), instead of 2: the same scenario `--runs` times with WAIT on the
+ *    pre-write only (`FLEET_UPGRADE_CONFIRM_TASK_IDS=0`, as before issue 25) and as many with WAIT
+ *    on the task id too (the default): Collectors ending `unknown` (a task id lost with the
+ *    killed primary leaves only the listings to tell), second tasks, mismatches.
+ *
  * Run: npm run build && npm run bench -- failover [--runs 3] [--collectors 300] [--hold 2500]
- *        [--writes 500] [--concurrency 20] [--skip-scenario]
+ *        [--writes 500] [--concurrency 20] [--skip-scenario] [--task-ids]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -131,9 +136,15 @@ if (!process.argv.includes('--skip-scenario')) {
     '|---|---|---:|---:|---:|---:|---:|---|---:|---:|',
   ];
   const scenario: unknown[] = [];
-  for (const minReplicas of [0, undefined]) {
+  const taskIds = process.argv.includes('--task-ids');
+  if (taskIds) rows[0] += ' unknown |';
+  if (taskIds) rows[1] += '---:|';
+  const modes = taskIds ? (['pre-write only', 'pre-write and task id'] as const) : ([0, undefined] as const);
+  for (const mode of modes) {
+    const minReplicas = typeof mode === 'string' ? undefined : mode;
     for (let i = 1; i <= runs; i++) {
-      const label = minReplicas === 0 ? 'no (minReplicasForCreate 0)' : 'yes (default)';
+      const label =
+        typeof mode === 'string' ? mode : minReplicas === 0 ? 'no (minReplicasForCreate 0)' : 'yes (default)';
       say(`scenario ${i}/${runs}, WAIT ${label}`);
       try {
         const r = await runFailoverRollout({
@@ -142,6 +153,7 @@ if (!process.argv.includes('--skip-scenario')) {
           holdMs,
           seed: 19 + i,
           ...(minReplicas === undefined ? {} : { minReplicasForCreate: minReplicas }),
+          ...(mode === 'pre-write only' ? { env: { FLEET_UPGRADE_CONFIRM_TASK_IDS: '0' } } : {}),
           log: (line) => say(`  ${line}`),
         });
         const row = {
@@ -158,10 +170,11 @@ if (!process.argv.includes('--skip-scenario')) {
           resent: r.resent.length,
           realMs: Math.round(r.realMs),
           counts: r.counts,
+          unknown: r.counts.unknown ?? 0,
         };
         scenario.push(row);
         rows.push(
-          `| ${i} | ${label} | ${row.createdDuringHold} | ${row.heldBack} | ${row.doubleTasks.length} | ${row.mismatches.length} | ${row.unknowable} | ${row.failoverMs.join(', ')} | ${row.unplannedFailovers} | ${(row.realMs / 1000).toFixed(0)} |`,
+          `| ${i} | ${label} | ${row.createdDuringHold} | ${row.heldBack} | ${row.doubleTasks.length} | ${row.mismatches.length} | ${row.unknowable} | ${row.failoverMs.join(', ')} | ${row.unplannedFailovers} | ${(row.realMs / 1000).toFixed(0)} |${taskIds ? ` ${row.unknown} |` : ''}`,
         );
         say(`  → ${JSON.stringify({ ...row, mismatches: row.mismatches.slice(0, 5) })}`);
       } catch (err) {

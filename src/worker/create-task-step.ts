@@ -160,7 +160,7 @@ export async function createTaskStep(ctx: StepContext, resend: boolean): Promise
         requestTime: deps.clock.now(),
         createdBy: PROCESS_NAME,
       } as const;
-      const mark = deps.replicaWait?.mark();
+      const mark = deps.confirmTaskIds === false ? undefined : deps.replicaWait?.mark();
       const applied = await ctx.apply(created, { counters });
       if (!applied) return done;
       if (mark) await confirmTaskId(ctx, created, mark);

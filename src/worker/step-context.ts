@@ -54,6 +54,8 @@ export interface ProcessorDeps {
    * on the connection it watches. Absent: creates are sent after the write alone.
    */
   replicaWait?: Pick<ReplicaWait, 'mark' | 'confirm' | 'barrier'>;
+  /** false: a task id is written without waiting for the replicas (only to measure what the wait buys). */
+  confirmTaskIds?: boolean;
 }
 
 export type StepRollout = NonNullable<StepView['rollout']>;

@@ -69,6 +69,8 @@ export interface FailoverRolloutOptions {
   simFaults?: NonNullable<ReturnType<typeof rehearsalFleet>['faults']>;
   /** The operator commands after the last failover (default true). */
   commands?: boolean;
+  /** More environment for the processes. */
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -177,6 +179,7 @@ export async function runFailoverRollout(options: FailoverRolloutOptions): Promi
         ...(options.minReplicasForCreate === undefined
           ? {}
           : { FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE: String(options.minReplicasForCreate) }),
+        ...options.env,
       },
     });
     const h = harness;

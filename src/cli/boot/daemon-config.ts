@@ -49,6 +49,11 @@ export interface DaemonConfig {
   minReplicasForCreate?: number;
   /** WAIT's time limit, real ms (default 1000). */
   replicaWaitMs?: number;
+  /**
+   * Whether a task id, like the pre-write, waits for the replicas (default true;
+   * `FLEET_UPGRADE_CONFIRM_TASK_IDS=0` turns it off, for `bench failover --task-ids` to compare).
+   */
+  confirmTaskIds?: boolean;
   /** Real ms without Redis after which `run` or `worker` exits 1 for a supervisor to restart it (default 5 min). */
   redisGiveUpAfterMs?: number;
   keyPrefix: string;
@@ -178,6 +183,7 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     ...(redis.minReplicasForCreate === undefined ? {} : { minReplicasForCreate: redis.minReplicasForCreate }),
     replicaWaitMs: redis.waitTimeoutMs,
     redisGiveUpAfterMs: redis.giveUpAfterMs,
+    ...(env.FLEET_UPGRADE_CONFIRM_TASK_IDS === '0' ? { confirmTaskIds: false } : {}),
     keyPrefix: env.FLEET_UPGRADE_KEY_PREFIX ?? file.keyPrefix ?? '',
     listen: parseListen(
       listenText,

@@ -159,6 +159,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         events: counted,
         replicaWait,
+        ...(config.confirmTaskIds === false ? { confirmTaskIds: false } : {}),
       },
     });
     shutdown.add(() => worker.close());
