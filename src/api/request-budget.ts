@@ -193,7 +193,14 @@ function definedOnly<T extends object>(o: T): Partial<T> {
  * pages would starve a first scan while hundreds of tasks are polled). An inventory page (the
  * whole fleet, for compliance: src/inventory) comes last: it waits behind every rollout's request.
  */
-export const REQUEST_PRIORITY = { create: 0, status: 1, targets: 1, list: 1, inventory: 2 } as const;
+export const REQUEST_PRIORITY = {
+  create: 0,
+  status: 1,
+  targets: 1,
+  list: 1,
+  inventory: 2,
+  health: 2,
+} as const;
 export type RequestPriority = (typeof REQUEST_PRIORITY)[keyof typeof REQUEST_PRIORITY];
 
 /**

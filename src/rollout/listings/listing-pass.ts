@@ -19,12 +19,12 @@ import { buildOf, type RolloutRecord } from '../life/index.js';
 import {
   applyVerification,
   dueForVerification,
+  judgedEvents,
   type ListingSighting,
   listingBuild,
   listingPages,
   type VerifyDeps,
   type VerifyPass,
-  verificationEvents,
 } from './verify-collectors.js';
 
 /** Watch when a pass costs less than this many requests per finished task (a status read costs one or more). */
@@ -159,7 +159,11 @@ export async function listingPass(
       deps,
       rollout,
       verifying,
-      verificationEvents(verifying, rollout.settings.verify ? sightings : undefined, rollout, now, build),
+      await judgedEvents(deps, rollout, verifying, rollout.settings.verify ? sightings : undefined, {
+        now,
+        build,
+        org,
+      }),
       now,
       result,
     );
