@@ -190,13 +190,23 @@ export async function applyVerification(
 ): Promise<void> {
   const ctx = { now, settings: rollout.settings };
   const moves: Move[] = [];
+  // A new health event's verdicts are counted on the rollout (`healthUnhealthy`) in the same step.
+  const byHealth: Move[] = [];
   for (const r of records) {
     const event = events.get(r.id);
     if (!event) continue;
     const t = transition(r, event, ctx);
-    if (t.ok) moves.push(t.move);
+    if (!t.ok) continue;
+    if (event.type === 'unhealthy' && event.failureClass?.startsWith('health:')) byHealth.push(t.move);
+    else moves.push(t.move);
   }
-  const outcomes = await deps.store.apply(rollout.id, moves);
+  const outcomes = [
+    ...(await deps.store.apply(rollout.id, moves)),
+    ...(byHealth.length
+      ? await deps.store.apply(rollout.id, byHealth, { countWritten: 'healthUnhealthy' })
+      : []),
+  ];
+  moves.push(...byHealth);
   moves.forEach((m, i) => {
     if (outcomes[i] !== 'written') return;
     if (m.next.state === 'succeeded') pass.verified++;

@@ -132,6 +132,12 @@ describe('verify.healthEvents', () => {
     for (const c of noisyOk) expect(['succeeded', 'quarantined'], `Collector ${c.id}`).toContain(c.state);
     expect(noisyOk.some((c) => c.state === 'succeeded')).toBe(true);
 
+    // status shows the verdicts; the rollout counts them.
+    expect(r.healthUnhealthy).toBe(unhealthy.length);
+    const status = h.spawnCli(['status']);
+    expect(await exitOf(status, 30_000), status.output()).toBe(0);
+    expect(status.output()).toMatch(new RegExp(`${unhealthy.length} unhealthy by a new health event`));
+
     // The broken ones go back: the simulator says they collect again, on their previous build.
     const child = h.spawnCli(['rollback', r.id, '--only', 'unhealthy']);
     expect(await exitOf(child, 30_000), child.output()).toBe(0);
