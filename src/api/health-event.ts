@@ -54,8 +54,13 @@ export const HealthEvent = z
     severity: e.severityLevel,
     /** Epoch ms (the service's time). */
     eventTime: Date.parse(e.eventTime),
-    /** The decimal id of its Collector: the resource's own for a Collector's event. */
-    collectorId: e.resourceIdentity.collectorId ?? e.resourceIdentity.id,
+    /**
+     * The decimal id of its Collector: the resource's own for a Collector's event; undefined for
+     * an event of no Collector (an ingest budget, a hosted Source without one).
+     */
+    collectorId:
+      e.resourceIdentity.collectorId ??
+      (e.resourceIdentity.type === 'Collector' ? e.resourceIdentity.id : undefined),
     resourceType: e.resourceIdentity.type,
     resourceId: e.resourceIdentity.id,
   }));

@@ -65,6 +65,7 @@ async function readAll(
     memory.requests++;
     const p = await api.healthEvents(token === undefined ? {} : { token });
     for (const e of p.events) {
+      if (e.collectorId === undefined) continue;
       const list = byCollector.get(e.collectorId) ?? [];
       list.push(e);
       byCollector.set(e.collectorId, list);

@@ -39,6 +39,7 @@ describe('healthEvents', () => {
       const page = await client.healthEvents({ limit: 25, ...(token ? { token } : {}) });
       pages++;
       for (const e of page.events) {
+        if (e.collectorId === undefined) throw new Error(`event ${e.eventId} names no Collector`);
         expect(sims.has(e.collectorId), `collector ${e.collectorId}`).toBe(true);
         expect(e).toMatchObject({
           severity: expect.stringMatching(/^(Error|Warning)$/),

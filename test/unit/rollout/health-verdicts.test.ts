@@ -55,7 +55,10 @@ function event(collectorId: number, eventTime: number, patch: Partial<HealthEven
 
 function view(at: number, events: HealthEvent[], offsetMs = 0): HealthView {
   const byCollector = new Map<number, HealthEvent[]>();
-  for (const e of events) byCollector.set(e.collectorId, [...(byCollector.get(e.collectorId) ?? []), e]);
+  for (const e of events) {
+    const id = e.collectorId as number;
+    byCollector.set(id, [...(byCollector.get(id) ?? []), e]);
+  }
   return { kind: 'events', at, offsetMs, byCollector, nextAt: at + MIN };
 }
 
