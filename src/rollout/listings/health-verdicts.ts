@@ -11,7 +11,8 @@
  *   heartbeat verified whose bake ended after the read was taken waits for the next read (a read
  *   must cover the whole bake);
  * - no usable read (`stale`, `unreadable`): a Collector the heartbeat verified waits for the next
- *   read, until its verification deadline, then is verified by heartbeat only, said so.
+ *   read, until its verification deadline, then is verified by heartbeat only, said so. While it
+ *   waits (AWAITING_HEALTH) its looks read no listing: the heartbeat had its word.
  * Times: the read's `at` and the record's are ours; an event's time is the service's, compared
  * with the create as the service saw it (`offsetMs`: the service's clock minus ours).
  */
@@ -25,6 +26,17 @@ export const HEALTH_EVENTS_SINCE = '19.308-2';
 
 export function sendsHealthEvents(build: string): boolean {
   return compareBuildVersions(build, HEALTH_EVENTS_SINCE) >= 0;
+}
+
+/**
+ * The message of a Collector the heartbeat verified through its bake, waiting for a read of the
+ * health events that covers the bake: its next look needs that read only, not the listing.
+ */
+export const AWAITING_HEALTH = 'alive through its bake; awaiting a health-event read that covers it';
+
+/** Whether the heartbeat already verified `r` and only the health events' word is awaited. */
+export function awaitingHealth(r: Pick<CollectorRecord, 'state' | 'message'>): boolean {
+  return r.state === 'verifying' && r.message === AWAITING_HEALTH;
 }
 
 /** What the pass knows of the organization's health events. */
@@ -118,7 +130,7 @@ export function healthVerdicts(
     const nextAt = view.nextAt;
     out.set(r.id, {
       type: 'verify_later',
-      message: 'alive through its bake; awaiting a health-event read that covers it',
+      message: AWAITING_HEALTH,
       dueAt: Math.max(now + 1, Math.min(nextAt, deadline)),
     });
   }

@@ -31,7 +31,7 @@ import {
   transition,
 } from '../collector/index.js';
 import { buildOf, type RolloutRecord } from '../life/index.js';
-import { healthVerdicts } from './health-verdicts.js';
+import { awaitingHealth, healthVerdicts } from './health-verdicts.js';
 import { type HealthViewDeps, readHealthView } from './read-health-view.js';
 import { type ScanDeps, timedPages } from './scan-upgradable.js';
 
@@ -153,7 +153,9 @@ export function verificationEvents(
   const events = new Map<number, CollectorEvent>();
   const verify = rollout.settings.verify;
   for (const r of records) {
-    if (!verify || !sightings) {
+    // The heartbeat verified it through its bake already: only the health events' word is awaited.
+    if (verify && awaitingHealth(r)) events.set(r.id, { type: 'verified' });
+    else if (!verify || !sightings) {
       const message = verify
         ? `unverified: the service offers no build but ${build} to list it under`
         : 'unverified: verification was turned off';
@@ -236,10 +238,12 @@ export async function verifyCollectors(
   const records = await dueForVerification(deps.store, rollout, deps.clock.now(), org);
   if (records.length === 0) return pass;
   pass.looked = records.length;
-  const other = rollout.settings.verify ? listingBuild(options.targets, build, records) : undefined;
+  const looked = records.filter((r) => !awaitingHealth(r));
+  const other =
+    rollout.settings.verify && looked.length ? listingBuild(options.targets, build, records) : undefined;
   let sightings: Map<number, ListingSighting> | undefined;
   if (other) {
-    const read = await readListing(deps, other, new Set(records.map((r) => r.id)), options.pageSize);
+    const read = await readListing(deps, other, new Set(looked.map((r) => r.id)), options.pageSize);
     sightings = read.sightings;
     pass.pages = read.pages;
   }

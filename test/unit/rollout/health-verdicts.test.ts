@@ -13,12 +13,16 @@ import {
   type CollectorRecord,
   newRecord,
 } from '../../../src/rollout/collector/index.js';
+import type { RolloutRecord } from '../../../src/rollout/life/index.js';
 import {
+  AWAITING_HEALTH,
+  awaitingHealth,
   counted,
   estimateOffset,
   type HealthView,
   healthVerdicts,
   sendsHealthEvents,
+  verificationEvents,
 } from '../../../src/rollout/listings/index.js';
 
 const MIN = 60_000;
@@ -176,6 +180,27 @@ describe('healthVerdicts', () => {
       type: 'unhealthy',
       message: 'stopped heartbeating',
     });
+  });
+});
+
+describe('a Collector awaiting only the health events', () => {
+  it('is verified by its heartbeat already: its next look needs no listing, the health read decides', () => {
+    const r = { ...record(1, T0, T0 + 5 * MIN), message: AWAITING_HEALTH };
+    expect(awaitingHealth(r)).toBe(true);
+    expect(awaitingHealth({ ...r, state: 'succeeded' })).toBe(false);
+    const rollout = {
+      id: 'p@19.470-4',
+      build: BUILD,
+      settings: { verify: VERIFY },
+    } as unknown as RolloutRecord;
+    // No listing sighting of it (none was read for it): still the heartbeat's `verified`.
+    const base = verificationEvents([r], new Map(), rollout, T0 + 11 * MIN);
+    expect(base.get(1)).toEqual({ type: 'verified' });
+    const now = T0 + 11 * MIN;
+    expect(healthVerdicts([r], base, view(now, []), VERIFY, BUILD, now).get(1)).toEqual({ type: 'verified' });
+    expect(
+      healthVerdicts([r], base, view(now, [event(1, T0 + 9 * MIN)]), VERIFY, BUILD, now).get(1)?.type,
+    ).toBe('unhealthy');
   });
 });
 
