@@ -13,7 +13,6 @@
  * collects nothing, the API says nothing). Who breaks, when, and each Collector's source type are
  * drawn from the fleet's seed and the Collector's id, not from the shared stream.
  */
-import { toHexId } from '../lib/hex-id.js';
 import type { Random } from '../lib/random.js';
 import { compareBuildVersions } from '../lib/version.js';
 import { HEALTH_EVENTS_SINCE, type HealthBreak, type HealthEventsBehaviour } from './health-schema.js';
@@ -275,25 +274,4 @@ export class HealthEvents {
     this.open.delete(e.seq);
     this.counters.resolved++;
   }
-}
-
-/** An event as the Health Events API writes it (the vendor's documented example). */
-export function healthEventRecord(e: SimHealthEvent) {
-  return {
-    eventId: e.eventId,
-    eventName: 'TrackerUnHealthy',
-    eventType: 'Health-Change',
-    status: 'UnHealthy',
-    severityLevel: e.severity,
-    subsystem: 'Collection',
-    eventTime: new Date(e.eventTime).toISOString(),
-    details: { trackerId: e.trackerId, name: e.name, description: e.description },
-    resourceIdentity: {
-      collectorId: toHexId(e.collectorId),
-      collectorName: e.collectorName,
-      id: toHexId(e.resource.id),
-      name: e.resource.name,
-      type: e.resource.type,
-    },
-  };
 }

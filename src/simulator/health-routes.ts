@@ -7,8 +7,8 @@
  * answer in the newer error shape, and 403 when the account's plan has no health events.
  * Authentication, limits and faults happen before these run (handle-api.ts), as for the rest.
  */
-import { fromHexId } from '../lib/hex-id.js';
-import { healthEventRecord, type SimHealthEvent } from './health-events.js';
+import { fromHexId, toHexId } from '../lib/hex-id.js';
+import type { SimHealthEvent } from './health-events.js';
 import { type Answer, json, newerError } from './http-util.js';
 import type { CallContext } from './service-routes.js';
 
@@ -94,4 +94,25 @@ export function healthEventsOfResources(ctx: CallContext, query: URLSearchParams
     p.limit,
     (e) => collectors.has(e.collectorId) || resources.has(e.resource.id),
   );
+}
+
+/** An event as the Health Events API writes it (the vendor's documented example). */
+export function healthEventRecord(e: SimHealthEvent) {
+  return {
+    eventId: e.eventId,
+    eventName: 'TrackerUnHealthy',
+    eventType: 'Health-Change',
+    status: 'UnHealthy',
+    severityLevel: e.severity,
+    subsystem: 'Collection',
+    eventTime: new Date(e.eventTime).toISOString(),
+    details: { trackerId: e.trackerId, name: e.name, description: e.description },
+    resourceIdentity: {
+      collectorId: toHexId(e.collectorId),
+      collectorName: e.collectorName,
+      id: toHexId(e.resource.id),
+      name: e.resource.name,
+      type: e.resource.type,
+    },
+  };
 }
