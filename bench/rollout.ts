@@ -5,13 +5,15 @@
  * against the ideal (the same durations longest first on the same limit), with where the
  * slot-time went and what each refill of a slot waited for (bench/lib/slot-time.ts);
  * and what verification of successes costs: listing requests per Collector (`--verify 0` turns
- * verification off, for the comparison).
+ * verification off, for the comparison); and what the health events cost (`--health 0` judges by
+ * heartbeat only): health requests per upgraded Collector, on a fleet where `--health-noise` of
+ * the Collectors have an unresolved event from before (default 0.05).
  *
  * The fleet is the comparison's (bench/lib/bench-fleet.ts): durations by OS and build distance
  * (`--durations random`: one log-normal duration whatever the Collector), 2 % failures.
  *
  * Run: npm run bench -- rollout [--collectors 1000] [--in-flight 50] [--time-scale 30] [--stuck 0]
- *        [--verify 1] [--durations kinds|random] [--seed 3] [--max-minutes 60] [--log error|info|debug]
+ *        [--verify 1] [--health 1] [--health-noise 0.05] [--durations kinds|random] [--seed 3] [--max-minutes 60] [--log error|info|debug]
  * Needs Redis: REDIS_URL, a redis-server on PATH (started privately), a container runtime, or root
  * with apt-get (see scripts/provision-redis.mjs).
  */
@@ -38,6 +40,8 @@ const inFlight = Number(arg('in-flight', '50'));
 const timeScale = Number(arg('time-scale', '30'));
 const stuckRatio = Number(arg('stuck', '0'));
 const verify = arg('verify', '1') !== '0';
+const health = arg('health', '1') !== '0';
+const healthNoise = Number(arg('health-noise', '0.05'));
 const fleetOptions = {
   ...DEFAULT_FLEET,
   count: collectors,
@@ -49,7 +53,7 @@ const logger = createLogger({ level: arg('log', 'error') as 'error', name: 'benc
 const dir = mkdtempSync(join(tmpdir(), 'fleet-upgrade-bench-'));
 const redis = await provisionRedis({ ensureRedis, logger, dataDir: join(dir, 'redis') });
 const fleet = benchFleet(fleetOptions);
-fleet.behaviour = { ...fleet.behaviour, stuckRatio };
+fleet.behaviour = { ...fleet.behaviour, stuckRatio, healthEvents: { noiseRatio: healthNoise } };
 const sim = await startSimulator({ timeScale, fleet });
 try {
   const noise = noiseMeter();
@@ -63,7 +67,7 @@ try {
     inFlight,
     logger,
     maxRealMs: Number(arg('max-minutes', '60')) * 60_000,
-    policy: verify ? {} : { verify: false },
+    policy: verify ? (health ? {} : { verify: { healthEvents: false } }) : { verify: false },
   });
   const { stats, collectors: simCollectors } = await readSimulation(sim.url);
   const f = measureRun({
@@ -83,9 +87,14 @@ try {
       timeScale,
       durations: fleetOptions.durations,
       verify,
+      health,
       finished: run.finished,
       phase: run.phase,
       listRequestsPerCollector: Number(((stats.requests.byEndpoint.list ?? 0) / collectors).toFixed(3)),
+      healthRequests: stats.requests.byEndpoint.health ?? 0,
+      healthRequestsPerUpgraded: Number(
+        ((stats.requests.byEndpoint.health ?? 0) / Math.max(1, f.upgraded)).toFixed(4),
+      ),
       realSeconds: Math.round(run.realMs / 1000),
       redisBytesPerCollector: run.redisBytesPerCollector,
       noise: noise(),

@@ -414,14 +414,20 @@ function holdsRow(): cog.Builder<dashboard.Panel>[] {
     timeSeries(
       'Verification: verifying and unhealthy',
       'Per rollout: successes under verification (the listings must show the Collector alive on the build, its heartbeat going on through the policy’s verify.bake), ' +
-        'and unhealthy ones: the task succeeded but the Collector stopped heartbeating or never showed up alive on the build (a bad outcome for the failure gate; alert FleetUpgradeUnhealthyAfterUpgrade).',
+        'and unhealthy ones: the task succeeded but the Collector stopped heartbeating, never showed up alive on the build, or raised a new health event during the bake (a bad outcome for the failure gate; alert FleetUpgradeUnhealthyAfterUpgrade). ' +
+        'Health verdicts (policy verify.healthEvents): new_event, Collectors made unhealthy by a new health event (the service says a Source stopped collecting); heartbeat_only, verified by heartbeat alone (a build before 19.308-2, an account without health events).',
       'short',
     )
       .withTarget(query('A', Q.verification, '{{rollout}} {{state}}'))
+      .withTarget(query('B', Q.healthVerdicts, '{{rollout}} health {{verdict}}'))
       .overrides([
         {
           matcher: { id: 'byRegexp', options: '.* unhealthy' },
           properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'light-red' } }],
+        },
+        {
+          matcher: { id: 'byRegexp', options: '.* health new_event' },
+          properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'dark-red' } }],
         },
         {
           matcher: { id: 'byRegexp', options: '.* verifying' },

@@ -154,6 +154,12 @@ export const Q = {
    * alive (unhealthy: a bad outcome), per rollout.
    */
   verification: `sum by (rollout, state) (${collectors('verifying|unhealthy')})`,
+  /**
+   * What the service's health events decided at verification, per rollout (counted by the
+   * processes that verify since they started, summed): new_event (unhealthy by a new health
+   * event during the bake), heartbeat_only (verified without them).
+   */
+  healthVerdicts: `sum by (rollout, verdict) (fleet_upgrade_health_verdicts_total{${RO}})`,
   /** The worklist (`fleet-upgrade report --worklist`): failures whose class needs a person. */
   worklist: `sum by (rollout) (${collectors('manual|unknown')})`,
   /**

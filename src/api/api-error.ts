@@ -29,9 +29,10 @@ export type ApiErrorKind = (typeof API_ERROR_KINDS)[number];
 
 /**
  * The operations, as named in logs and metrics: the four of the upgrade interface, and the
- * Collector Management API's list of every Collector (`GET collectors`, the inventory).
+ * Collector Management API's list of every Collector (`GET collectors`, the inventory), and the
+ * Health Events API's two reads (`health`).
  */
-export type ApiEndpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory';
+export type ApiEndpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory' | 'health';
 
 /** Error codes of task creation (interface section 7), verbatim. */
 export const VENDOR_CREATE_CODES = [

@@ -12,6 +12,7 @@ import { type ApiCaller, type CallSpec, createApiCaller } from './api-caller.js'
 import { type ApiEndpoint, ApiError, isVendorCreateCode, type VendorCreateCode } from './api-error.js';
 import type { ApiHooks, ApiOutcome } from './api-hooks.js';
 import { errorInfoOf } from './classify-response.js';
+import { HealthEventsPage } from './health-event.js';
 import { createUndiciTransport, type HttpTransport } from './http-transport.js';
 import { createMemoryRequestBudget } from './memory-request-budget.js';
 import { answerError, parseAnswerBody } from './read-answer.js';
@@ -78,6 +79,24 @@ export interface ListInventoryParams {
   signal?: AbortSignal;
 }
 
+export interface HealthEventsParams {
+  /** Events per page asked for (default 1000; the service may give fewer). */
+  limit?: number;
+  /** The continuation token of the previous page. */
+  token?: string;
+  signal?: AbortSignal;
+}
+
+/** A resource whose health events are asked for: its hexadecimal id (lib/hex-id.ts), name, type. */
+export interface HealthResource {
+  id: string;
+  name: string;
+  type: 'Collector' | 'Source';
+}
+
+/** Events per health page asked for: the fewer requests, the better. */
+export const HEALTH_PAGE_SIZE = 1000;
+
 export interface CollectorUpgradeClientOptions {
   config: ApiConfig;
   /** Shared request budget (createRedisRequestBudget); default: an in-memory one with the vendor's limits. */
@@ -122,6 +141,14 @@ export interface CollectorUpgradeClient {
     beforeSend?: () => Promise<void>,
   ): Promise<CreateTaskResult>;
   getTask(taskId: string | number, signal?: AbortSignal): Promise<TaskStatusResult>;
+  /**
+   * One page of the account's unresolved health events (`GET healthEvents`), or of the named
+   * `resources` only (`POST healthEvents/resources`); `next` is null on the last page. Sent
+   * from the budget's least urgent share (REQUEST_PRIORITY.health).
+   */
+  healthEvents(
+    params?: HealthEventsParams & { resources?: readonly HealthResource[] },
+  ): Promise<HealthEventsPage>;
   /** The base URL in use (after a deployment redirect, the one it pointed to). */
   baseUrl(): string;
   close(): Promise<void>;
@@ -313,6 +340,34 @@ export function createCollectorUpgradeClient(options: CollectorUpgradeClientOpti
           task: parseAnswerBody(spec, r.answer, TaskStatus).upgrade,
         };
         return { ...base, value, outcome: 'ok' };
+      }),
+    healthEvents: (params = {}) =>
+      operation('health', async () => {
+        const query = { limit: params.limit ?? HEALTH_PAGE_SIZE, token: params.token };
+        const spec: CallSpec = params.resources
+          ? {
+              endpoint: 'health',
+              method: 'POST',
+              path: 'healthEvents/resources',
+              query,
+              body: { data: params.resources },
+              // A read: sending it twice changes nothing.
+              idempotent: true,
+              signal: params.signal,
+            }
+          : {
+              endpoint: 'health',
+              method: 'GET',
+              path: 'healthEvents',
+              query,
+              idempotent: true,
+              signal: params.signal,
+            };
+        const r = await caller.call(spec);
+        if (r.type !== 'answer') throw r.error;
+        if (r.answer.status !== 200) throw answerError(spec, r.answer, r.attempts);
+        const value = parseAnswerBody(spec, r.answer, HealthEventsPage);
+        return { value, outcome: 'ok' as const, attempts: r.attempts, rateLimitedCount: r.rateLimitedCount };
       }),
     baseUrl: () => caller.baseUrl(),
     async close() {

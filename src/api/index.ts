@@ -18,10 +18,14 @@ export {
   type CreateTaskResult,
   createCollectorUpgradeClient,
   DEFAULT_PAGE_SIZE,
+  HEALTH_PAGE_SIZE,
+  type HealthEventsParams,
+  type HealthResource,
   type ListCollectorsParams,
   type ListInventoryParams,
   type TaskStatusResult,
 } from './collector-upgrade-client.js';
+export type { HealthEvent, HealthEventsPage } from './health-event.js';
 export {
   createUndiciTransport,
   type HttpTransport,

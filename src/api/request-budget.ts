@@ -190,10 +190,20 @@ function definedOnly<T extends object>(o: T): Partial<T> {
  * How urgent a request is, for its place in the budget's line (lower goes first): a create starts
  * work on a free in-flight slot, so it goes before the rest; status reads, listing pages and the
  * build list then share the budget first come, first served (a status read ahead of listing
- * pages would starve a first scan while hundreds of tasks are polled). An inventory page (the
+ * pages would starve a first scan while hundreds of tasks are polled). A verification's read of
+ * health events (a verdict waits a minute for it at most) comes after them; an inventory page (the
  * whole fleet, for compliance: src/inventory) comes last: it waits behind every rollout's request.
  */
-export const REQUEST_PRIORITY = { create: 0, status: 1, targets: 1, list: 1, inventory: 2 } as const;
+export const REQUEST_PRIORITY = {
+  create: 0,
+  status: 1,
+  targets: 1,
+  list: 1,
+  /** Verification's health-event reads: behind every other request of the rollouts. */
+  health: 2,
+  /** The fleet's inventory: behind everything the rollouts ask. */
+  inventory: 3,
+} as const;
 export type RequestPriority = (typeof REQUEST_PRIORITY)[keyof typeof REQUEST_PRIORITY];
 
 /**

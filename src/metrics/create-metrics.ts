@@ -24,6 +24,8 @@ export interface Metrics {
   registry: Registry;
   tasksCreated: Counter<'rollout' | 'org'>;
   results: Counter<'rollout' | 'org' | 'outcome'>;
+  /** What health events decided at verification: `new_event` (unhealthy), `heartbeat_only`. */
+  healthVerdicts: Counter<'rollout' | 'org' | 'verdict'>;
   retries: Counter<'reason'>;
   upgradeDuration: Histogram<'outcome'>;
   /** The hooks of the default organization's client (a deployment without `orgs`). */
@@ -76,6 +78,12 @@ export function createMetrics(
     name: 'fleet_upgrade_results_total',
     help: 'Collectors that reached an outcome (final, or not_alive), per rollout, organization and outcome.',
     labelNames: ['rollout', 'org', 'outcome'],
+    registers: [registry],
+  });
+  const healthVerdicts = new Counter({
+    name: 'fleet_upgrade_health_verdicts_total',
+    help: "Collectors whose verification the service's health events decided, per rollout, organization and verdict: new_event (a new counted health event during the bake: unhealthy), heartbeat_only (verified by heartbeat alone: a build before 19.308-2, an account without health events, or none read in time).",
+    labelNames: ['rollout', 'org', 'verdict'],
     registers: [registry],
   });
   const retries = new Counter({
@@ -161,6 +169,7 @@ export function createMetrics(
   const forgetRollouts = (keep: ReadonlySet<string>) => {
     void forgetSeries(tasksCreated, keep);
     void forgetSeries(results, keep);
+    void forgetSeries(healthVerdicts, keep);
   };
 
   const metrics: Metrics = {
@@ -208,6 +217,7 @@ export function createMetrics(
     registry,
     tasksCreated,
     results,
+    healthVerdicts,
     retries,
     upgradeDuration,
     apiHooks,

@@ -120,6 +120,12 @@ export {
   WORKLIST_COLUMNS,
   WORKLIST_STATES,
 } from './life/index.js';
+export {
+  HEALTH_VERDICTS,
+  type HealthVerdict,
+  healthVerdictOf,
+  sendsHealthEvents,
+} from './listings/index.js';
 // What a one-off asks the service first (`upgrade`, POST /upgrades).
 export {
   abort,

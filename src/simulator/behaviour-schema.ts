@@ -4,13 +4,10 @@
  * docs/simulator.md "Fleet file" and "How long an upgrade takes".
  */
 import { z } from 'zod';
-import { buildVersion, positiveSeconds, ratio } from './schema-values.js';
+import { HealthEventsBehaviour } from './health-schema.js';
+import { buildVersion, Delay, Duration, positiveSeconds, ratio } from './schema-values.js';
 
-export const Duration = z
-  .object({ median: positiveSeconds, p95: positiveSeconds })
-  .strict()
-  .refine((d) => d.p95 >= d.median, { message: 'p95 must not be below median' });
-export type Duration = z.infer<typeof Duration>;
+export { Delay, Duration };
 
 /**
  * The log-normal duration of one upgrade step; `byOs` gives Collectors whose osName is a key a
@@ -21,10 +18,6 @@ export const UpgradeSeconds = z
   .strict()
   .refine((d) => d.p95 >= d.median, { message: 'p95 must not be below median' });
 export type UpgradeSeconds = z.infer<typeof UpgradeSeconds>;
-
-/** A fixed number of seconds, or a log-normal draw `{median, p95}`. */
-export const Delay = z.union([z.number().min(0, 'must not be negative'), Duration]);
-export type Delay = z.infer<typeof Delay>;
 
 /** Ratio by exact value of a Collector field (`osName` or `osArch` as the listing shows it). */
 const RatioByValue = z.record(z.string(), ratio);
@@ -92,6 +85,8 @@ export const Behaviour = z
     failureRatioBy: FailureRatioBy.optional(),
     /** Weights of the failure causes; unset = today's five messages, equally likely. */
     failureCauses: FailureCauses.optional(),
+    /** The Health Events API: builds that break collection, noise, availability (health-schema.ts). */
+    healthEvents: HealthEventsBehaviour.default(HealthEventsBehaviour.parse({})),
   })
   .strict();
 export type Behaviour = z.infer<typeof Behaviour>;

@@ -20,6 +20,7 @@ import { compareBuildVersions, isBuildVersion } from '../lib/version.js';
 import { buildCollectors } from './build-collectors.js';
 import { EventQueue } from './event-queue.js';
 import { drawFailure, failureRatioFor } from './failure-causes.js';
+import { HealthEvents } from './health-events.js';
 import type { FailureCause, FleetFile, Outcome } from './schema.js';
 import { restartDelayMs, stopDelayMs } from './stop-after-upgrade.js';
 import { type SimCollector, type SimStop, type SimTask, TaskStatus } from './types.js';
@@ -104,6 +105,8 @@ export class FleetModel {
   private readonly events = new EventQueue<SimEvent>();
   private readonly rng: Random;
   private nextTaskId = 10_000_001;
+  /** The account's health events (health-events.ts). */
+  readonly health: HealthEvents;
 
   constructor(
     private readonly fleet: FleetFile,
@@ -116,6 +119,16 @@ export class FleetModel {
     this.rng = createRandom(fleet.seed);
     this.collectors = buildCollectors(fleet, start, this.rng);
     for (const c of this.collectors) this.byId.set(c.id, c);
+    const sourceTypes = new Map(
+      fleet.collectors.flatMap((c) => (c.sourceType ? [[c.id, c.sourceType]] : [])),
+    );
+    this.health = new HealthEvents(
+      fleet.behaviour.healthEvents,
+      fleet.seed,
+      this.collectors,
+      sourceTypes,
+      start,
+    );
     const flapRatio = fleet.faults.flapRatio;
     fleet.collectors.forEach((c) => {
       if (!c.alive && c.offlineForSeconds !== undefined) {
@@ -208,6 +221,7 @@ export class FleetModel {
   /** Replays every event due by `now`, in time order. */
   advance(now: number): void {
     for (let e = this.events.popDue(now); e; e = this.events.popDue(now)) this.apply(e);
+    this.health.advance(now, (id) => this.byId.get(id));
   }
 
   /** The last heartbeat: frozen while offline or stopped, else the latest beat at or before `now`. */
@@ -457,6 +471,8 @@ export class FleetModel {
     this.counters.unfinished--;
     this.gauge.unfinished--;
     this.counters.tasksByOutcome[result]++;
+    // Its health follows the build it runs: a break of the build it left resolves, the new one may break it.
+    if (c.version !== t.fromVersion) this.health.moved(c, at);
     // A stop still to come belongs to the build the Collector has just moved away from.
     if (result === 'succeeded' && t.steps.length > 0) c.stopDue = undefined;
     if (

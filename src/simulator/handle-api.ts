@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { healthEventsOfResources, listHealthEvents } from './health-routes.js';
 import {
   type Answer,
   basicCredentials,
@@ -65,6 +66,10 @@ function route(method: string, path: string): Route | Answer {
     return expect('POST', { endpoint: 'create', run: (c, _q, b) => createTask(c, b) });
   if (rest === 'collectors')
     return expect('GET', { endpoint: 'inventory', run: (c, q) => listInventory(c, q) });
+  if (rest === 'healthEvents')
+    return expect('GET', { endpoint: 'health', run: (c, q) => listHealthEvents(c, q) });
+  if (rest === 'healthEvents/resources')
+    return expect('POST', { endpoint: 'health', run: (c, q, b) => healthEventsOfResources(c, q, b) });
   const m = /^collectors\/upgrades\/([^/]+)$/.exec(rest);
   if (m) {
     let id: string;

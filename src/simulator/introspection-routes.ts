@@ -2,7 +2,8 @@
  * /_sim/...: the simulator's own window for tests, demos and benchmarks. No authentication,
  * answered to loopback callers only. GET stats, GET orgs, GET collectors (optionally
  * `?ids=1,2`), GET collectors/:id, PATCH collectors/:id with `{alive?, running?, outcome?}`,
- * GET builds, POST builds with `{version}` to release a new latest build while running, and
+ * GET builds, POST builds with `{version}` to release a new latest build while running, GET health
+ * (the health events' truth), and
  * GET/POST/DELETE faults (fault-routes.ts). Each answers for one organization: the only one, or
  * the one named by `?org=NAME` (required with several); GET stats without `org` sums them all.
  */
@@ -50,6 +51,12 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
     osName: c.osName,
     osArch: c.osArch,
     timeZone: c.timeZone,
+    /** The type of its one Source (health events), undefined for a hosted Collector. */
+    sourceType: model.health.sourceTypeOf(c) ?? null,
+    /** Collecting: no break of a build is unresolved on it (the truth, listed or not). */
+    collecting: model.health.collecting(c),
+    /** Its health events (resolvedAt null: unresolved; silent: on a build that sends none), and a break to come. */
+    health: healthTruth(model, c),
     upgrading: c.current !== undefined,
     /**
      * Where the duration of one upgrade step of this Collector comes from (`collector`: its own
@@ -75,6 +82,36 @@ export function simCollectorRecord(model: FleetModel, c: SimCollector, now: numb
       accessId: t.accessId,
     })),
   };
+}
+
+function healthTruth(model: FleetModel, c: SimCollector) {
+  const h = model.health.history(c);
+  return {
+    breakDueAt: h.breakDueAt,
+    events: h.events.map((e) => ({
+      eventId: e.eventId,
+      trackerId: e.trackerId,
+      severity: e.severity,
+      cause: e.cause,
+      build: e.build,
+      eventTime: e.eventTime,
+      resolvedAt: e.resolvedAt,
+      silent: e.silent,
+      resourceType: e.resource.type,
+    })),
+  };
+}
+
+/** GET /_sim/health: the organization's health events, counted (the truth, silent ones included). */
+function healthSummary(model: FleetModel): Answer {
+  const h = model.health;
+  const notCollecting = model.collectors.filter((c) => c.type === 'Installable' && !h.collecting(c));
+  return json(200, {
+    available: h.config.available,
+    ...h.counters,
+    unresolved: h.unresolved(),
+    notCollecting: notCollecting.map((c) => c.id),
+  });
 }
 
 /** What introspection sees of the running simulator. */
@@ -205,7 +242,8 @@ export function introspect(
     return json(200, { orgs });
   }
   const m = /^\/_sim\/collectors\/(\d+)$/.exec(path);
-  const known = ['/_sim/builds', '/_sim/collectors', '/_sim/faults'].includes(path) || m !== null;
+  const known =
+    ['/_sim/builds', '/_sim/collectors', '/_sim/faults', '/_sim/health'].includes(path) || m !== null;
   if (!known) return simError(404, `no such introspection path: ${path}`);
   const org = selectOrg(view.orgs, query);
   if (isAnswer(org)) return org;
@@ -213,6 +251,7 @@ export function introspect(
   model.advance(now);
   if (path === '/_sim/builds') return builds(model, method, bodyText);
   if (path === '/_sim/faults') return faultRoutes(org, method, query, bodyText, now);
+  if (path === '/_sim/health') return method === 'GET' ? healthSummary(model) : simError(405, 'use GET');
   if (path === '/_sim/collectors') {
     if (method !== 'GET') return simError(405, 'use GET');
     const ids = query.get('ids');

@@ -88,6 +88,8 @@ export const FleetCollector = z
     description: z.string().optional(),
     /** Key-value metadata of the Collector (e.g. `_budget`); default {}. */
     fields: z.record(z.string(), z.string()).optional(),
+    /** The type of its Source (health events' breaks select by it); unset = drawn from behaviour.healthEvents.sourceTypes. */
+    sourceType: z.string().min(1).optional(),
   })
   .strict();
 export type FleetCollector = z.infer<typeof FleetCollector>;

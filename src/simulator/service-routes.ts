@@ -9,7 +9,8 @@ import type { FleetModel } from './fleet-model.js';
 import { type Answer, json, legacyError } from './http-util.js';
 import type { SimCollector, SimTask } from './types.js';
 
-export type Endpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory';
+/** `health`: the Health Events API's two endpoints (health-routes.ts). */
+export type Endpoint = 'list' | 'targets' | 'create' | 'status' | 'inventory' | 'health';
 
 export interface CallContext {
   model: FleetModel;

@@ -30,6 +30,7 @@ export class SimulatorStats {
     create: 0,
     status: 0,
     inventory: 0,
+    health: 0,
     other: 0,
   };
   readonly byStatus: Record<string, number> = {};

@@ -38,6 +38,19 @@ export interface SimCollectorView {
   running: boolean;
   stoppedAt: number | null;
   stops: { at: number; afterTask: number | null; restartedAt: number | null }[];
+  /** Collecting: no break of a build unresolved (health events, the simulator's truth). */
+  collecting: boolean;
+  health: {
+    breakDueAt: number | null;
+    events: {
+      trackerId: string;
+      severity: string;
+      cause: 'noise' | 'break';
+      build: string;
+      eventTime: number;
+      resolvedAt: number | null;
+    }[];
+  };
   tasks: {
     id: number;
     toVersion: string;
@@ -46,6 +59,7 @@ export interface SimCollectorView {
     message: string;
     fromVersion: string;
     cause: string | null;
+    finishTime: number | null;
   }[];
 }
 
@@ -222,6 +236,15 @@ export function agreesWithSimulator(r: CollectorRecord, c: SimCollectorView | un
         ? undefined
         : `simulator: ${last?.result} ${last?.message}`;
     case 'unhealthy':
+      // A health event: the task succeeded, and the build broke its collection after it.
+      if (r.failureClass?.startsWith('health:'))
+        return last?.result === 'succeeded' &&
+          last.toVersion === r.to &&
+          c.health.events.some(
+            (e) => e.cause === 'break' && e.build === r.to && e.eventTime > (last.finishTime ?? 0),
+          )
+          ? undefined
+          : `simulator: ${last?.result}, health ${JSON.stringify(c.health.events)}`;
       // The task succeeded, and the Collector stopped heartbeating after it.
       return c.version === r.to &&
         last?.result === 'succeeded' &&

@@ -9,7 +9,13 @@
  */
 import { formatInstant } from '../../policy/calendar/format-instant.js';
 import type { RolloutStatus } from '../../rollout/index.js';
-import { describeRollbackAccount, describeUnmatched, PAUSE_REASONS, retryable } from '../../rollout/index.js';
+import {
+  describeRollbackAccount,
+  describeUnmatched,
+  PAUSE_REASONS,
+  retryable,
+  sendsHealthEvents,
+} from '../../rollout/index.js';
 import { sanitize } from './sanitize.js';
 import { versionRuleAsides } from './version-rule-lines.js';
 
@@ -40,12 +46,36 @@ export function explainRollout(r: RolloutStatus, now: number): string | undefine
   return parts.length ? parts.join('; ') : undefined;
 }
 
+/**
+ * Verification and the health events' verdicts (policy `verify.healthEvents`): how Collectors under
+ * verification are judged, how many a new health event made unhealthy, and a build judged by
+ * heartbeat only.
+ */
+function healthAsides(r: RolloutStatus, verifying: number): string[] {
+  const out: string[] = [];
+  const health = r.settings.verify?.health !== undefined;
+  const silent = health && !sendsHealthEvents(r.build);
+  if (verifying > 0)
+    out.push(
+      `${verifying} upgraded, verifying they stay alive on the build${health && !silent ? ' and raise no new health event' : ''}`,
+    );
+  if (r.healthUnhealthy)
+    out.push(
+      `${r.healthUnhealthy} unhealthy by a new health event (the service says a Source stopped collecting; ${cmd(`report ${oneLine(r.id)}`)} names the tracker)`,
+    );
+  if (silent)
+    out.push(
+      `judged by heartbeat only: ${oneLine(r.build)} is older than 19.308-2, which sends no health events`,
+    );
+  return out;
+}
+
 /** What goes on beside the phase: verification, quarantined cohorts, rollbacks. */
 function aside(r: RolloutStatus): string[] {
   const id = oneLine(r.id);
   const out: string[] = [];
   const verifying = r.counts.verifying ?? 0;
-  if (verifying > 0) out.push(`${verifying} upgraded, verifying they stay alive on the build`);
+  out.push(...healthAsides(r, verifying));
   const held = r.quarantined ?? [];
   const cohorts = held.map((q) => `cohort ${oneLine(q.cohort)} (${q.held} held)`).join(', ');
   // `retry` refuses an aborted or superseded rollout: then say what became of the held ones.

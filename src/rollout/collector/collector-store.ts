@@ -65,8 +65,8 @@ export interface ApplyOptions {
   durationMs?: number;
   /** Discovered Collectors that go first in the admission order (a first wave's canaries). */
   canaries?: ReadonlySet<CollectorKey>;
-  /** A counter of the rollout increased by the moves written (`knownIssueSkipped`, `knownIssueManual`). */
-  countWritten?: 'knownIssueSkipped' | 'knownIssueManual';
+  /** A counter of the rollout increased by the moves written (`knownIssueSkipped`, `knownIssueManual`, `healthUnhealthy`). */
+  countWritten?: 'knownIssueSkipped' | 'knownIssueManual' | 'healthUnhealthy';
   /**
    * The admission order's base of a Collector that goes to `queued` (its expected length in whole
    * seconds, negated: the longest first); without it, the order of discovery.

@@ -114,8 +114,11 @@ export type CollectorEvent =
   | { type: 'seen_on_build'; mark: number; dueAt: number }
   /** Verified: seen alive on the build, its heartbeat advancing through the bake. */
   | { type: 'verified'; message?: string }
-  /** Not seen alive on the build in time, stopped heartbeating, or on another build. */
-  | { type: 'unhealthy'; message: string }
+  /**
+   * Not seen alive on the build in time, stopped heartbeating, on another build, or a new health
+   * event (`failureClass` `health:<trackerId>`, listings/health-verdicts.ts).
+   */
+  | { type: 'unhealthy'; message: string; failureClass?: string }
   /** The task failed and its failure class's action is `retry`: a new attempt after `backoffMs`. */
   | { type: 'cause_retry'; message: string; failureClass: string; backoffMs: number; status?: number }
   /** The task failed and its failure class's action is `manual`: on the worklist, not judged by the gate. */
@@ -422,7 +425,10 @@ export function transition(
     case 'verified':
       return final('succeeded', event.message ?? '', { verifyDueAt: undefined });
     case 'unhealthy':
-      return final('unhealthy', event.message, { verifyDueAt: undefined });
+      return final('unhealthy', event.message, {
+        verifyDueAt: undefined,
+        ...(event.failureClass ? { failureClass: event.failureClass } : {}),
+      });
     case 'cause_retry':
       return to('waiting_retry', {
         ...statusPatch(r, event.status),

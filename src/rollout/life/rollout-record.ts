@@ -84,6 +84,8 @@ export interface RolloutRecord {
   /** Collectors a known issue of the build left out (`skipped`) or put on the worklist (`manual`) before they started. */
   knownIssueSkipped?: number;
   knownIssueManual?: number;
+  /** Collectors a new health event made unhealthy during verification (listings/health-verdicts.ts). Counted by the Collector store's Lua. */
+  healthUnhealthy?: number;
   /** The policy's known issues that match the rollout's build, for `status` (policy/known-issues.ts). */
   knownIssues?: KnownIssueNote[];
   /**
@@ -264,6 +266,7 @@ const FIELDS = {
   minimumBuild: 'text',
   knownIssueSkipped: 'number',
   knownIssueManual: 'number',
+  healthUnhealthy: 'number',
   knownIssues: 'json',
   ringPausedFor: 'text',
   waveBaseline: 'json',

@@ -16,15 +16,16 @@ import type { BuildTarget } from '../../api/index.js';
 import { jobFor, type UpgradeQueue, wakeUpgrades } from '../../queue/upgrade-job.js';
 import { type CollectorEvent, type CollectorRecord, DEFAULT_ORG, transition } from '../collector/index.js';
 import { buildOf, type RolloutRecord } from '../life/index.js';
+import { awaitingHealth } from './health-verdicts.js';
 import {
   applyVerification,
   dueForVerification,
+  judgedEvents,
   type ListingSighting,
   listingBuild,
   listingPages,
   type VerifyDeps,
   type VerifyPass,
-  verificationEvents,
 } from './verify-collectors.js';
 
 /** Watch when a pass costs less than this many requests per finished task (a status read costs one or more). */
@@ -134,10 +135,12 @@ export async function listingPass(
   if (verifying.length === 0 && tasks.length === 0) return result;
   result.looked = verifying.length;
   const other = listingBuild(options.targets, build, [...verifying, ...tasks]);
-  const needListing = tasks.length > 0 || (verifying.length > 0 && rollout.settings.verify !== undefined);
+  // A Collector whose verdict awaits only a health-event read needs no listing page.
+  const looked = verifying.filter((r) => !awaitingHealth(r));
+  const needListing = tasks.length > 0 || (looked.length > 0 && rollout.settings.verify !== undefined);
   let sightings: Map<number, ListingSighting> | undefined;
   if (other && needListing) {
-    const wanted = new Set([...verifying, ...tasks].map((r) => r.id));
+    const wanted = new Set([...looked, ...tasks].map((r) => r.id));
     const byId = new Map(tasks.map((r) => [r.id, r]));
     sightings = new Map();
     for await (const page of listingPages(deps, other, wanted, options.pageSize)) {
@@ -159,7 +162,11 @@ export async function listingPass(
       deps,
       rollout,
       verifying,
-      verificationEvents(verifying, rollout.settings.verify ? sightings : undefined, rollout, now, build),
+      await judgedEvents(deps, rollout, verifying, rollout.settings.verify ? sightings : undefined, {
+        now,
+        build,
+        org,
+      }),
       now,
       result,
     );

@@ -11,7 +11,10 @@
  *   than STALE_AFTER_MS older than the freshest heartbeat on its page → `verified` (succeeded);
  *   otherwise `unhealthy`. Heartbeats come every 15 s, so a stale one means it stopped.
  * Only the service's own timestamps are compared with each other (our clock and the service's may
- * differ, and do in rehearsals on an accelerated simulator). A Collector missing from the pages
+ * differ, and do in rehearsals on an accelerated simulator). Then the service's health events
+ * have their word (`verify.healthEvents`, health-verdicts.ts, read-health-view.ts): a new event
+ * of a counted kind makes it `unhealthy`, and the heartbeat's `verified` waits for a read that
+ * covers the whole bake. A Collector missing from the pages
  * proves nothing by itself (offset paging over a list that changes can skip one): it is judged
  * missing only once its deadline passed.
  */
@@ -28,6 +31,8 @@ import {
   transition,
 } from '../collector/index.js';
 import { buildOf, type RolloutRecord } from '../life/index.js';
+import { awaitingHealth, healthVerdicts } from './health-verdicts.js';
+import { type HealthViewDeps, readHealthView } from './read-health-view.js';
 import { type ScanDeps, timedPages } from './scan-upgradable.js';
 
 /** A heartbeat this much older than the freshest on its listing page: the Collector stopped (8 missed). */
@@ -36,7 +41,10 @@ export const STALE_AFTER_MS = 2 * 60_000;
 export const MAX_PER_PASS = 10_000;
 
 export interface VerifyDeps extends ScanDeps {
+  api: ScanDeps['api'] & HealthViewDeps['api'];
   logger: Logger;
+  /** The scheduler's memory of health events (read-health-view.ts); absent: heartbeat only. */
+  health?: HealthViewDeps['health'];
   onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
@@ -145,7 +153,9 @@ export function verificationEvents(
   const events = new Map<number, CollectorEvent>();
   const verify = rollout.settings.verify;
   for (const r of records) {
-    if (!verify || !sightings) {
+    // The heartbeat verified it through its bake already: only the health events' word is awaited.
+    if (verify && awaitingHealth(r)) events.set(r.id, { type: 'verified' });
+    else if (!verify || !sightings) {
       const message = verify
         ? `unverified: the service offers no build but ${build} to list it under`
         : 'unverified: verification was turned off';
@@ -153,6 +163,22 @@ export function verificationEvents(
     } else events.set(r.id, judge(r, sightings.get(r.id), build, verify, now));
   }
   return events;
+}
+
+/**
+ * What verification decides of `records`: the heartbeat's word (verificationEvents), then the
+ * health events' (health-verdicts.ts).
+ */
+export async function judgedEvents(
+  deps: Pick<VerifyDeps, 'api' | 'clock' | 'logger' | 'health'>,
+  rollout: RolloutRecord,
+  records: readonly CollectorRecord[],
+  sightings: ReadonlyMap<number, ListingSighting> | undefined,
+  at: { now: number; build: string; org: string },
+): Promise<Map<number, CollectorEvent>> {
+  const events = verificationEvents(records, sightings, rollout, at.now, at.build);
+  const view = await readHealthView(deps, rollout, at.org, at.build, records, events, sightings?.values());
+  return healthVerdicts(records, events, view, rollout.settings.verify, at.build, deps.clock.now());
 }
 
 /** Writes the verification's moves; counts and reports them. */
@@ -166,13 +192,23 @@ export async function applyVerification(
 ): Promise<void> {
   const ctx = { now, settings: rollout.settings };
   const moves: Move[] = [];
+  // A new health event's verdicts are counted on the rollout (`healthUnhealthy`) in the same step.
+  const byHealth: Move[] = [];
   for (const r of records) {
     const event = events.get(r.id);
     if (!event) continue;
     const t = transition(r, event, ctx);
-    if (t.ok) moves.push(t.move);
+    if (!t.ok) continue;
+    if (event.type === 'unhealthy' && event.failureClass?.startsWith('health:')) byHealth.push(t.move);
+    else moves.push(t.move);
   }
-  const outcomes = await deps.store.apply(rollout.id, moves);
+  const outcomes = [
+    ...(await deps.store.apply(rollout.id, moves)),
+    ...(byHealth.length
+      ? await deps.store.apply(rollout.id, byHealth, { countWritten: 'healthUnhealthy' })
+      : []),
+  ];
+  moves.push(...byHealth);
   moves.forEach((m, i) => {
     if (outcomes[i] !== 'written') return;
     if (m.next.state === 'succeeded') pass.verified++;
@@ -202,10 +238,12 @@ export async function verifyCollectors(
   const records = await dueForVerification(deps.store, rollout, deps.clock.now(), org);
   if (records.length === 0) return pass;
   pass.looked = records.length;
-  const other = rollout.settings.verify ? listingBuild(options.targets, build, records) : undefined;
+  const looked = records.filter((r) => !awaitingHealth(r));
+  const other =
+    rollout.settings.verify && looked.length ? listingBuild(options.targets, build, records) : undefined;
   let sightings: Map<number, ListingSighting> | undefined;
   if (other) {
-    const read = await readListing(deps, other, new Set(records.map((r) => r.id)), options.pageSize);
+    const read = await readListing(deps, other, new Set(looked.map((r) => r.id)), options.pageSize);
     sightings = read.sightings;
     pass.pages = read.pages;
   }
@@ -214,7 +252,7 @@ export async function verifyCollectors(
     deps,
     rollout,
     records,
-    verificationEvents(records, sightings, rollout, now, build),
+    await judgedEvents(deps, rollout, records, sightings, { now, build, org }),
     now,
     pass,
   );

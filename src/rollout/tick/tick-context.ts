@@ -18,11 +18,12 @@ import {
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
+import { type HealthMemory, newHealthMemory } from '../listings/index.js';
 import type { ProblemSink } from '../problems/index.js';
 
 /** What the scheduler asks of an organization's service: its listings and its builds. */
 export type OrgApi = Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'> &
-  Partial<Pick<CollectorUpgradeClient, 'inventoryPages'>>;
+  Partial<Pick<CollectorUpgradeClient, 'inventoryPages' | 'healthEvents'>>;
 
 /** The clients of the organizations a deployment drives. */
 export interface OrgApiSet {
@@ -79,6 +80,8 @@ export interface TickMemory {
   nextDueAt: number;
   /** What each rollout learned of its upgrades' lengths (learn-lengths.ts), at so many successes. */
   lengths: Map<string, { at: number; model: LengthModel; longest: boolean }>;
+  /** Each organization's health events as last read (listings/read-health-view.ts). */
+  health: HealthMemory;
 }
 
 export function newTickMemory(): TickMemory {
@@ -93,6 +96,7 @@ export function newTickMemory(): TickMemory {
     medianMs: new Map(),
     nextDueAt: Number.POSITIVE_INFINITY,
     lengths: new Map(),
+    health: newHealthMemory(),
   };
 }
 

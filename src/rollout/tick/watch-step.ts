@@ -69,7 +69,7 @@ export async function listingDue(
   const turn = onPage ? () => admitting(onPage) : undefined;
   const passOf = async (o: (typeof orgs)[number]) => {
     try {
-      const pass = await listingPass({ ...deps, api: o.api }, rollout, {
+      const pass = await listingPass({ ...deps, api: o.api, health: memory.health }, rollout, {
         targets: o.targets,
         pageSize,
         watch: watchDue,

@@ -77,12 +77,20 @@ const MAC_COHORT = `osName=${MAC}`;
  * cohort is quarantined after three of them (the waiting ones are held); the others fail for want
  * of disk space, which the default failureCauses sends to the worklist (`manual`). Five Linux
  * Collectors stop heartbeating seconds after their upgrade succeeded: verification (the default
- * `verify`, a 5-minute bake) finds them unhealthy.
+ * `verify`, a 5-minute bake) finds them unhealthy. One more (obs-2) stays alive but its LocalFile
+ * Source stops collecting a minute after the upgrade: its health event makes it unhealthy too
+ * (the health-verdict series).
  */
 const fleet: FleetFileInput = {
   builds: ['19.400-5', '19.450-12', '19.470-4'],
   users: [USER],
-  behaviour: { stopAfterUpgrade: { afterSeconds: 5 } },
+  behaviour: {
+    stopAfterUpgrade: { afterSeconds: 5 },
+    healthEvents: {
+      sourceTypes: { Syslog: 1 },
+      breaks: [{ build: '19.470-4', sourceType: 'LocalFile', ratio: 1, afterSeconds: 60 }],
+    },
+  },
   collectors: Array.from({ length: COLLECTORS }, (_, i) => ({
     id: 5000 + i,
     name: `obs-${i}`,
@@ -91,6 +99,7 @@ const fleet: FleetFileInput = {
     outcome: i % 3 === 0 ? ('fail' as const) : ('succeed' as const),
     ...(i % 3 === 0 ? { failureCause: i % 6 === 0 ? ('unknown' as const) : ('disk_space' as const) } : {}),
     ...(i % 3 !== 0 && i % 5 === 1 ? { stopsAfterUpgrade: true } : {}),
+    ...(i === 2 ? { sourceType: 'LocalFile' } : {}),
     upgradeSeconds: 60 + (i % 5) * 30,
   })),
 };
@@ -503,7 +512,14 @@ describe('dashboard and alert rules against a real Prometheus scraping a rollout
     expect(verification.map((s) => s.metric.state).sort()).toEqual(['unhealthy', 'verifying']);
     const unhealthy = verification.find((s) => s.metric.state === 'unhealthy')?.value ?? 0;
     expect(unhealthy).toBeGreaterThanOrEqual(1);
-    expect(unhealthy).toBeLessThanOrEqual(5);
+    expect(unhealthy).toBeLessThanOrEqual(6);
+    const verdicts = queries.filter((x) => x.panel === 'Verification: verifying and unhealthy')[1];
+    const health = await promQuery(
+      url,
+      substituteVariables(verdicts?.expr ?? '', { rollout, interval: INTERVAL }),
+    );
+    if (!health.ok) throw new Error(health.error);
+    expect(health.series.map((s) => [s.metric.verdict, Number(s.value[1])])).toEqual([['new_event', 1]]);
     const worklist = await panel('Worklist (manual, unknown)');
     expect(worklist).toHaveLength(1);
     expect(worklist[0]?.value).toBeGreaterThanOrEqual(1);

@@ -35,7 +35,13 @@ describe('Policy defaults', () => {
       },
       poll: { initial: 60_000, max: 300_000, jitter: 0.2 },
       taskTimeout: 35 * 60_000,
-      verify: { enabled: true, within: 600_000, bake: 300_000, interval: 60_000 },
+      verify: {
+        enabled: true,
+        within: 600_000,
+        bake: 300_000,
+        interval: 60_000,
+        healthEvents: { enabled: true, severities: ['Error'], ignore: [] },
+      },
       failureCauses: {
         patterns: [],
         actions: {

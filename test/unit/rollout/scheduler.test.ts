@@ -63,7 +63,12 @@ describe('settingsOf', () => {
       transientAttempts: 7,
       transientBackoffMs: 10_000,
       maxBackoffMs: 30 * 60_000,
-      verify: { withinMs: 600_000, bakeMs: 300_000, intervalMs: 60_000 },
+      verify: {
+        withinMs: 600_000,
+        bakeMs: 300_000,
+        intervalMs: 60_000,
+        health: { severities: ['Error'], ignore: [] },
+      },
       causes: {
         patterns: [],
         actions: {
@@ -91,7 +96,12 @@ describe('settingsOf', () => {
       transientAttempts: 20,
       transientBackoffMs: 30_000,
       maxBackoffMs: 30 * 60_000,
-      verify: { withinMs: 600_000, bakeMs: 300_000, intervalMs: 60_000 },
+      verify: {
+        withinMs: 600_000,
+        bakeMs: 300_000,
+        intervalMs: 60_000,
+        health: { severities: ['Error'], ignore: [] },
+      },
       causes: {
         patterns: [],
         actions: {
