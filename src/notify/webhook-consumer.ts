@@ -22,6 +22,8 @@ import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { compareStreamIds, type OutboxEntry, type OutboxReader, streamIdTime } from './outbox-reader.js';
 import type { Webhook } from './read-webhooks.js';
+import { receiverBody } from './receiver-body.js';
+import { batchKey, eventOrg, isSummary, routes, waitsWindow } from './receiver-plan.js';
 import { retryDelay } from './retry-delay.js';
 import { OutboxEvent } from './schema.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
@@ -47,6 +49,8 @@ export interface WebhookConsumerOptions {
   /** Entries held at once by this process for this webhook. */
   maxHeld: number;
   random?: () => number;
+  /** The organizations a rollout covers (a receiver's `orgs` filter; its message's fields). */
+  orgsOf?: (rollout: string) => Promise<readonly string[] | undefined>;
 }
 
 interface Held {
@@ -56,8 +60,14 @@ interface Held {
   /** Real ms when Redis added the entry. */
   recordedAt: number;
   failures: number;
-  /** Not sent before this real ms (after a rejection). */
+  /** Not sent before this real ms (after a rejection; a receiver's summary window). */
   nextAt: number;
+  /** A receiver's: the organizations the event concerns. */
+  orgs: readonly string[];
+  /** A receiver's: held entries with the same key are sent as one message (receiver-plan.ts). */
+  key?: string;
+  /** ... and this one takes every held entry of its key, due or not (a summary). */
+  summary?: boolean;
 }
 
 export class WebhookConsumer {
@@ -82,6 +92,7 @@ export class WebhookConsumer {
   private lastRedisError = '';
   private readonly log: Logger;
   private readonly target: string;
+  private readonly orgsCache = new Map<string, readonly string[]>();
 
   constructor(private readonly o: WebhookConsumerOptions) {
     this.target = webhookOrigin(o.webhook.url);
@@ -202,21 +213,63 @@ export class WebhookConsumer {
         skip.push(entry.streamId);
         continue;
       }
-      const { events } = this.o.webhook;
+      const { events, receiver } = this.o.webhook;
       if (events !== '*' && !(events as ReadonlySet<string>).has(event.type)) {
         skip.push(entry.streamId);
         continue;
       }
-      this.held.set(entry.streamId, {
+      const recordedAt = streamIdTime(entry.streamId);
+      const held: Held = {
         streamId: entry.streamId,
         event,
         recorded,
-        recordedAt: streamIdTime(entry.streamId),
+        recordedAt,
         failures: 0,
         nextAt: 0,
-      });
+        orgs: [],
+      };
+      if (receiver) {
+        held.orgs = await this.orgsOfEvent(event);
+        if (!routes(receiver, event, held.orgs)) {
+          skip.push(entry.streamId);
+          continue;
+        }
+        const key = batchKey(receiver, event);
+        if (key !== undefined) held.key = key;
+        if (isSummary(receiver, event)) held.summary = true;
+        if (waitsWindow(receiver, event)) held.nextAt = recordedAt + receiver.windowMs;
+      }
+      this.held.set(entry.streamId, held);
     }
     await this.o.reader.ack(skip);
+  }
+
+  /** The event's own organization, else its rollout's (cached: a rollout's do not change). */
+  private async orgsOfEvent(event: OutboxEvent): Promise<readonly string[]> {
+    const own = eventOrg(event);
+    if (own) return [own];
+    const cached = this.orgsCache.get(event.rollout);
+    if (cached) return cached;
+    const orgs = (await this.o.orgsOf?.(event.rollout).catch(() => undefined)) ?? [];
+    if (this.orgsCache.size >= 1000) this.orgsCache.clear();
+    if (orgs.length > 0) this.orgsCache.set(event.rollout, orgs);
+    return orgs;
+  }
+
+  /**
+   * The entries sent with `entry` as one message, oldest first: itself, and with a receiver's key
+   * the held entries of that key that are older, due, or (a summary) within its window.
+   */
+  private batchOf(entry: Held, now: number): Held[] {
+    if (entry.key === undefined) return [entry];
+    return [...this.held.values()]
+      .filter(
+        (h) =>
+          h === entry ||
+          (h.key === entry.key &&
+            (entry.summary || h.nextAt <= now || compareStreamIds(h.streamId, entry.streamId) < 0)),
+      )
+      .sort((a, b) => compareStreamIds(a.streamId, b.streamId));
   }
 
   private nextDue(now: number): Held | undefined {
@@ -228,11 +281,13 @@ export class WebhookConsumer {
 
   private async deliverDue(): Promise<void> {
     while (!this.stopped && this.o.clock.now() >= this.retryAt && !this.pastDrain()) {
-      const entry = this.nextDue(this.o.clock.now());
+      const now = this.o.clock.now();
+      const entry = this.nextDue(now);
       if (!entry) return;
-      const result = await this.o.limit(() => this.attempt(entry));
+      const batch = this.batchOf(entry, now);
+      const result = await this.o.limit(() => this.attempt(batch));
       if (this.stopped && result.outcome === 'unavailable' && result.reason === 'stopped') return;
-      await this.settle(entry, result);
+      await this.settle(entry, result, batch);
     }
   }
 
@@ -240,32 +295,38 @@ export class WebhookConsumer {
     return this.drainUntil !== undefined && this.o.clock.now() >= this.drainUntil;
   }
 
-  private attempt(entry: Held): Promise<AttemptResult> {
+  private attempt(batch: readonly Held[]): Promise<AttemptResult> {
     const { webhook, dispatcher, clock } = this.o;
+    const entry = batch[batch.length - 1] as Held;
     return sendWebhook({
       webhook,
       eventId: entry.event.id,
       eventType: entry.event.type,
-      body: webhookBody(webhook.format, entry.event, entry.recorded),
+      body: webhook.receiver
+        ? receiverBody(webhook.receiver, batch)
+        : webhookBody(webhook.format, entry.event, entry.recorded),
       dispatcher,
       timestampS: Math.floor(clock.now() / 1000),
       signal: this.abortAttempts.signal,
     });
   }
 
-  private async settle(entry: Held, result: AttemptResult): Promise<void> {
+  private async settle(entry: Held, result: AttemptResult, batch: readonly Held[] = [entry]): Promise<void> {
     const now = this.o.clock.now();
     const { retry } = this.o.webhook;
     const about = { event: entry.event.id, type: entry.event.type, rollout: entry.event.rollout };
     if (result.outcome === 'delivered') {
-      this.held.delete(entry.streamId);
-      this.unacked.add(entry.streamId);
+      const ids = batch.map((h) => h.streamId);
+      for (const id of ids) {
+        this.held.delete(id);
+        this.unacked.add(id);
+      }
       this.o.count('delivered');
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'webhook receiver answers again');
       this.failures = 0;
-      this.log.debug({ ...about, status: result.status }, 'webhook delivered');
-      await this.o.reader.ack([entry.streamId]);
-      this.unacked.delete(entry.streamId);
+      this.log.debug({ ...about, status: result.status, covers: ids.length }, 'webhook delivered');
+      await this.o.reader.ack(ids);
+      for (const id of ids) this.unacked.delete(id);
       return;
     }
     this.o.count('failed');
