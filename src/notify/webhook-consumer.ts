@@ -68,7 +68,15 @@ interface Held {
   key?: string;
   /** ... and this one takes every held entry of its key, due or not (a summary). */
   summary?: boolean;
+  /**
+   * A summary's entries read after it within its window: folded into it, so that a flood of
+   * them holds one place (maxHeld) and still becomes one message.
+   */
+  folded?: Held[];
 }
+
+/** The stream ids a held entry stands for: its own and those folded into it. */
+const idsOf = (h: Held): string[] => [h.streamId, ...(h.folded ?? []).map((f) => f.streamId)];
 
 export class WebhookConsumer {
   private readonly held = new Map<string, Held>();
@@ -125,7 +133,7 @@ export class WebhookConsumer {
       this.stopped = true;
       clearTimeout(timer);
       clearInterval(this.renewTimer);
-      const ids = [...this.held.keys()];
+      const ids = [...this.held.values()].flatMap(idsOf);
       await this.o.reader.ack([...this.unacked]).catch(() => undefined);
       await this.o.reader.release(ids, this.o.claimIdleMs).catch(() => undefined);
     })();
@@ -236,7 +244,15 @@ export class WebhookConsumer {
         }
         const key = batchKey(receiver, event);
         if (key !== undefined) held.key = key;
-        if (isSummary(receiver, event)) held.summary = true;
+        if (isSummary(receiver, event)) {
+          const open = this.openSummary(held.key);
+          if (open) {
+            if (open.folded) open.folded.push(held);
+            else open.folded = [held];
+            continue;
+          }
+          held.summary = true;
+        }
         if (waitsWindow(receiver, event)) held.nextAt = recordedAt + receiver.windowMs;
       }
       this.held.set(entry.streamId, held);
@@ -256,6 +272,13 @@ export class WebhookConsumer {
     return orgs;
   }
 
+  /** The held summary of `key` whose window is still open (new entries of its key fold into it). */
+  private openSummary(key: string | undefined): Held | undefined {
+    const now = this.o.clock.now();
+    for (const h of this.held.values()) if (h.summary && h.key === key && h.nextAt > now) return h;
+    return undefined;
+  }
+
   /**
    * The entries sent with `entry` as one message, oldest first: itself, and with a receiver's key
    * the held entries of that key that are older, due, or (a summary) within its window.
@@ -269,6 +292,7 @@ export class WebhookConsumer {
           (h.key === entry.key &&
             (entry.summary || h.nextAt <= now || compareStreamIds(h.streamId, entry.streamId) < 0)),
       )
+      .flatMap((h) => [h, ...(h.folded ?? [])])
       .sort((a, b) => compareStreamIds(a.streamId, b.streamId));
   }
 
@@ -365,12 +389,12 @@ export class WebhookConsumer {
         'webhook delivery given up',
       );
     }
-    await this.o.reader.ack(giveUp.map((h) => h.streamId));
+    await this.o.reader.ack(giveUp.flatMap(idsOf));
   }
 
   /** Keeps the held entries from being claimed; drops those another process took over. */
   private async renew(): Promise<void> {
-    const ids = [...this.held.keys(), ...this.unacked];
+    const ids = [...[...this.held.values()].flatMap(idsOf), ...this.unacked];
     if (ids.length === 0 || this.stopped) return;
     try {
       const lost = await this.o.reader.renew(ids);
