@@ -47,7 +47,7 @@ export function unknownPlaceholders(template: string): string[] {
   const out: string[] = [];
   for (const m of template.matchAll(PLACEHOLDER)) {
     const name = m[1] as string;
-    if (!(name in TEMPLATE_FIELDS)) out.push(name);
+    if (!Object.hasOwn(TEMPLATE_FIELDS, name)) out.push(name);
   }
   return out;
 }
@@ -55,7 +55,7 @@ export function unknownPlaceholders(template: string): string[] {
 /** `template` with each `{field}` replaced by its value (empty when the event has none). */
 export function fillTemplate(template: string, values: Partial<Record<TemplateField, string>>): string {
   return template.replace(PLACEHOLDER, (whole, name: string) => {
-    if (!(name in TEMPLATE_FIELDS)) return whole;
+    if (!Object.hasOwn(TEMPLATE_FIELDS, name)) return whole;
     const value = values[name as TemplateField] ?? '';
     return value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS - 1)}…` : value;
   });
