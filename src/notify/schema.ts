@@ -1,8 +1,8 @@
 /**
- * The `webhooks` section of the settings file (zod), and the event as read back from the outbox.
- * A secret is never written in the file: `secret:` is refused with a message that says where to
- * put it instead (`secretEnv` or `secretFile`), so that a settings file can be shared or
- * committed without leaking a signing key.
+ * The `webhooks` and `notify` sections of the settings file (zod), and the event as read back
+ * from the outbox. A secret is never written in the file: `secret:` (and a PagerDuty
+ * `routingKey:`) is refused with a message that says where to put it instead (a variable or a
+ * file), so that a settings file can be shared or committed without leaking a key.
  */
 import { z } from 'zod';
 import { durationField } from '../policy/duration-field.js';

@@ -1,7 +1,7 @@
 /**
  * A Microsoft Teams Workflows webhook's body: one Adaptive Card in the message envelope that the
- * "When a Teams webhook request is received" flow accepts:
- * `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","content":{...}}]}`.
+ * "When a Teams webhook request is received" flow accepts: `{"type":"message","attachments":
+ * [{"contentType":"application/vnd.microsoft.card.adaptive","content":{...}}]}`.
  * The card follows the Adaptive Card schema (adaptivecards.io/explorer): the root requires `type`
  * ("AdaptiveCard") and `version` (the top-level card must name it); a TextBlock requires `text`; a
  * FactSet requires `facts`, each Fact `title` and `value`. Version 1.4: what Teams renders in

@@ -14,6 +14,11 @@
  * takes them; when it dies, another process claims them after `claimIdleMs`; when it stops, it
  * first drains what is already recorded (a short grace), then releases what it still holds.
  * Back-offs are kept in memory: a process that takes over starts again from `retry.initial`.
+ *
+ * A `notify:` receiver (Slack, Teams, PagerDuty) is a webhook with routing and batches: an entry
+ * its filters (organizations, policies) do not want is acknowledged at once; one that waits a
+ * window (a failures summary, a PagerDuty resolve) is held until it ends; held entries of one key
+ * go as one message (receiver-plan.ts), and are acknowledged together once it is delivered.
  */
 import type { LimitFunction } from 'p-limit';
 import type { Dispatcher } from 'undici';
