@@ -25,11 +25,13 @@ import type { Dispatcher } from 'undici';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { batchOf, type Held, idsOf, openSummary } from './held-entry.js';
 import { compareStreamIds, type OutboxEntry, type OutboxReader, streamIdTime } from './outbox-reader.js';
 import type { Webhook } from './read-webhooks.js';
 import { receiverBody } from './receiver-body.js';
-import { batchKey, eventOrg, isSummary, routes, waitsWindow } from './receiver-plan.js';
+import { batchKey, isSummary, routes, waitsWindow } from './receiver-plan.js';
 import { retryDelay } from './retry-delay.js';
+import { RolloutOrgs } from './rollout-orgs.js';
 import { OutboxEvent } from './schema.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
 import { webhookBody } from './webhook-body.js';
@@ -58,31 +60,6 @@ export interface WebhookConsumerOptions {
   orgsOf?: (rollout: string) => Promise<readonly string[] | undefined>;
 }
 
-interface Held {
-  streamId: string;
-  event: OutboxEvent;
-  recorded: string;
-  /** Real ms when Redis added the entry. */
-  recordedAt: number;
-  failures: number;
-  /** Not sent before this real ms (after a rejection; a receiver's summary window). */
-  nextAt: number;
-  /** A receiver's: the organizations the event concerns. */
-  orgs: readonly string[];
-  /** A receiver's: held entries with the same key are sent as one message (receiver-plan.ts). */
-  key?: string;
-  /** ... and this one takes every held entry of its key, due or not (a summary). */
-  summary?: boolean;
-  /**
-   * A summary's entries read after it within its window: folded into it, so that a flood of
-   * them holds one place (maxHeld) and still becomes one message.
-   */
-  folded?: Held[];
-}
-
-/** The stream ids a held entry stands for: its own and those folded into it. */
-const idsOf = (h: Held): string[] => [h.streamId, ...(h.folded ?? []).map((f) => f.streamId)];
-
 export class WebhookConsumer {
   private readonly held = new Map<string, Held>();
   /** Delivered, not yet acknowledged (Redis failed at the time). */
@@ -105,11 +82,12 @@ export class WebhookConsumer {
   private lastRedisError = '';
   private readonly log: Logger;
   private readonly target: string;
-  private readonly orgsCache = new Map<string, readonly string[]>();
+  private readonly orgs: RolloutOrgs;
 
   constructor(private readonly o: WebhookConsumerOptions) {
     this.target = webhookOrigin(o.webhook.url);
     this.log = o.logger.child({ webhook: o.webhook.name, target: this.target });
+    this.orgs = new RolloutOrgs(o.orgsOf);
   }
 
   start(): void {
@@ -242,7 +220,7 @@ export class WebhookConsumer {
         orgs: [],
       };
       if (receiver) {
-        held.orgs = await this.orgsOfEvent(event);
+        held.orgs = await this.orgs.of(event);
         if (!routes(receiver, event, held.orgs)) {
           skip.push(entry.streamId);
           continue;
@@ -250,7 +228,7 @@ export class WebhookConsumer {
         const key = batchKey(receiver, event);
         if (key !== undefined) held.key = key;
         if (isSummary(receiver, event)) {
-          const open = this.openSummary(held.key);
+          const open = openSummary(this.held.values(), held.key, this.o.clock.now());
           if (open) {
             if (open.folded) open.folded.push(held);
             else open.folded = [held];
@@ -265,42 +243,6 @@ export class WebhookConsumer {
     await this.o.reader.ack(skip);
   }
 
-  /** The event's own organization, else its rollout's (cached: a rollout's do not change). */
-  private async orgsOfEvent(event: OutboxEvent): Promise<readonly string[]> {
-    const own = eventOrg(event);
-    if (own) return [own];
-    const cached = this.orgsCache.get(event.rollout);
-    if (cached) return cached;
-    const orgs = (await this.o.orgsOf?.(event.rollout).catch(() => undefined)) ?? [];
-    if (this.orgsCache.size >= 1000) this.orgsCache.clear();
-    if (orgs.length > 0) this.orgsCache.set(event.rollout, orgs);
-    return orgs;
-  }
-
-  /** The held summary of `key` whose window is still open (new entries of its key fold into it). */
-  private openSummary(key: string | undefined): Held | undefined {
-    const now = this.o.clock.now();
-    for (const h of this.held.values()) if (h.summary && h.key === key && h.nextAt > now) return h;
-    return undefined;
-  }
-
-  /**
-   * The entries sent with `entry` as one message, oldest first: itself, and with a receiver's key
-   * the held entries of that key that are older, due, or (a summary) within its window.
-   */
-  private batchOf(entry: Held, now: number): Held[] {
-    if (entry.key === undefined) return [entry];
-    return [...this.held.values()]
-      .filter(
-        (h) =>
-          h === entry ||
-          (h.key === entry.key &&
-            (entry.summary || h.nextAt <= now || compareStreamIds(h.streamId, entry.streamId) < 0)),
-      )
-      .flatMap((h) => [h, ...(h.folded ?? [])])
-      .sort((a, b) => compareStreamIds(a.streamId, b.streamId));
-  }
-
   private nextDue(now: number): Held | undefined {
     let best: Held | undefined;
     for (const h of this.held.values())
@@ -313,7 +255,7 @@ export class WebhookConsumer {
       const now = this.o.clock.now();
       const entry = this.nextDue(now);
       if (!entry) return;
-      const batch = this.batchOf(entry, now);
+      const batch = batchOf(this.held.values(), entry, now);
       const result = await this.o.limit(() => this.attempt(batch));
       if (this.stopped && result.outcome === 'unavailable' && result.reason === 'stopped') return;
       await this.settle(entry, result, batch);
