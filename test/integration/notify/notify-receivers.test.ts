@@ -5,11 +5,13 @@
  * documents (test/support/receiver-shapes.ts). Routing by organization, one incident per
  * condition that resume resolves and a flap does not reopen, a flood of failures as one message
  * per receiver, a receiver away for 2 minutes (on an accelerated clock) that then gets every
- * message in order and none twice, and no URL or routing key in a log line, metric, Redis key or
+ * message in order and none twice, a summary held by a process that dies sent once by the next
+ * one, and no URL or routing key in a log line, metric, Redis key or
  * error message.
  */
 import { describe, expect, it } from 'vitest';
 import { createScaledClock } from '../../../src/lib/clock.js';
+import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { createMetrics } from '../../../src/metrics/create-metrics.js';
 import { readReceivers } from '../../../src/notify/read-receivers.js';
 import type { Webhook } from '../../../src/notify/read-webhooks.js';
@@ -236,6 +238,50 @@ describe('notify receivers', () => {
     expect(failed).toBeGreaterThanOrEqual(4);
     expect(failed).toBeLessThanOrEqual(10);
     expect(log.text()).toContain('webhook delivery failed');
+  });
+
+  it('a summary held by a process that dies is sent by the next one, once, with every failure', async () => {
+    const r = notify.receiver;
+    const slackOnly = () => receivers([{ ...(chat(r.url)[0] as object), orgs: undefined, window: '1s' }]);
+    const connection = createRedis(notify.redis.url, { name: 'notifier-dies' });
+    notify.closeAfter(() => closeRedis(connection));
+    await notify.start({
+      redis: connection,
+      webhooks: slackOnly(),
+      consumer: 'a',
+      orgsOf: async (id) => ORGS[id],
+      logger: captureLogger('warn').logger,
+    });
+    for (let i = 0; i < 30; i++)
+      await event('emea-fleet@19.480-2', 'collectors.failed', {
+        detail: { new: 1, total: i + 1, byState: { failed: i + 1 } },
+      });
+    // Process a read them all and holds one summary in its window; then it dies for Redis.
+    await waitUntil(
+      async () =>
+        ((await notify.redis.redis.xpending(notify.keys.outbox, 'notify:emea-chat')) as [number])[0] === 30,
+      5000,
+      'all 30 held by a',
+    );
+    connection.disconnect();
+    await notify.start({
+      webhooks: slackOnly(),
+      consumer: 'b',
+      orgsOf: async (id) => ORGS[id],
+      logger: captureLogger('warn').logger,
+    });
+    await waitUntil(() => r.delivered().length === 1, 10_000, 'the summary, sent by b');
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(r.requests.filter((q) => q.status === 200)).toHaveLength(1);
+    expect(SlackPayload.parse(JSON.parse(r.requests[0]?.body ?? '')).text).toMatch(
+      /^30 Collectors failed in emea \(emea-fleet@19.480-2\); top causes: 30 failed/,
+    );
+    await waitUntil(
+      async () =>
+        ((await notify.redis.redis.xpending(notify.keys.outbox, 'notify:emea-chat')) as [number])[0] === 0,
+      5000,
+      'every entry acknowledged',
+    );
   });
 
   it('no URL path, query or routing key in a log line, a metric, a Redis key or an error message', async () => {
