@@ -24,6 +24,8 @@ export interface MessageFacts {
   orgs: readonly string[];
   /** A summary: the events it covers. */
   covers: number;
+  /** The rollout in the deployment's HTTP API, when the settings name `publicUrl` (one rollout). */
+  link?: string;
 }
 
 const TITLES: Record<string, string> = {
@@ -118,7 +120,12 @@ export function messageFacts(receiver: Receiver, batch: readonly RoutedEvent[]):
     { label: 'Progress', value: values.progress ?? '' },
     { label: 'Who acted', value: actor },
   ].filter((f) => f.value !== '');
+  const link =
+    receiver.publicUrl && rollouts.length === 1
+      ? `${receiver.publicUrl}/rollouts/${encodeURIComponent(e.rollout)}`
+      : undefined;
   return {
+    ...(link ? { link } : {}),
     title: batch.length > 1 ? `${titleOf(e.type)} (${batch.length} reports)` : titleOf(e.type),
     text: fillTemplate(template, values),
     fields,

@@ -4,7 +4,8 @@
  * resolve), `dedup_key` (at most 255 characters; the same key updates one open incident, and a
  * resolve with it closes it) and, for a trigger, `payload` with the required `summary` (at most
  * 1024 characters), `source` and `severity` (critical | error | warning | info), and the optional
- * `timestamp`, `component`, `group`, `class` and `custom_details`. A resolve needs no payload.
+ * `timestamp`, `component`, `group`, `class` and `custom_details`; `links` beside it. A resolve
+ * needs no payload.
  */
 import type { MessageFacts } from './message-facts.js';
 import type { Receiver } from './receiver.js';
@@ -29,6 +30,8 @@ export function pagerDutyEvent(
   if (page.action === 'resolve') return base;
   return {
     ...base,
+    // `links`: [{href, text}] shown on the alert (Events API v2).
+    ...(facts.link ? { links: [{ href: facts.link, text: 'The rollout in fleet-upgrade' }] } : {}),
     payload: {
       summary: cut(facts.text, PAGERDUTY_SUMMARY_CHARS),
       source: 'fleet-upgrade',

@@ -17,6 +17,8 @@ import { Secret } from './secret.js';
 
 export interface ReadReceiversInput extends Omit<ReadWebhooksInput, 'list'> {
   list: ReceiverListFile;
+  /** The settings' `publicUrl`, already validated: messages link to the rollout there. */
+  publicUrl?: string;
 }
 
 export function readReceivers(input: ReadReceiversInput): { webhooks: Webhook[]; issues: SourceIssue[] } {
@@ -80,6 +82,7 @@ export function readReceivers(input: ReadReceiversInput): { webhooks: Webhook[];
     if (r.orgs) receiver.orgs = new Set(r.orgs);
     if (r.policies) receiver.policies = new Set(r.policies);
     if (routingKey) receiver.routingKey = routingKey;
+    if (input.publicUrl) receiver.publicUrl = input.publicUrl.replace(/\/+$/, '');
     const webhook: Webhook = {
       name: r.name,
       url,

@@ -26,6 +26,8 @@ export interface Receiver {
   routingKey?: Secret;
   /** PagerDuty: payload.severity of what it triggers. */
   severity: PagerDutySeverity;
+  /** The settings' `publicUrl` (no trailing slash): messages link to `<publicUrl>/rollouts/<id>`. */
+  publicUrl?: string;
 }
 
 /** The consumer group of a receiver on the outbox (apart from the webhooks' `webhook:<name>`). */

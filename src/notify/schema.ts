@@ -125,6 +125,14 @@ export const WebhookListFile = z.array(WebhookFile).superRefine((list, ctx) => {
 });
 export type WebhookListFile = z.infer<typeof WebhookListFile>;
 
+/** The deployment's public address (no credentials, no query): messages link to rollouts there. */
+export const PublicUrl = z
+  .string()
+  .refine(isHttpUrl, { error: 'expected an http:// or https:// URL' })
+  .refine((u) => !hasUrlCredentials(u) && !u.includes('?') && !u.includes('#') && !/[|<>\s]/.test(u), {
+    error: 'expected a URL without credentials, query, fragment, spaces or | < >',
+  });
+
 /** A receiver's URL: written (a test's loopback), or from a variable or a file (it is a secret). */
 const secretUrl = z
   .strictObject({

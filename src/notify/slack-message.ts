@@ -48,9 +48,19 @@ export function slackMessage(facts: MessageFacts): SlackMessage {
   if (fields.length > 0) blocks.push({ type: 'section', fields });
   blocks.push({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: cut(escapeSlack(facts.context), SLACK_LIMITS.sectionChars) }],
+    elements: [
+      { type: 'mrkdwn', text: cut(escapeSlack(facts.context), SLACK_LIMITS.sectionChars) },
+      // Slack's link syntax <url|text>; publicUrl holds no | < > and the rollout id is encoded.
+      ...(facts.link
+        ? [{ type: 'mrkdwn', text: cut(`<${facts.link}|open the rollout>`, SLACK_LIMITS.sectionChars) }]
+        : []),
+    ],
   });
-  const plain = [facts.text, ...facts.fields.map((f) => `${f.label}: ${f.value}`)].join('\n');
+  const plain = [
+    facts.text,
+    ...facts.fields.map((f) => `${f.label}: ${f.value}`),
+    ...(facts.link ? [facts.link] : []),
+  ].join('\n');
   return {
     text: cut(escapeSlack(plain), SLACK_LIMITS.textChars),
     blocks: blocks.slice(0, SLACK_LIMITS.blocks),

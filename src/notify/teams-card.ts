@@ -36,6 +36,10 @@ export function teamsCard(facts: MessageFacts): Record<string, unknown> {
         : []),
       { type: 'TextBlock', text: cut(facts.context, 500), isSubtle: true, size: 'Small', wrap: true },
     ],
+    // Action.OpenUrl requires `url` (adaptivecards.io/explorer/Action.OpenUrl.html).
+    ...(facts.link
+      ? { actions: [{ type: 'Action.OpenUrl', title: 'Open the rollout', url: facts.link }] }
+      : {}),
   };
   return {
     type: 'message',

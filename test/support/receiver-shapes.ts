@@ -11,7 +11,7 @@
  * - PagerDuty Events API v2: `routing_key`, `event_action` (trigger | acknowledge | resolve),
  *   `dedup_key` (at most 255); a trigger's `payload` with `summary` (at most 1024), `source`,
  *   `severity` (critical | error | warning | info); optional `component`, `group`, `class`,
- *   `custom_details`, `timestamp`.
+ *   `custom_details`, `timestamp`; `links` ({href, text}) beside the payload.
  */
 import { z } from 'zod';
 
@@ -75,6 +75,7 @@ export const PagerDutyPayload = z.discriminatedUnion('event_action', [
     routing_key: z.string().min(1),
     event_action: z.literal('trigger'),
     dedup_key: z.string().min(1).max(255),
+    links: z.array(z.strictObject({ href: z.url(), text: z.string().optional() })).optional(),
     payload: z.strictObject({
       summary: z.string().min(1).max(1024),
       source: z.string().min(1),

@@ -266,7 +266,14 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     issues.push(...hooks.issues);
   }
   if (file.notify?.length) {
-    const read = readReceivers({ list: file.notify, file: settingsFile, env, readFile: readText, locate });
+    const read = readReceivers({
+      list: file.notify,
+      file: settingsFile,
+      env,
+      readFile: readText,
+      locate,
+      ...(file.publicUrl ? { publicUrl: file.publicUrl } : {}),
+    });
     // A receiver's name labels its metrics as a webhook's does: the two lists share the names.
     const taken = new Set(config.webhooks.map((w) => w.name));
     file.notify.forEach((r, i) => {

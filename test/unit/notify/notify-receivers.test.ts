@@ -223,6 +223,29 @@ describe('message shapes', () => {
     expect(pageAction(halt({ type: 'rollout.converged' }))).toBeUndefined();
   });
 
+  it("links to the rollout in the deployment's HTTP API when the settings name publicUrl", () => {
+    const { file } = settings([
+      'publicUrl: https://fleet.example.com/',
+      'notify:',
+      '  - { name: s, slack: { url: "https://a.example/s" } }',
+      '  - { name: t, teams: { url: "https://a.example/t" } }',
+      '  - { name: p, pagerduty: { routingKeyEnv: K, url: "https://a.example/p" } }',
+    ]);
+    const [s, t, p] = load(file, { K: 'k' }).webhooks.map((w) => w.receiver as Receiver);
+    const link = 'https://fleet.example.com/rollouts/linux%4019.480-2';
+    const batch = [{ event: halt(), orgs: ['emea'] }];
+    const slack = SlackPayload.parse(JSON.parse(receiverBody(s as Receiver, batch)));
+    expect(JSON.stringify(slack.blocks.at(-1))).toContain(`<${link}|open the rollout>`);
+    const teams = TeamsPayload.parse(JSON.parse(receiverBody(t as Receiver, batch)));
+    expect(teams.attachments[0]?.content).toMatchObject({ actions: [{ type: 'Action.OpenUrl', url: link }] });
+    const pd = PagerDutyPayload.parse(JSON.parse(receiverBody(p as Receiver, batch)));
+    expect(pd).toMatchObject({ links: [{ href: link }] });
+    const bad = settings(['publicUrl: "https://fleet.example.com/?token=abc"']);
+    expect(configError(() => load(bad.file)).message).toContain(
+      `${bad.file}:1:1: publicUrl: expected a URL without credentials, query, fragment, spaces or | < >`,
+    );
+  });
+
   it('templates fill only the documented fields; no code runs; values are cut', () => {
     const facts = messageFacts(
       receiver('slack', {
