@@ -42,10 +42,8 @@ export function pageAction(event: OutboxEvent): PageAction | undefined {
     case 'org.recovered':
       return credentialsRefused(event) ? { action: 'resolve', subject: `org:${eventOrg(event)}` } : undefined;
     case 'rollout.resumed':
-      // Resumed after the halt, or released from it by an abort: the halt is over.
-      return d.released === 'halted' || d.released === 'abort'
-        ? { action: 'resolve', subject: 'halted' }
-        : undefined;
+      // Resumed out of the halt (an abort resolves it with rollout.aborted).
+      return d.released === 'halted' ? { action: 'resolve', subject: 'halted' } : undefined;
     case 'rollout.aborted':
     case 'rollout.superseded':
       return { action: 'resolve', subject: 'halted' };
