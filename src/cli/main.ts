@@ -11,6 +11,7 @@ import { demoCommand } from './commands/demo.js';
 import { fleetCommand } from './commands/fleet.js';
 import { forgetCommand } from './commands/forget.js';
 import { historyCommand } from './commands/history.js';
+import { notifyCommand } from './commands/notify.js';
 import { pauseCommand } from './commands/pause.js';
 import { planCommand } from './commands/plan.js';
 import { promoteCommand } from './commands/promote.js';
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   program.addCommand(retryCommand());
   program.addCommand(rollbackCommand());
   program.addCommand(historyCommand());
+  program.addCommand(notifyCommand());
   program.addCommand(forgetCommand());
   program.addCommand(upgradeCommand());
   program.addCommand(simulateCommand());

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { SourceIssue } from '../lib/errors.js';
 import { formatFieldPath } from '../lib/source/yaml-source.js';
 import type { RolloutEventType } from '../rollout/index.js';
+import type { Receiver } from './receiver.js';
 import { defaultWebhookName, isHttpUrl, type WebhookFormat, type WebhookListFile } from './schema.js';
 import { Secret } from './secret.js';
 import { webhookOrigin } from './webhook-origin.js';
@@ -35,6 +36,8 @@ export interface Webhook {
   /** One attempt's limit in real ms. */
   timeoutMs: number;
   retry: WebhookRetry;
+  /** A `notify:` receiver (Slack, Teams, PagerDuty): its message shape and routing (read-receivers.ts). */
+  receiver?: Receiver;
 }
 
 export const WEBHOOK_DEFAULTS = {
@@ -148,6 +151,7 @@ export function describeWebhook(w: Webhook): Record<string, unknown> {
     events: w.events === '*' ? '*' : [...w.events],
     signed: w.secret !== undefined,
     basicAuth: w.authorization !== undefined,
+    ...(w.receiver ? { kind: w.receiver.kind } : {}),
   };
 }
 

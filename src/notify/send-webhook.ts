@@ -57,12 +57,13 @@ async function readCapped(
 
 const scrubbers = new WeakMap<Webhook, Scrubber>();
 
-/** The scrubber of what a webhook sends: its basic-auth credentials. */
+/** The scrubber of what a webhook sends: its basic-auth credentials, a routing key. */
 function scrubberOf(webhook: Webhook): Scrubber {
   let s = scrubbers.get(webhook);
   if (!s) {
-    const value = webhook.authorization?.reveal();
-    s = createScrubber(value ? [value] : []);
+    // Basic-auth credentials, and a PagerDuty routing key (an error answer may echo the body).
+    const values = [webhook.authorization?.reveal(), webhook.receiver?.routingKey?.reveal()];
+    s = createScrubber(values.filter((v): v is string => v !== undefined && v !== ''));
     scrubbers.set(webhook, s);
   }
   return s;

@@ -1,7 +1,9 @@
 /**
  * Webhook notifications: every `run` process delivers the outbox (the stream that
  * `EventLog.record` writes) to each configured webhook, at least once, through one consumer group
- * per webhook in which the process is one consumer. See webhook-consumer.ts for one webhook's
+ * per webhook in which the process is one consumer; the `notify:` receivers (Slack, Teams,
+ * PagerDuty: read-receivers.ts) are webhooks of their own kind, each with its group
+ * `notify:<name>`. See webhook-consumer.ts for one webhook's
  * delivery and docs/notifications.md for what receivers get.
  */
 import { randomBytes } from 'node:crypto';
@@ -15,6 +17,7 @@ import type { Metrics } from '../metrics/create-metrics.js';
 import type { Keys } from '../rollout/index.js';
 import { OutboxReader } from './outbox-reader.js';
 import { describeWebhook, type Webhook } from './read-webhooks.js';
+import { receiverGroup } from './receiver.js';
 import { WebhookConsumer } from './webhook-consumer.js';
 
 export interface NotifierOptions {
@@ -38,6 +41,8 @@ export interface NotifierOptions {
   maxHeld?: number;
   /** This process's consumer name in the groups. Default `<host>:<pid>:<random>`. */
   consumer?: string;
+  /** The organizations a rollout covers (a `notify:` receiver's `orgs` filter and fields). */
+  orgsOf?: (rollout: string) => Promise<readonly string[] | undefined>;
 }
 
 export interface Notifier {
@@ -49,6 +54,9 @@ export interface Notifier {
 /** The consumer group of a webhook on the outbox stream. */
 export const webhookGroup = (name: string): string => `webhook:${name}`;
 
+/** The group of a webhook or a `notify:` receiver (the two lists may not share a name). */
+const groupOf = (w: Webhook): string => (w.receiver ? receiverGroup(w.name) : webhookGroup(w.name));
+
 /** Starts delivering; the groups exist when it resolves, so no event recorded later is missed. */
 export async function startNotifier(options: NotifierOptions): Promise<Notifier> {
   const consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -57,7 +65,7 @@ export async function startNotifier(options: NotifierOptions): Promise<Notifier>
   const claimIdleMs = options.claimIdleMs ?? 30_000;
   const readers = new Map<string, OutboxReader>();
   for (const webhook of options.webhooks) {
-    const reader = new OutboxReader(redis, options.keys.outbox, webhookGroup(webhook.name), consumer);
+    const reader = new OutboxReader(redis, options.keys.outbox, groupOf(webhook), consumer);
     await reader.ensureGroup();
     readers.set(webhook.name, reader);
   }
@@ -80,6 +88,7 @@ export async function startNotifier(options: NotifierOptions): Promise<Notifier>
         claimIdleMs,
         pollMs: options.pollMs ?? 1000,
         maxHeld: options.maxHeld ?? 100,
+        ...(options.orgsOf ? { orgsOf: options.orgsOf } : {}),
       }),
     );
   }

@@ -14,15 +14,24 @@
  * takes them; when it dies, another process claims them after `claimIdleMs`; when it stops, it
  * first drains what is already recorded (a short grace), then releases what it still holds.
  * Back-offs are kept in memory: a process that takes over starts again from `retry.initial`.
+ *
+ * A `notify:` receiver (Slack, Teams, PagerDuty) is a webhook with routing and batches: an entry
+ * its filters (organizations, policies) do not want is acknowledged at once; one that waits a
+ * window (a failures summary, a PagerDuty resolve) is held until it ends; held entries of one key
+ * go as one message (receiver-plan.ts), and are acknowledged together once it is delivered.
  */
 import type { LimitFunction } from 'p-limit';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { batchOf, type Held, idsOf, openSummary } from './held-entry.js';
 import { compareStreamIds, type OutboxEntry, type OutboxReader, streamIdTime } from './outbox-reader.js';
 import type { Webhook } from './read-webhooks.js';
+import { receiverBody } from './receiver-body.js';
+import { batchKey, isSummary, routes, waitsWindow } from './receiver-plan.js';
 import { retryDelay } from './retry-delay.js';
+import { RolloutOrgs } from './rollout-orgs.js';
 import { OutboxEvent } from './schema.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
 import { webhookBody } from './webhook-body.js';
@@ -47,17 +56,8 @@ export interface WebhookConsumerOptions {
   /** Entries held at once by this process for this webhook. */
   maxHeld: number;
   random?: () => number;
-}
-
-interface Held {
-  streamId: string;
-  event: OutboxEvent;
-  recorded: string;
-  /** Real ms when Redis added the entry. */
-  recordedAt: number;
-  failures: number;
-  /** Not sent before this real ms (after a rejection). */
-  nextAt: number;
+  /** The organizations a rollout covers (a receiver's `orgs` filter; its message's fields). */
+  orgsOf?: (rollout: string) => Promise<readonly string[] | undefined>;
 }
 
 export class WebhookConsumer {
@@ -82,10 +82,12 @@ export class WebhookConsumer {
   private lastRedisError = '';
   private readonly log: Logger;
   private readonly target: string;
+  private readonly orgs: RolloutOrgs;
 
   constructor(private readonly o: WebhookConsumerOptions) {
     this.target = webhookOrigin(o.webhook.url);
     this.log = o.logger.child({ webhook: o.webhook.name, target: this.target });
+    this.orgs = new RolloutOrgs(o.orgsOf);
   }
 
   start(): void {
@@ -114,7 +116,7 @@ export class WebhookConsumer {
       this.stopped = true;
       clearTimeout(timer);
       clearInterval(this.renewTimer);
-      const ids = [...this.held.keys()];
+      const ids = [...this.held.values()].flatMap(idsOf);
       await this.o.reader.ack([...this.unacked]).catch(() => undefined);
       await this.o.reader.release(ids, this.o.claimIdleMs).catch(() => undefined);
     })();
@@ -202,19 +204,41 @@ export class WebhookConsumer {
         skip.push(entry.streamId);
         continue;
       }
-      const { events } = this.o.webhook;
+      const { events, receiver } = this.o.webhook;
       if (events !== '*' && !(events as ReadonlySet<string>).has(event.type)) {
         skip.push(entry.streamId);
         continue;
       }
-      this.held.set(entry.streamId, {
+      const recordedAt = streamIdTime(entry.streamId);
+      const held: Held = {
         streamId: entry.streamId,
         event,
         recorded,
-        recordedAt: streamIdTime(entry.streamId),
+        recordedAt,
         failures: 0,
         nextAt: 0,
-      });
+        orgs: [],
+      };
+      if (receiver) {
+        held.orgs = await this.orgs.of(event);
+        if (!routes(receiver, event, held.orgs)) {
+          skip.push(entry.streamId);
+          continue;
+        }
+        const key = batchKey(receiver, event);
+        if (key !== undefined) held.key = key;
+        if (isSummary(receiver, event)) {
+          const open = openSummary(this.held.values(), held.key, this.o.clock.now());
+          if (open) {
+            if (open.folded) open.folded.push(held);
+            else open.folded = [held];
+            continue;
+          }
+          held.summary = true;
+        }
+        if (waitsWindow(receiver, event)) held.nextAt = recordedAt + receiver.windowMs;
+      }
+      this.held.set(entry.streamId, held);
     }
     await this.o.reader.ack(skip);
   }
@@ -228,11 +252,13 @@ export class WebhookConsumer {
 
   private async deliverDue(): Promise<void> {
     while (!this.stopped && this.o.clock.now() >= this.retryAt && !this.pastDrain()) {
-      const entry = this.nextDue(this.o.clock.now());
+      const now = this.o.clock.now();
+      const entry = this.nextDue(now);
       if (!entry) return;
-      const result = await this.o.limit(() => this.attempt(entry));
+      const batch = batchOf(this.held.values(), entry, now);
+      const result = await this.o.limit(() => this.attempt(batch));
       if (this.stopped && result.outcome === 'unavailable' && result.reason === 'stopped') return;
-      await this.settle(entry, result);
+      await this.settle(entry, result, batch);
     }
   }
 
@@ -240,32 +266,38 @@ export class WebhookConsumer {
     return this.drainUntil !== undefined && this.o.clock.now() >= this.drainUntil;
   }
 
-  private attempt(entry: Held): Promise<AttemptResult> {
+  private attempt(batch: readonly Held[]): Promise<AttemptResult> {
     const { webhook, dispatcher, clock } = this.o;
+    const entry = batch[batch.length - 1] as Held;
     return sendWebhook({
       webhook,
       eventId: entry.event.id,
       eventType: entry.event.type,
-      body: webhookBody(webhook.format, entry.event, entry.recorded),
+      body: webhook.receiver
+        ? receiverBody(webhook.receiver, batch)
+        : webhookBody(webhook.format, entry.event, entry.recorded),
       dispatcher,
       timestampS: Math.floor(clock.now() / 1000),
       signal: this.abortAttempts.signal,
     });
   }
 
-  private async settle(entry: Held, result: AttemptResult): Promise<void> {
+  private async settle(entry: Held, result: AttemptResult, batch: readonly Held[] = [entry]): Promise<void> {
     const now = this.o.clock.now();
     const { retry } = this.o.webhook;
     const about = { event: entry.event.id, type: entry.event.type, rollout: entry.event.rollout };
     if (result.outcome === 'delivered') {
-      this.held.delete(entry.streamId);
-      this.unacked.add(entry.streamId);
+      const ids = batch.map((h) => h.streamId);
+      for (const id of ids) {
+        this.held.delete(id);
+        this.unacked.add(id);
+      }
       this.o.count('delivered');
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'webhook receiver answers again');
       this.failures = 0;
-      this.log.debug({ ...about, status: result.status }, 'webhook delivered');
-      await this.o.reader.ack([entry.streamId]);
-      this.unacked.delete(entry.streamId);
+      this.log.debug({ ...about, status: result.status, covers: ids.length }, 'webhook delivered');
+      await this.o.reader.ack(ids);
+      for (const id of ids) this.unacked.delete(id);
       return;
     }
     this.o.count('failed');
@@ -304,12 +336,12 @@ export class WebhookConsumer {
         'webhook delivery given up',
       );
     }
-    await this.o.reader.ack(giveUp.map((h) => h.streamId));
+    await this.o.reader.ack(giveUp.flatMap(idsOf));
   }
 
   /** Keeps the held entries from being claimed; drops those another process took over. */
   private async renew(): Promise<void> {
-    const ids = [...this.held.keys(), ...this.unacked];
+    const ids = [...[...this.held.values()].flatMap(idsOf), ...this.unacked];
     if (ids.length === 0 || this.stopped) return;
     try {
       const lost = await this.o.reader.renew(ids);

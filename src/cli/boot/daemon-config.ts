@@ -13,6 +13,7 @@ import { DEFAULT_INVENTORY_INTERVAL_MS, DEFAULT_INVENTORY_PAGE_EVERY_MS } from '
 import { ConfigError, formatIssue, type SourceIssue } from '../../lib/errors.js';
 import type { RedisTarget } from '../../lib/redis/redis-target.js';
 import { loadSourceFile, locateField } from '../../lib/source/yaml-source.js';
+import { readReceivers } from '../../notify/read-receivers.js';
 import { readWebhooks, type Webhook } from '../../notify/read-webhooks.js';
 import { DEFAULT_POLICY_DIR } from '../../policy/load/load-policies.js';
 import { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
@@ -272,6 +273,31 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     const hooks = readWebhooks({ list: file.webhooks, file: settingsFile, env, readFile: readText, locate });
     config.webhooks = hooks.webhooks;
     issues.push(...hooks.issues);
+  }
+  if (file.notify?.length) {
+    const read = readReceivers({
+      list: file.notify,
+      file: settingsFile,
+      env,
+      readFile: readText,
+      locate,
+      ...(file.publicUrl ? { publicUrl: file.publicUrl } : {}),
+    });
+    // A receiver's name labels its metrics as a webhook's does: the two lists share the names.
+    const taken = new Set(config.webhooks.map((w) => w.name));
+    file.notify.forEach((r, i) => {
+      if (!taken.has(r.name)) return;
+      const pos = locate(['notify', i, 'name']);
+      issues.push({
+        file: settingsFile,
+        line: pos?.line,
+        column: pos?.column,
+        field: `notify[${i}].name`,
+        reason: `a webhook is named '${r.name}' too: give each webhook and receiver its own name`,
+      });
+    });
+    config.webhooks.push(...read.webhooks);
+    issues.push(...read.issues);
   }
   if (file.orgs?.length) config.orgNames = file.orgs.map((o) => o.name);
   if (input.needApi && file.orgs?.length) {

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../../lib/duration.js';
-import { WebhookListFile } from '../../notify/schema.js';
+import { PublicUrl, ReceiverListFile, WebhookListFile } from '../../notify/schema.js';
 
 /** An organization's name: a short slug, shown in status, metrics labels and events. */
 export const ORG_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
@@ -166,6 +166,13 @@ export const DaemonConfigFile = z.strictObject({
     .optional(),
   /** Webhook notifications of rollout events (src/notify, docs/notifications.md). Default none. */
   webhooks: WebhookListFile.optional(),
+  /** Slack, Teams and PagerDuty receivers of rollout events (docs/notifications.md). Default none. */
+  notify: ReceiverListFile.optional(),
+  /**
+   * Where people reach this deployment's HTTP API (`https://fleet.example.com`): receivers' messages
+   * link to the rollout there (`/rollouts/{id}`). Default none: no link.
+   */
+  publicUrl: PublicUrl.optional(),
   /**
    * The HTTP control API's token is read from this file (docs/http-api.md). Default none: the
    * control endpoints answer only to loopback callers.

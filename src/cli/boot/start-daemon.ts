@@ -23,6 +23,7 @@ import type { CollectorStore, Keys, RolloutStore } from '../../rollout/index.js'
 import {
   LeaderLock,
   OrgHealth,
+  orgsOf,
   PROBLEM_TTL_MS,
   readFleetStatus,
   Scheduler,
@@ -177,6 +178,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         metrics,
         claimIdleMs: config.stalledIntervalMs,
+        orgsOf: async (id) => {
+          const rollout = await rollouts.get(id);
+          return rollout ? orgsOf(rollout) : undefined;
+        },
       });
       shutdown.add(() => notifier.stop());
       const scheduler = new Scheduler({
