@@ -202,5 +202,8 @@ export function chaosViolations(f: ChaosFigures): string[] {
   }
   if (f.secret.hits.length) v.push(`an access key was found ${f.secret.hits.length} time(s)`);
   if (f.reportRows !== f.records) v.push(`report shows ${f.reportRows} Collectors, Redis holds ${f.records}`);
+  // Issue 25: no process dies of what Redis or the service does; only the scenario's SIGKILLs end one.
+  for (const e of f.unaskedExits)
+    v.push(`${e.name} (incarnation ${e.incarnation}) exited ${e.code ?? e.signal} without being asked`);
   return v;
 }
