@@ -86,7 +86,8 @@ export function exitCodeFor(err: unknown): number {
     return EXIT.usage;
   }
   if (err instanceof ConfigError) return EXIT.config;
-  if (err instanceof ControlError) return err.kind === 'conflict' ? EXIT.conflict : EXIT.usage;
+  if (err instanceof ControlError)
+    return err.kind === 'conflict' ? EXIT.conflict : err.kind === 'forbidden' ? EXIT.denied : EXIT.usage;
   if (err instanceof FleetError && err.code === 'FLEET_ERR_USAGE') return EXIT.usage;
   return EXIT.failure;
 }

@@ -47,6 +47,8 @@ function keysOf(k: Keys): Record<Exclude<keyof Keys, 'slotFreedChannel'>, string
     kindDurations: k.kindDurations(ID),
     history: k.history(ID),
     outbox: k.outbox,
+    audit: k.audit,
+    auditDropped: k.auditDropped,
     leader: k.leader,
     processes: k.processes,
     clock: k.clock,
