@@ -100,12 +100,15 @@ export class AuditLog {
     private readonly keys: Keys,
     readonly bounds: AuditBounds = DEFAULT_AUDIT_BOUNDS,
   ) {
-    defineScripts(redis, [{ command: 'fuWriteAudit', module: 'rollout/life', name: 'write-audit', keys: 2 }]);
     this.redis = redis as Scripted;
   }
 
   /** Appends a record alone (a refusal; what writes no rollout; a policy file change). */
   async append(record: AuditRecord): Promise<void> {
+    // Defined at first use: a note (for an action's own step) needs no script of its own.
+    defineScripts(this.redis, [
+      { command: 'fuWriteAudit', module: 'rollout/life', name: 'write-audit', keys: 2 },
+    ]);
     await this.redis.fuWriteAudit(
       this.keys.audit,
       this.keys.auditDropped,

@@ -95,6 +95,8 @@ describe('createKeys', () => {
       kindDurations: `p:{fleet-upgrade}:kind-durations:${ID}`,
       history: `p:{fleet-upgrade}:history:${ID}`,
       outbox: 'p:{fleet-upgrade}:outbox',
+      audit: 'p:{fleet-upgrade}:audit',
+      auditDropped: 'p:{fleet-upgrade}:audit-dropped',
       leader: 'p:{fleet-upgrade}:leader',
       processes: 'p:{fleet-upgrade}:processes',
       clock: 'p:{fleet-upgrade}:clock',
