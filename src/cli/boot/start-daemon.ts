@@ -60,6 +60,8 @@ export interface DaemonOptions {
 
 export interface Daemon {
   keys: Keys;
+  /** The audit trail (rollout/life/audit-log.ts) with the settings' bounds. */
+  audit: AuditLog;
   redis: Redis;
   clock: Clock;
   metrics: Metrics;
@@ -167,7 +169,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     shutdown.add(() => worker.close());
     shutdown.add(await registerProcess(redis, keys, role));
 
-    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, problems, stop };
+    const audit = new AuditLog(redis, keys, config.audit);
+    const daemon: Daemon = { keys, audit, redis, clock, metrics, rollouts, store, queue, problems, stop };
     let status: (() => Promise<unknown>) | undefined;
     let rolloutApi: RolloutApi | undefined;
     if (role === 'run') {
@@ -259,7 +262,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
               ),
             }
           : {}),
-        audit: new AuditLog(redis, keys, config.audit),
+        audit,
         logger,
         // POST /upgrades asks each organization's service through the daemon's own client.
         oneOffs: { orgs: apis.names, client: (org) => apis.get(org).client },

@@ -9,7 +9,8 @@
  * history where it acted. No token is in any log line, metric, Redis key or audit record.
  */
 
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,7 +147,6 @@ beforeAll(async () => {
     writeFileSync(files[name], `${TOKENS[name]}\n`, { mode: 0o600 });
   }
   const { parse, stringify } = await import('yaml');
-  const { readFileSync } = await import('node:fs');
   const settings = parse(readFileSync(h.settingsFile, 'utf8')) as Record<string, unknown>;
   settings.access = {
     users: [
@@ -329,6 +329,24 @@ describe('access: who may do what', () => {
     expect(admin.status, admin.text).toBe(200);
     expect(admin.json.message).toMatch(/^forgot fleet@19\.470-4 and the records of its 8 Collectors/);
   });
+
+  it('records a policy file change the daemon loads, with its digests before and after', async () => {
+    const before = readFileSync(h.policyFile, 'utf8');
+    const after = `# reviewed by the change board\n${before}`;
+    writeFileSync(h.policyFile, after);
+    const sha = (t: string) => `sha256:${createHash('sha256').update(t, 'utf8').digest('hex')}`;
+    let change: AuditEntry | undefined;
+    for (let i = 0; i < 100 && !change; i++) {
+      change = (await audit()).find((e) => e.what === 'policy.changed');
+      if (!change) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(change).toMatchObject({
+      who: 'daemon',
+      file: h.policyFile,
+      oldDigest: sha(before),
+      newDigest: sha(after),
+    });
+  }, 30_000);
 
   it('has every request in the audit trail with its name and answer, and no token anywhere', async () => {
     const all = await audit();
