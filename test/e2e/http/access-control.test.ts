@@ -28,6 +28,8 @@ const TOKENS = {
   ada: 'ada-token-0123456789abcdef0',
 } as const;
 const UNKNOWN = 'nobody-token-0123456789abcdef';
+/** vera's token after a rotation of her token file. */
+const ROTATED = 'vera-rotated-0123456789abcdef';
 const ID = 'fleet@19.470-4';
 
 let h: OrgsHarness;
@@ -321,6 +323,26 @@ describe('access: who may do what', () => {
     expect(told.map((e) => e.actor)).toEqual(['omar', 'otto']);
   }, 120_000);
 
+  it('reads a token file again when it changes: the old token stops, the new one works', async () => {
+    const file = join(dirname(h.settingsFile), 'vera.token');
+    const rotated = ROTATED;
+    writeFileSync(file, `${rotated}\n`);
+    let answer = 0;
+    for (let i = 0; i < 50 && answer !== 200; i++) {
+      answer = (await call('GET', '/rollouts', { token: rotated })).status;
+      if (answer !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(answer).toBe(200);
+    expect((await call('GET', '/rollouts', { token: TOKENS.vera })).status).toBe(401);
+    writeFileSync(file, `${TOKENS.vera}\n`);
+    for (let i = 0; i < 50 && answer !== 401; i++) {
+      answer = (await call('GET', '/rollouts', { token: rotated })).status;
+      if (answer !== 401) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(answer).toBe(401);
+    expect((await call('GET', '/rollouts', { token: TOKENS.vera })).status).toBe(200);
+  }, 20_000);
+
   it('lets only an admin forget', async () => {
     const operator = await post('forget', TOKENS.omar, { force: true });
     expect(operator.status).toBe(403);
@@ -407,6 +429,6 @@ describe('access: who may do what', () => {
     for (const key of keys) values.push(key, JSON.stringify(await readKey(key)));
     const everything = [run.output(), metrics, JSON.stringify(all), ...values].join('\n');
     expect(everything).toContain('olga');
-    for (const token of [...Object.values(TOKENS), UNKNOWN]) expect(everything).not.toContain(token);
+    for (const token of [...Object.values(TOKENS), UNKNOWN, ROTATED]) expect(everything).not.toContain(token);
   }, 60_000);
 });
