@@ -68,15 +68,16 @@ export function readAccess(input: ReadAccessInput): { plan: AccessPlan; issues: 
         `'${u.name}' is the name of ${u.name === 'admin' ? 'the control token’s admin' : 'an earlier user'}`,
       );
     names.add(u.name);
-    checkOrgs([i, 'orgs'], u.orgs);
+    checkOrgs(['users', i, 'orgs'], u.orgs);
     const grant: Grant = { role: u.role, ...(u.orgs ? { orgs: u.orgs } : {}) };
     if (u.tokenFile && u.tokenEnv)
-      problem([i, 'tokenFile'], 'and tokenEnv are both set; set only one of them');
+      problem(['users', i, 'tokenFile'], 'and tokenEnv are both set; set only one of them');
     let token: AccessUserResolved['token'];
     if (u.tokenEnv) {
       const value = input.env[u.tokenEnv];
       const why = value === undefined ? `the variable ${u.tokenEnv} is not set` : tokenProblem(value);
-      if (why) problem([i, 'tokenEnv'], value === undefined ? why : `${u.tokenEnv}: the token ${why}`);
+      if (why)
+        problem(['users', i, 'tokenEnv'], value === undefined ? why : `${u.tokenEnv}: the token ${why}`);
       else token = { kind: 'value', value: value as string };
     } else if (u.tokenFile) {
       let text: string | undefined;
@@ -89,10 +90,10 @@ export function readAccess(input: ReadAccessInput): { plan: AccessPlan; issues: 
         );
       }
       const why = text === undefined ? undefined : tokenProblem(text);
-      if (why) problem([i, 'tokenFile'], `${u.tokenFile}: the token ${why}`);
+      if (why) problem(['users', i, 'tokenFile'], `${u.tokenFile}: the token ${why}`);
       if (text !== undefined && !why) token = { kind: 'file', path: u.tokenFile };
     } else if (!input.settings.proxy) {
-      problem([i], 'needs tokenFile or tokenEnv (or access.proxy, to come only through the proxy)');
+      problem(['users', i], 'needs tokenFile or tokenEnv (or access.proxy, to come only through the proxy)');
     }
     users.push({ name: u.name, grant, ...(token ? { token } : {}) });
   });
