@@ -303,8 +303,14 @@ describe('access: who may do what', () => {
     expect(first.out).toMatch(/approved by omar \(1 of 2\); 1 more approval needed/);
     const waiting = rolloutOf(await h.status());
     expect(waiting?.wave?.approval?.by.map((b) => b.name)).toEqual(['omar']);
-    const status = await cliAs(undefined, ['status', '--config', h.settingsFile]);
-    expect(status.out).toMatch(/awaiting 2 approvals for wave 2 \(approved by omar\):\s+1 more needed/);
+    // status, on Redis and through the daemon as a viewer, shows who approved and who is needed.
+    const local = await cliAs(undefined, ['status', '--config', h.settingsFile, '--server', '']);
+    const remote = await cliAs('vera', ['status']);
+    for (const status of [local, remote]) {
+      expect(status.code, status.out).toBe(0);
+      expect(status.out).toMatch(/awaiting 2 approvals for wave 2 \(approved by omar\):\s+1 more needed/);
+    }
+    expect((await cliAs(undefined, ['status'])).code).toBe(77);
     const again = await cliAs('omar', ['approve', ID]);
     expect(again.code).toBe(3);
     expect(again.out).toMatch(/omar approved wave 2 of fleet@19\.470-4 already .*another person/);
