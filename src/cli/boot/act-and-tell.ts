@@ -14,7 +14,7 @@
  * stays that of the action).
  */
 import { hostname } from 'node:os';
-import { type ControlDeps, ControlError, type ControlResult } from '../../rollout/index.js';
+import { type AuditLog, type ControlDeps, ControlError, type ControlResult } from '../../rollout/index.js';
 import type { StateAccess } from './open-state.js';
 import { callServer, serverOf } from './server-client.js';
 import { operatorName, type ReplicaCheck, withControl } from './with-control.js';
@@ -26,6 +26,35 @@ export interface RemoteAction {
   body?: Record<string, unknown>;
   /** The organizations it concerns, when the command names one (`--org`). */
   orgs?: string[];
+}
+
+/**
+ * Runs an action on Redis as `local:<user>@<host>` with its audit record: in the action's own
+ * step when it writes a rollout, alone after it otherwise; a refusal recorded as refused.
+ */
+export async function auditedLocally<D extends ControlDeps & { audit: AuditLog }, T>(
+  deps: D,
+  ask: Pick<RemoteAction, 'action' | 'id' | 'orgs'>,
+  act: (deps: D) => Promise<T>,
+): Promise<T> {
+  const note = deps.audit.note({
+    who: operatorName(),
+    via: 'local',
+    from: hostname(),
+    what: ask.action,
+    rollout: ask.id,
+    ...(ask.orgs ? { orgs: ask.orgs } : {}),
+    answer: 'allowed',
+  });
+  try {
+    const done = await act({ ...deps, rollouts: deps.rollouts.audited(note) });
+    if (!note.written) await deps.audit.append(note.record);
+    return done;
+  } catch (err) {
+    if (err instanceof ControlError && !note.written)
+      await deps.audit.append({ ...note.record, answer: 'refused', reason: err.message });
+    throw err;
+  }
 }
 
 export async function actAndTell(
@@ -41,34 +70,11 @@ export async function actAndTell(
     return;
   }
   let check: ReplicaCheck;
-  const result = await withControl(
-    flags,
-    async (deps) => {
-      const note = deps.audit.note({
-        who: operatorName(),
-        via: 'local',
-        from: hostname(),
-        what: remote.action,
-        rollout: remote.id,
-        ...(remote.orgs ? { orgs: remote.orgs } : {}),
-        answer: 'allowed',
-      });
-      try {
-        const done = await act({ ...deps, rollouts: deps.rollouts.audited(note) });
-        if (!note.written) await deps.audit.append(note.record);
-        return done;
-      } catch (err) {
-        if (err instanceof ControlError && !note.written)
-          await deps.audit.append({ ...note.record, answer: 'refused', reason: err.message });
-        throw err;
-      }
+  const result = await withControl(flags, (deps) => auditedLocally(deps, remote, act), {
+    onReplicas: (c) => {
+      check = c;
     },
-    {
-      onReplicas: (c) => {
-        check = c;
-      },
-    },
-  );
+  });
   process.stdout.write(`${result.message}\n`);
   if (check && !check.ok)
     process.stderr.write(

@@ -19,6 +19,7 @@ import {
   requestRollback,
   rollbackStates,
 } from '../../rollout/index.js';
+import { auditedLocally } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
@@ -73,7 +74,11 @@ export function rollbackCommand(): Command {
       if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
         throw new ControlError('invalid', `--wait takes a number of seconds, not '${String(flags.wait)}'`);
       await withControl(flags, async (deps) => {
-        const result = await requestRollback(deps, id, operatorName(), states, orgScope(flags));
+        const result = await auditedLocally(
+          deps,
+          { action: 'rollback', id, ...(flags.org === undefined ? {} : { orgs: [flags.org] }) },
+          (d) => requestRollback(d, id, operatorName(), states, orgScope(flags)),
+        );
         process.stdout.write(`${result.message}\n`);
         if (waitSeconds === 0 || result.request === undefined) return;
         const account = await follow(
