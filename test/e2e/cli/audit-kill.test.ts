@@ -66,6 +66,18 @@ describe('a SIGKILL of the acting process', () => {
       events.map((e) => (e.type === 'rollout.paused' ? 'pause' : 'resume')),
     );
     expect(new Set(allowed.map((r) => r.who))).toEqual(new Set(events.map((e) => e.actor)));
+    // `audit` on Redis gives the same records (JSON Lines), and a table for a person.
+    const json = spawnCliChild(['audit', '--rollout', rollout.id, '--format', 'json'], env, children);
+    expect(await exitOf(json, 20_000)).toBe(0);
+    const lines = json.output().trim().split('\n').filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(records.map((r) => r.id));
+    const table = spawnCliChild(['audit', '--user', allowed[0]?.who ?? '', '--since', '1h'], env, children);
+    expect(await exitOf(table, 20_000)).toBe(0);
+    expect(table.output()).toMatch(/^TIME \(UTC\) +WHO +WHAT +ROLLOUT +ANSWER +DETAIL\n/);
+    expect(table.output()).toContain(`pause     ${rollout.id}`);
+    const bad = spawnCliChild(['audit', '--since', 'yesterday'], env, children);
+    expect(await exitOf(bad, 20_000)).toBe(64);
+    expect(bad.output()).toMatch(/--since: expected a time .* or a duration back from now/);
     // The kills fell on both sides: some commands were cut short, some finished.
     expect(killedEarly).toBeGreaterThan(0);
     expect(events.length).toBeGreaterThan(0);
