@@ -28,6 +28,8 @@ const TOKENS = {
   ada: 'ada-token-0123456789abcdef0',
 } as const;
 const UNKNOWN = 'nobody-token-0123456789abcdef';
+/** FLEET_UPGRADE_CONTROL_TOKEN: with `access:`, the admin named `admin`. */
+const CONTROL = 'control-token-0123456789abcdef';
 /** vera's token after a rotation of her token file. */
 const ROTATED = 'vera-rotated-0123456789abcdef';
 const ID = 'fleet@19.470-4';
@@ -167,11 +169,13 @@ beforeAll(async () => {
   };
   writeFileSync(h.settingsFile, stringify(settings));
   h.env.ADA_TOKEN = TOKENS.ada;
+  h.env.FLEET_UPGRADE_CONTROL_TOKEN = CONTROL;
   h.env.LOG_LEVEL = 'info';
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   run = h.spawnRun(`127.0.0.1:${port}`);
   h.env.LOG_LEVEL = 'warn';
+  delete h.env.FLEET_UPGRADE_CONTROL_TOKEN;
   h.env.FLEET_UPGRADE_SERVER = url;
   // The first wave (2 Collectors) done, the second waits for two approvals.
   await h.waitFor((s) => rolloutOf(s)?.wave?.waitingFor === 'approval', 60_000);
@@ -228,6 +232,17 @@ describe('access: who may do what', () => {
     expect(history.filter((e) => e.actor === 'olga').map((e) => e.type)).toEqual([
       'rollout.paused',
       'rollout.resumed',
+    ]);
+  });
+
+  it('keeps FLEET_UPGRADE_CONTROL_TOKEN working as the admin named admin', async () => {
+    const paused = await post('pause', CONTROL, { org: 'apac' });
+    expect(paused.status, paused.text).toBe(200);
+    expect(paused.json.message).toMatch(/org apac paused by admin/);
+    expect((await post('resume', CONTROL, { org: 'apac' })).status).toBe(200);
+    expect((await audit('&user=admin')).map((e) => [e.what, e.answer, e.orgs])).toEqual([
+      ['pause', 'allowed', ['apac']],
+      ['resume', 'allowed', ['apac']],
     ]);
   });
 
@@ -435,6 +450,6 @@ describe('access: who may do what', () => {
     for (const key of keys) values.push(key, JSON.stringify(await readKey(key)));
     const everything = [run.output(), metrics, JSON.stringify(all), ...values].join('\n');
     expect(everything).toContain('olga');
-    for (const token of [...Object.values(TOKENS), UNKNOWN, ROTATED]) expect(everything).not.toContain(token);
+    for (const token of [...Object.values(TOKENS), UNKNOWN, ROTATED, CONTROL]) expect(everything).not.toContain(token);
   }, 60_000);
 });
