@@ -5,10 +5,11 @@
  * daemon's log (`"audit": true`) for a SIEM. A request refused for its rate (429) is logged but
  * not recorded: a flood of them would push the real records out of the stream's cap.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../lib/logger.js';
-import type { AuditLog, AuditNote, AuditRecord } from '../rollout/index.js';
+import { type AuditLog, type AuditNote, type AuditRecord, ControlError } from '../rollout/index.js';
 import type { Identity } from './access-control.js';
-import type { HttpError } from './http-error.js';
+import { HttpError } from './http-error.js';
 
 export interface AuditAsk {
   what: string;
@@ -74,4 +75,60 @@ export class AuditTrail {
   tell(record: AuditRecord): void {
     this.logger.info({ audit: true, ...record }, 'audit');
   }
+}
+
+/**
+ * A control request's work: it tells who called once known (`admitted`) and the organizations
+ * its action touches (`scoped`), and answers the note its action's step carried (or none) and how
+ * to answer the caller once the record is written.
+ */
+export type AuditedWork = (
+  admitted: (who: Identity) => void,
+  scoped: (orgs: readonly string[] | undefined) => void,
+) => Promise<{ note?: AuditNote; answer: () => void }>;
+
+/**
+ * Runs a control request's `work` with its audit: the record of what was done goes into the
+ * action's own step (`note`) or alone after it; a refusal (an HttpError, or a ControlError turned
+ * into one) is recorded as refused, when it refused someone known or refused for who they are.
+ */
+export async function runAudited(
+  deps: { trail: () => AuditTrail; logger: Logger },
+  req: IncomingMessage,
+  ask: AuditAsk,
+  work: AuditedWork,
+): Promise<void> {
+  let who: Identity | undefined;
+  let done: Awaited<ReturnType<AuditedWork>>;
+  try {
+    done = await work(
+      (w) => {
+        who = w;
+      },
+      (orgs) => {
+        if (orgs) ask.orgs = orgs;
+      },
+    );
+  } catch (err) {
+    const error =
+      err instanceof ControlError
+        ? new HttpError(err.kind, err.message)
+        : err instanceof HttpError
+          ? err
+          : undefined;
+    if (!error) throw err;
+    if (error.code === 'unauthorized' || error.code === 'forbidden' || who !== undefined)
+      try {
+        await deps.trail().refused(who, req.socket.remoteAddress, ask, error);
+      } catch (e) {
+        deps.logger.warn({ err: (e as Error).message }, 'audit record not written');
+      }
+    throw error;
+  }
+  if (done.note) await deps.trail().done(done.note);
+  deps.logger.info(
+    { actor: (who as Identity | undefined)?.name, rollout: ask.rollout, action: ask.what },
+    'control action',
+  );
+  done.answer();
 }

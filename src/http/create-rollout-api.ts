@@ -28,33 +28,23 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorRecord, CollectorState } from '../rollout/index.js';
+import type { CollectorRecord } from '../rollout/index.js';
 import {
   AuditLog,
-  abort,
-  approve,
   type ControlDeps,
-  ControlError,
   type ControlResult,
   type EventLog,
-  forget,
   HISTORY_LIMIT,
   OrgHealth,
   orgsOf,
-  pause,
-  promote,
   readFleetStatus,
   readRollbackAccounts,
-  requestRollback,
-  resume,
-  retry,
-  rollbackStates,
   rolloutStatus,
 } from '../rollout/index.js';
 import { type AccessControl, type Identity, requireGrant, requireRole } from './access-control.js';
-import type { Role } from './access-settings.js';
-import { type AuditAsk, AuditTrail, auditRecord } from './audit-trail.js';
+import { type AuditAsk, type AuditedWork, AuditTrail, auditRecord, runAudited } from './audit-trail.js';
 import type { ControlToken } from './authorize-request.js';
+import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
@@ -63,18 +53,7 @@ import type { RequestTarget } from './parse-request-target.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
-import {
-  AbortBody,
-  describeIssues,
-  EmptyBody,
-  ForgetBody,
-  PromoteBody,
-  RetryBody,
-  RollbackBody,
-  ScopeBody,
-  UPGRADE_BODY_LIMIT_BYTES,
-  UpgradeBody,
-} from './schema.js';
+import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -110,45 +89,6 @@ export interface RolloutApi {
   /** Answers the request and resolves true when the path is one of the API's; false otherwise. */
   handle(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<boolean>;
 }
-
-interface Action<S extends z.ZodType> {
-  body: S;
-  /** The role it needs (access-settings.ts). */
-  role: Role;
-  run(deps: ControlDeps, id: string, who: Identity, body: z.infer<S>): Promise<ControlResult>;
-}
-const action = <S extends z.ZodType>(body: S, run: Action<S>['run'], role: Role = 'operator'): Action<S> => ({
-  body,
-  role,
-  run,
-});
-
-/** The organization a body scopes its action to, when it names one. */
-const scopeOf = (body: { org?: string | undefined }): { org?: string } =>
-  body.org === undefined ? {} : { org: body.org };
-
-const ACTIONS: Record<string, Action<z.ZodType>> = {
-  pause: action(ScopeBody, (deps, id, who, body: ScopeBody) => pause(deps, id, who.name, scopeOf(body))),
-  resume: action(ScopeBody, (deps, id, who, body: ScopeBody) => resume(deps, id, who.name, scopeOf(body))),
-  abort: action(AbortBody, (deps, id, who, body: AbortBody) => abort(deps, id, who.name, body.reason)),
-  promote: action(PromoteBody, (deps, id, who, body: PromoteBody) =>
-    promote(deps, id, who.name, body.full ?? false),
-  ),
-  approve: action(EmptyBody, (deps, id, who) =>
-    approve(deps, id, { name: who.name, ...(who.groups ? { groups: who.groups } : {}) }),
-  ),
-  retry: action(RetryBody, (deps, id, who, body: RetryBody) =>
-    retry(deps, id, who.name, body.only as CollectorState[], scopeOf(body)),
-  ),
-  rollback: action(RollbackBody, (deps, id, who, body: RollbackBody) =>
-    requestRollback(deps, id, who.name, rollbackStates(body), scopeOf(body)),
-  ),
-  forget: action(
-    ForgetBody,
-    (deps, id, _who, body: ForgetBody) => forget(deps, id, { force: body.force ?? false }),
-    'admin',
-  ),
-};
 
 const READ = ['GET', 'HEAD'] as const;
 
@@ -240,50 +180,8 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     sendJson(res, 200, { rollout: id, events });
   };
 
-  /**
-   * Runs a control request's `work` with its audit: the record of what was done goes into the
-   * action's own step (`note`) or alone after it; a refusal (an HttpError, or a ControlError
-   * turned into one) is recorded as refused, unless the action was done meanwhile.
-   */
-  const audited = async (
-    req: IncomingMessage,
-    ask: AuditAsk,
-    work: (
-      admitted: (who: Identity) => void,
-      scoped: (orgs: readonly string[] | undefined) => void,
-    ) => Promise<{ note?: ReturnType<AuditTrail['note']>; answer: () => void }>,
-  ): Promise<void> => {
-    let who: Identity | undefined;
-    let done: Awaited<ReturnType<typeof work>> | undefined;
-    try {
-      done = await work(
-        (w) => {
-          who = w;
-        },
-        (orgs) => {
-          if (orgs) ask.orgs = orgs;
-        },
-      );
-    } catch (err) {
-      const error =
-        err instanceof ControlError
-          ? new HttpError(err.kind, err.message)
-          : err instanceof HttpError
-            ? err
-            : undefined;
-      if (!error) throw err;
-      if (error.code === 'unauthorized' || error.code === 'forbidden' || who !== undefined)
-        try {
-          await trail().refused(who, req.socket.remoteAddress, ask, error);
-        } catch (e) {
-          logger.warn({ err: (e as Error).message }, 'audit record not written');
-        }
-      throw error;
-    }
-    if (done.note) await trail().done(done.note);
-    logger.info({ actor: who?.name, rollout: ask.rollout, action: ask.what }, 'control action');
-    done.answer();
-  };
+  const audited = (req: IncomingMessage, ask: AuditAsk, work: AuditedWork) =>
+    runAudited({ trail, logger }, req, ask, work);
 
   const control = async (req: IncomingMessage, res: ServerResponse, id: string, name: string) => {
     const act = ACTIONS[name] as Action<z.ZodType>;
