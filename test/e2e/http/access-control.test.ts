@@ -364,6 +364,19 @@ describe('access: who may do what', () => {
     expect((await call('GET', '/rollouts', { token: TOKENS.vera })).status).toBe(200);
   }, 20_000);
 
+  it('takes a rollback through --server within the person’s organizations', async () => {
+    const viewer = await cliAs('vera', ['rollback', ID, '--all']);
+    expect(viewer.code).toBe(77);
+    expect(viewer.out).toMatch(/vera is a viewer: rollback needs the role operator/);
+    const apac = await cliAs('olga', ['rollback', ID, '--all']);
+    expect(apac.code).toBe(77);
+    const emea = await cliAs('olga', ['rollback', ID, '--all', '--org', 'emea']);
+    expect(emea.code, emea.out).toBe(0);
+    expect(emea.out).toMatch(/rollback of 4 Collectors/);
+    const requested = (await h.state.events.history(ID)).filter((e) => e.type === 'rollback.requested');
+    expect(requested.map((e) => [e.actor, e.detail?.org])).toEqual([['olga', 'emea']]);
+  }, 60_000);
+
   it('lets only an admin forget', async () => {
     const operator = await post('forget', TOKENS.omar, { force: true });
     expect(operator.status).toBe(403);
