@@ -463,6 +463,7 @@ describe('access: who may do what', () => {
     for (const key of keys) values.push(key, JSON.stringify(await readKey(key)));
     const everything = [run.output(), metrics, JSON.stringify(all), ...values].join('\n');
     expect(everything).toContain('olga');
-    for (const token of [...Object.values(TOKENS), UNKNOWN, ROTATED, CONTROL]) expect(everything).not.toContain(token);
+    for (const token of [...Object.values(TOKENS), UNKNOWN, ROTATED, CONTROL])
+      expect(everything).not.toContain(token);
   }, 60_000);
 });
