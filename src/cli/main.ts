@@ -7,6 +7,8 @@ import { ConfigError, FleetError } from '../lib/errors.js';
 import { ControlError } from '../rollout/index.js';
 import { EXIT } from './boot/exit-codes.js';
 import { abortCommand } from './commands/abort.js';
+import { approveCommand } from './commands/approve.js';
+import { auditCommand } from './commands/audit.js';
 import { demoCommand } from './commands/demo.js';
 import { fleetCommand } from './commands/fleet.js';
 import { forgetCommand } from './commands/forget.js';
@@ -44,9 +46,11 @@ export function buildProgram(): Command {
   program.addCommand(resumeCommand());
   program.addCommand(abortCommand());
   program.addCommand(promoteCommand());
+  program.addCommand(approveCommand());
   program.addCommand(retryCommand());
   program.addCommand(rollbackCommand());
   program.addCommand(historyCommand());
+  program.addCommand(auditCommand());
   program.addCommand(notifyCommand());
   program.addCommand(forgetCommand());
   program.addCommand(upgradeCommand());
@@ -88,7 +92,8 @@ export function exitCodeFor(err: unknown): number {
     return EXIT.usage;
   }
   if (err instanceof ConfigError) return EXIT.config;
-  if (err instanceof ControlError) return err.kind === 'conflict' ? EXIT.conflict : EXIT.usage;
+  if (err instanceof ControlError)
+    return err.kind === 'conflict' ? EXIT.conflict : err.kind === 'forbidden' ? EXIT.denied : EXIT.usage;
   if (err instanceof FleetError && err.code === 'FLEET_ERR_USAGE') return EXIT.usage;
   return EXIT.failure;
 }

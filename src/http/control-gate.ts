@@ -1,34 +1,65 @@
 /**
  * The gate of every request that changes something (`POST /rollouts/{id}/{action}`, `POST
- * /upgrades`), in this order: the token or loopback rule (401/403; authorize-request.ts; a refused
+ * /upgrades`), in this order: who calls (with `access:`, a named person: access-control.ts; else
+ * the token or loopback rule, 401/403, authorize-request.ts; a refused
  * caller spends the bucket of refused callers at its address, and past it gets 429), a request
  * from a web page (an `Origin` header: 403), the content type (415), then the caller's own rate
  * (429). One gate and one rate limiter for all of them: the same rules, the same budget.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../lib/logger.js';
+import type { AccessControl, Identity } from './access-control.js';
 import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError } from './http-error.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { requireJsonType } from './read-json-body.js';
 
 export interface ControlGate {
-  /** The whole gate: the actor (`http:<address>`), or the HttpError that refuses the request. */
-  admit(req: IncomingMessage): string;
+  /** The whole gate: who calls, or the HttpError that refuses the request. */
+  admit(req: IncomingMessage): Identity;
 }
 
-const decideOf = (token: ControlToken | undefined, req: IncomingMessage) =>
-  authorizeRequest({
+/**
+ * Who calls: with `access`, a person it knows (the control token is its admin `admin`), or a 401
+ * HttpError; without it, the holder of the token or a loopback caller, named `http:<address>` as
+ * before, with every right.
+ */
+export function identifyCaller(
+  access: AccessControl | undefined,
+  token: ControlToken | undefined,
+  req: IncomingMessage,
+): { ok: true; who: Identity } | { ok: false; error: HttpError } {
+  if (access) {
+    const who = access.identify(req);
+    return who instanceof HttpError ? { ok: false, error: who } : { ok: true, who };
+  }
+  const decision = authorizeRequest({
     token,
     authorization: req.headers.authorization,
     host: req.headers.host,
     remoteAddress: req.socket.remoteAddress,
   });
+  if (!decision.ok) return decision;
+  const from = req.socket.remoteAddress ?? 'unknown';
+  return {
+    ok: true,
+    who: {
+      name: decision.actor,
+      role: 'admin',
+      grants: [{ role: 'admin' }],
+      via: token ? 'token' : 'loopback',
+      from,
+    },
+  };
+}
 
 export function createControlGate(options: {
   token: ControlToken | undefined;
+  access?: AccessControl | undefined;
   limiter: RateLimiter;
   logger: Logger;
+  /** Told of each caller refused here (the audit trail). */
+  onRefused?: (req: IncomingMessage, error: HttpError) => void;
 }): ControlGate {
   const { limiter, logger } = options;
   const take = (bucket: string) => {
@@ -45,7 +76,7 @@ export function createControlGate(options: {
   return {
     admit(req) {
       const caller = req.socket.remoteAddress ?? 'unknown';
-      const decision = decideOf(options.token, req);
+      const decision = identifyCaller(options.access, options.token, req);
       if (!decision.ok) {
         // Refused callers (no token, a wrong one, not loopback) spend a bucket per address of their
         // own: a guesser is slowed down, and the callers that may act keep theirs.
@@ -54,6 +85,7 @@ export function createControlGate(options: {
           { remote: req.socket.remoteAddress, method: req.method, code: decision.error.code },
           'http request refused',
         );
+        options.onRefused?.(req, decision.error);
         throw decision.error;
       }
       // What a page in a browser can send to loopback without asking first carries an Origin, or
@@ -65,7 +97,7 @@ export function createControlGate(options: {
         );
       requireJsonType(req);
       take(`allowed ${caller}`);
-      return decision.actor;
+      return decision.who;
     },
   };
 }

@@ -13,8 +13,14 @@
  * (413/400; read-json-body.ts, schema.ts), then the action, whose refusals keep their kind as the
  * code (`not_found` 404, `conflict` 409, `invalid` 400). So neither a page in a browser on the
  * operator's machine nor a guesser of tokens can empty the bucket of the callers that may act.
- * Nothing is read from Redis before the caller is authorized. The history records the actor
- * `http:<address>`. `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * Nothing is read from Redis before the caller is authorized.
+ *
+ * With `access:` (docs/access.md), the gate knows a person (access-control.ts), whose role is
+ * checked before Redis is read (403 naming the role) and whose organizations once the rollout's
+ * are known (403 naming those missing; without `org`, an action needs all of the rollout's).
+ * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
+ * own in its atomic step. The history records the person's name (without `access`: `admin` for
+ * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail. `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -22,45 +28,32 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorRecord, CollectorState } from '../rollout/index.js';
+import type { CollectorRecord } from '../rollout/index.js';
 import {
-  abort,
+  AuditLog,
   type ControlDeps,
-  ControlError,
   type ControlResult,
   type EventLog,
-  forget,
   HISTORY_LIMIT,
   OrgHealth,
-  pause,
-  promote,
+  orgsOf,
   readFleetStatus,
   readRollbackAccounts,
-  requestRollback,
-  resume,
-  retry,
-  rollbackStates,
   rolloutStatus,
 } from '../rollout/index.js';
-import { authorizeRequest, type ControlToken } from './authorize-request.js';
-import { createControlGate } from './control-gate.js';
+import { type AccessControl, type Identity, requireGrant, requireRole } from './access-control.js';
+import { type AuditAsk, type AuditedWork, AuditTrail, auditRecord, runAudited } from './audit-trail.js';
+import type { ControlToken } from './authorize-request.js';
+import { ACTIONS, type Action } from './control-actions.js';
+import { createControlGate, identifyCaller } from './control-gate.js';
+import { sendAudit } from './get-audit.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
-import {
-  AbortBody,
-  describeIssues,
-  ForgetBody,
-  PromoteBody,
-  RetryBody,
-  RollbackBody,
-  ScopeBody,
-  UPGRADE_BODY_LIMIT_BYTES,
-  UpgradeBody,
-} from './schema.js';
+import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -77,6 +70,10 @@ export interface RolloutApiOptions {
   /** `--auth-reads`: the read endpoints need the token (or loopback) too. */
   authReads: boolean;
   logger: Logger;
+  /** `access:`: named people (access-control.ts). Undefined: the token or loopback rule. */
+  access?: AccessControl;
+  /** The audit trail (default: one with the default bounds on `redis`). */
+  audit?: AuditLog;
   /** Default: CONTROL_RATE per remote address (control actions and `POST /upgrades` alike). */
   rateLimiter?: RateLimiter;
   /** `POST /upgrades`: the settings' organizations and the daemon's client of each (absent: 404). */
@@ -92,34 +89,6 @@ export interface RolloutApi {
   /** Answers the request and resolves true when the path is one of the API's; false otherwise. */
   handle(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<boolean>;
 }
-
-interface Action<S extends z.ZodType> {
-  body: S;
-  run(deps: ControlDeps, id: string, actor: string, body: z.infer<S>, redis: Redis): Promise<ControlResult>;
-}
-const action = <S extends z.ZodType>(body: S, run: Action<S>['run']): Action<S> => ({ body, run });
-
-/** The organization a body scopes its action to, when it names one. */
-const scopeOf = (body: { org?: string | undefined }): { org?: string } =>
-  body.org === undefined ? {} : { org: body.org };
-
-const ACTIONS: Record<string, Action<z.ZodType>> = {
-  pause: action(ScopeBody, (deps, id, actor, body: ScopeBody) => pause(deps, id, actor, scopeOf(body))),
-  resume: action(ScopeBody, (deps, id, actor, body: ScopeBody) => resume(deps, id, actor, scopeOf(body))),
-  abort: action(AbortBody, (deps, id, actor, body: AbortBody) => abort(deps, id, actor, body.reason)),
-  promote: action(PromoteBody, (deps, id, actor, body: PromoteBody) =>
-    promote(deps, id, actor, body.full ?? false),
-  ),
-  retry: action(RetryBody, (deps, id, actor, body: RetryBody) =>
-    retry(deps, id, actor, body.only as CollectorState[], scopeOf(body)),
-  ),
-  rollback: action(RollbackBody, (deps, id, actor, body: RollbackBody) =>
-    requestRollback(deps, id, actor, rollbackStates(body), scopeOf(body)),
-  ),
-  forget: action(ForgetBody, (deps, id, _actor, body: ForgetBody) =>
-    forget(deps, id, { force: body.force ?? false }),
-  ),
-};
 
 const READ = ['GET', 'HEAD'] as const;
 
@@ -138,16 +107,17 @@ function allow(req: IncomingMessage, methods: readonly string[]): void {
 export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
   const { deps, redis, logger } = options;
   const limiter = options.rateLimiter ?? new RateLimiter(CONTROL_RATE);
-  const gate = createControlGate({ token: options.token, limiter, logger });
+  const { access } = options;
+  const gate = createControlGate({ token: options.token, access, limiter, logger });
   const waitMs = options.redisWaitMs ?? REDIS_WAIT_MS;
+  // Made at first use: the read endpoints work on a Redis that is not yet there.
+  let madeTrail: AuditTrail | undefined;
+  const trail = () => {
+    madeTrail ??= new AuditTrail(options.audit ?? new AuditLog(redis, deps.keys), logger);
+    return madeTrail;
+  };
 
-  const decide = (req: IncomingMessage) =>
-    authorizeRequest({
-      token: options.token,
-      authorization: req.headers.authorization,
-      host: req.headers.host,
-      remoteAddress: req.socket.remoteAddress,
-    });
+  const decide = (req: IncomingMessage) => identifyCaller(access, options.token, req);
   /** A refusal, logged at warn for control requests (rate-limited), at debug for reads (not). */
   const refuse = (req: IncomingMessage, error: HttpError, level: 'warn' | 'debug'): never => {
     logger[level](
@@ -156,11 +126,21 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     );
     throw error;
   };
-  const authorize = (req: IncomingMessage, level: 'warn' | 'debug' = 'warn'): string => {
+  const authorize = (req: IncomingMessage, level: 'warn' | 'debug' = 'warn'): Identity => {
     const decision = decide(req);
-    return decision.ok ? decision.actor : refuse(req, decision.error, level);
+    return decision.ok ? decision.who : refuse(req, decision.error, level);
   };
+  /** Reads: with `access`, a person with the role viewer (or more); else `--auth-reads` decides. */
   const authorizeRead = (req: IncomingMessage) => {
+    if (access) {
+      const who = authorize(req, 'debug');
+      try {
+        requireRole(who, 'viewer', 'reading');
+      } catch (err) {
+        refuse(req, err as HttpError, 'debug');
+      }
+      return;
+    }
     if (options.authReads) authorize(req, 'debug');
   };
   /** Redis work within time: a 503 rather than a request that hangs while Redis is away. */
@@ -200,28 +180,45 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     sendJson(res, 200, { rollout: id, events });
   };
 
+  const audited = (req: IncomingMessage, ask: AuditAsk, work: AuditedWork) =>
+    runAudited({ trail, logger }, req, ask, work);
+
   const control = async (req: IncomingMessage, res: ServerResponse, id: string, name: string) => {
     const act = ACTIONS[name] as Action<z.ZodType>;
-    // The token, an Origin, the content type, the caller's rate (control-gate.ts).
-    const actor = gate.admit(req);
-    checkId(id);
-    const parsed = act.body.safeParse(await readJsonBody(req));
-    if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
-    let result: ControlResult;
-    try {
-      result = await redisWork(
-        act.run(deps, id, actor, parsed.data, redis),
+    await audited(req, { what: name, rollout: echo(id) }, async (admitted, scoped) => {
+      // Who calls, an Origin, the content type, the caller's rate (control-gate.ts).
+      const who = gate.admit(req);
+      admitted(who);
+      // The role, before anything is read from Redis.
+      requireRole(who, act.role, name);
+      checkId(id);
+      const parsed = act.body.safeParse(await readJsonBody(req));
+      if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
+      // The organizations: the one named, else every one of the rollout's.
+      const named = (parsed.data as { org?: string }).org;
+      // (Without `access` every caller may act everywhere: nothing to read.)
+      const record =
+        access && named === undefined ? await redisWork(deps.rollouts.get(id), 'try again') : undefined;
+      const orgs = named !== undefined ? [named] : record ? orgsOf(record) : undefined;
+      scoped(orgs);
+      requireGrant(who, act.role, name, orgs);
+      const note = trail().note(
+        auditRecord(
+          who,
+          req.socket.remoteAddress,
+          { what: name, rollout: id, ...(orgs ? { orgs } : {}) },
+          {
+            answer: 'allowed',
+            status: 200,
+          },
+        ),
+      );
+      const result: ControlResult = await redisWork(
+        act.run({ ...deps, rollouts: deps.rollouts.audited(note) }, id, who, parsed.data),
         `the ${name} may still take effect: see GET /rollouts/{id}/history`,
       );
-    } catch (err) {
-      if (err instanceof ControlError) {
-        logger.info({ actor, rollout: id, action: name, refused: err.kind }, 'control action refused');
-        throw new HttpError(err.kind, err.message);
-      }
-      throw err;
-    }
-    logger.info({ actor, rollout: id, action: name }, 'control action');
-    sendJson(res, 200, result);
+      return { note, answer: () => sendJson(res, 200, result) };
+    });
   };
 
   const getReport = async (req: IncomingMessage, res: ServerResponse, id: string, query: URLSearchParams) => {
@@ -248,11 +245,37 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     res: ServerResponse,
     oneOffs: NonNullable<RolloutApiOptions['oneOffs']>,
   ) => {
-    const actor = gate.admit(req);
-    const parsed = UpgradeBody.safeParse(await readJsonBody(req, UPGRADE_BODY_LIMIT_BYTES));
-    if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
-    await postUpgrade(res, { ...oneOffs, redis, keys: deps.keys, clock: deps.clock }, parsed.data, actor);
-    logger.info({ actor, action: 'upgrade', collectors: parsed.data.collectors.length }, 'control action');
+    await audited(req, { what: 'upgrade' }, async (admitted, scoped) => {
+      const who = gate.admit(req);
+      admitted(who);
+      requireRole(who, 'operator', 'upgrade');
+      const parsed = UpgradeBody.safeParse(await readJsonBody(req, UPGRADE_BODY_LIMIT_BYTES));
+      if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
+      const org = parsed.data.org ?? (oneOffs.orgs.length === 1 ? oneOffs.orgs[0] : undefined);
+      const orgs = org === undefined ? undefined : [org];
+      scoped(orgs);
+      requireGrant(who, 'operator', 'upgrade', orgs);
+      // A one-off writes no rollout yet: its record is appended right after it (not in its step).
+      await postUpgrade(
+        res,
+        { ...oneOffs, redis, keys: deps.keys, clock: deps.clock },
+        parsed.data,
+        who.name,
+      );
+      const note = trail().note(
+        auditRecord(
+          who,
+          req.socket.remoteAddress,
+          { what: 'upgrade', ...(orgs ? { orgs } : {}) },
+          {
+            answer: 'allowed',
+            status: 201,
+            reason: `${parsed.data.collectors.length} Collectors to ${parsed.data.to}`,
+          },
+        ),
+      );
+      return { note, answer: () => {} };
+    });
   };
 
   return {
@@ -261,6 +284,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}',
       '/rollouts/{id}/history',
       '/rollouts/{id}/report',
+      '/audit',
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades'] : []),
     ],
@@ -270,6 +294,14 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (root === 'upgrades' && id === undefined && options.oneOffs) {
         allow(req, ['POST']);
         await upgrade(req, res, options.oneOffs);
+        return true;
+      }
+      if (root === 'audit' && id === undefined) {
+        allow(req, READ);
+        // The trail is a read: the role viewer with `access`, else the control rule (it names people).
+        if (access) authorizeRead(req);
+        else authorize(req, 'debug');
+        await sendAudit(req, res, trail().log, target.query, Date.now());
         return true;
       }
       if (root !== 'rollouts' || rest.length > 0) return false;

@@ -53,7 +53,7 @@ export function reportWorklist(query: URLSearchParams): boolean {
 }
 
 /** Writes `text`; resolves once the socket can take more (at once when it can). */
-function write(res: ServerResponse, text: string): Promise<void> {
+export function write(res: ServerResponse, text: string): Promise<void> {
   if (res.write(text)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const done = () => {

@@ -9,15 +9,15 @@
  * `canaries` found.
  */
 import type { AnalysisGate } from './analysis.js';
-import type { Wave } from './wave.js';
+import type { Wave, WaveApproval } from './wave.js';
 
 export interface PlannedWave {
   /** Collectors admitted (first attempts) once this wave is open, cumulative. */
   cap: number;
   /** Wait after the wave's last outcome before the next wave, clock ms. */
   bakeMs?: number;
-  /** The next wave waits for `promote`. */
-  approval?: 'manual';
+  /** The next wave waits for `promote`, or for approvals by several people. */
+  approval?: WaveApproval;
   /** Queries that must hold (after the bake) before the next wave. */
   analysis?: AnalysisGate;
 }

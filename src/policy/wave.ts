@@ -22,7 +22,7 @@ export interface Wave {
   /** Clock ms to wait after the wave's last outcome before the next wave. */
   bakeMs?: number;
   /** Wait for an operator's `promote` before the next wave. */
-  approval?: 'manual';
+  approval?: WaveApproval;
   /** First wave only: its members (the canaries). */
   select?: Selection;
   /** Prometheus queries that must hold after the bake before the next wave (src/analysis). */
@@ -46,6 +46,22 @@ const Size = z.union([z.number(), z.string()], { error: SIZE_HINT }).transform((
   return z.NEVER;
 });
 
+/** What the next wave waits for: one `promote`, or approvals by several people. */
+export type WaveApproval = 'manual' | { approvers: number; from?: string[] };
+
+const WaveApprovalField = z.union(
+  [
+    z.literal('manual'),
+    z.strictObject({
+      /** Distinct people who must approve, 1 to 10. */
+      approvers: z.number().int().min(1).max(10),
+      /** Who may approve: names of people, or groups of the proxy. Default: any operator in scope. */
+      from: z.array(z.string().min(1).max(128)).min(1).max(100).optional(),
+    }),
+  ],
+  { error: 'expected "manual" or { approvers: N, from: [names or groups] } (or leave approval out)' },
+);
+
 const WaveObject = z
   .strictObject({
     /** Cumulative size of the rollout after this wave. Required, except on a first wave with `select`. */
@@ -54,8 +70,12 @@ const WaveObject = z
     bake: durationField({ max: 30 * 24 * 3_600_000 }).optional(),
     /** Prometheus queries that must hold, after the bake, before the next wave starts. Default: the policy's `analysis`. */
     analysis: AnalysisGate.optional(),
-    /** `manual`: the next wave waits for `fleet-upgrade promote ROLLOUT`. Default none. */
-    approval: z.literal('manual', { error: 'expected "manual" (or leave approval out)' }).optional(),
+    /**
+     * `manual`: the next wave waits for `fleet-upgrade promote ROLLOUT`; `{ approvers: N, from }`:
+     * for N distinct people (of `from`, names or proxy groups, when given) to `fleet-upgrade
+     * approve ROLLOUT` (docs/access.md). Default none.
+     */
+    approval: WaveApprovalField.optional(),
     /** The wave's members (first wave only): canaries chosen by name, host, OS... Default: the lowest ids. */
     select: Selection.refine((s) => !isEmptySelection(s), {
       message: 'a canary selection needs at least one criterion',

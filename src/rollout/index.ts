@@ -71,10 +71,20 @@ export {
 export { createKeys, type Keys } from './keys.js';
 // A rollout's report, row by row (the CLI's `report` and GET /rollouts/{id}/report).
 export {
+  AUDIT_MAX_RECORDS,
+  AUDIT_RETENTION_MS,
+  type AuditBounds,
+  type AuditEntry,
+  type AuditFilter,
+  AuditLog,
+  type AuditNote,
+  type AuditRecord,
+  type AuditVia,
   admits,
   buildOf,
   collectors,
   csvCell,
+  DEFAULT_AUDIT_BOUNDS,
   describePhase,
   describeRollbackAccount,
   describeUnmatched,
@@ -128,7 +138,10 @@ export {
 } from './listings/index.js';
 // What a one-off asks the service first (`upgrade`, POST /upgrades).
 export {
+  type Approver,
   abort,
+  approvalsOf,
+  approve,
   type CollectorFinding,
   type ControlDeps,
   ControlError,

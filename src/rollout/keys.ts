@@ -67,6 +67,10 @@ export interface Keys {
   history(rolloutId: string): string;
   /** STREAM of every rollout event, for delivery to webhooks at least once (src/notify). */
   readonly outbox: string;
+  /** STREAM of audit records (audit-log.ts): every control request and policy file change. */
+  readonly audit: string;
+  /** HASH of audit records dropped: `cap` (the size cap), `retention` (older than `audit.retention`). */
+  readonly auditDropped: string;
   /** STRING: the token of the scheduler that leads. */
   readonly leader: string;
   /** HASH of processes that run workers: id → JSON heartbeat. */
@@ -118,6 +122,8 @@ export function createKeys(prefix = ''): Keys {
     kindDurations: (id) => `${base}:kind-durations:${id}`,
     history: (id) => `${base}:history:${id}`,
     outbox: `${base}:outbox`,
+    audit: `${base}:audit`,
+    auditDropped: `${base}:audit-dropped`,
     leader: `${base}:leader`,
     processes: `${base}:processes`,
     clock: `${base}:clock`,

@@ -24,7 +24,14 @@ export interface StubRolloutServerOptions {
 
 export function startStubRolloutServer(options: StubRolloutServerOptions): Promise<RunningHttpServer> {
   const deps = {
-    rollouts: { get: options.get, list: options.list },
+    rollouts: {
+      get: options.get,
+      list: options.list,
+      // An action's audited store (rollout-store.ts): the same stub.
+      audited() {
+        return this;
+      },
+    },
     store: {},
     events: {},
     clock: createManualClock(0),

@@ -14,6 +14,7 @@ export const SETTING_BOUNDS = {
   retention: { min: 3_600_000, max: 3_650 * 86_400_000 },
   'inventory.interval': { min: 60_000, max: 86_400_000 },
   'inventory.pageInterval': { min: 250, max: 600_000 },
+  'audit.retention': { min: 60_000, max: 3_650 * 86_400_000 },
 } as const;
 
 /**

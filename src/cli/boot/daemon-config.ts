@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { type ApiConfig, readApiConfig } from '../../api/index.js';
 import type { ControlToken } from '../../http/authorize-request.js';
+import { type AccessPlan, readAccess } from '../../http/read-access.js';
 import { readControlToken } from '../../http/read-control-token.js';
 import { DEFAULT_INVENTORY_INTERVAL_MS, DEFAULT_INVENTORY_PAGE_EVERY_MS } from '../../inventory/index.js';
 import { ConfigError, formatIssue, type SourceIssue } from '../../lib/errors.js';
@@ -16,7 +17,13 @@ import { loadSourceFile, locateField } from '../../lib/source/yaml-source.js';
 import { readReceivers } from '../../notify/read-receivers.js';
 import { readWebhooks, type Webhook } from '../../notify/read-webhooks.js';
 import { DEFAULT_POLICY_DIR } from '../../policy/load/load-policies.js';
-import { DEFAULT_RETENTION_MS } from '../../rollout/index.js';
+import {
+  AUDIT_MAX_RECORDS,
+  AUDIT_RETENTION_MS,
+  type AuditBounds,
+  DEFAULT_AUDIT_BOUNDS,
+  DEFAULT_RETENTION_MS,
+} from '../../rollout/index.js';
 import { boundedDuration, type SETTING_BOUNDS } from './bounded-duration.js';
 import { parseListen } from './parse-listen.js';
 import { DEFAULT_ORG, type OrgSettings, readOrgs } from './read-orgs.js';
@@ -105,6 +112,10 @@ export interface DaemonConfig {
   controlToken?: ControlToken;
   /** The HTTP read endpoints (/status, /rollouts...) need the token (or loopback without one) too. */
   authReads: boolean;
+  /** `access:` resolved (read only when asked: `needControl`); unset: the control token or loopback. */
+  access?: AccessPlan;
+  /** The audit trail's bounds (`audit:`). */
+  audit: AuditBounds;
 }
 
 function envNumber(
@@ -255,6 +266,11 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     },
     webhooks: [],
     orgs: [],
+    audit: {
+      maxRecords: file.audit?.maxRecords ?? AUDIT_MAX_RECORDS,
+      retentionMs:
+        boundedDuration(file.audit?.retention, 'audit.retention', settingsFile, issues) ?? AUDIT_RETENTION_MS,
+    },
     authReads:
       flags.authReads ?? envBoolean(env, 'FLEET_UPGRADE_AUTH_READS', issues) ?? file.authReads ?? false,
   };
@@ -268,6 +284,19 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
     });
     if (control.token) config.controlToken = control.token;
     issues.push(...control.issues);
+    if (file.access) {
+      const read = readAccess({
+        settings: file.access,
+        orgNames: file.orgs?.length ? file.orgs.map((o) => o.name) : [DEFAULT_ORG],
+        env,
+        settingsFile,
+        readFile: readText,
+        locate,
+        ...(control.token ? { controlToken: control.token } : {}),
+      });
+      config.access = read.plan;
+      issues.push(...read.issues);
+    }
   }
   if (file.webhooks?.length) {
     const hooks = readWebhooks({ list: file.webhooks, file: settingsFile, env, readFile: readText, locate });
@@ -369,6 +398,7 @@ export function rehearsalConfig(
     },
     webhooks: [],
     authReads: false,
+    audit: DEFAULT_AUDIT_BOUNDS,
     ...base,
     orgs: base.orgs ?? (base.api ? [{ name: DEFAULT_ORG, api: base.api }] : []),
   };

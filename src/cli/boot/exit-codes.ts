@@ -9,6 +9,8 @@ export const EXIT = {
   conflict: 3,
   /** Bad command line (unknown option, missing argument, unknown rollout). */
   usage: 64,
+  /** The person may not: refused by the control API's access rules (401, 403; docs/access.md). */
+  denied: 77,
   /** A configuration, policy or fleet file is invalid. */
   config: 78,
 } as const;

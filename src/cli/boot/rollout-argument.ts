@@ -5,6 +5,16 @@
  */
 export const ROLLOUT_ARGUMENT = 'rollout id, e.g. linux-fleet@19.470-4 (see `status`)';
 
+/** An action scoped by `--org` as the HTTP API takes it (act-and-tell.ts `RemoteAction`). */
+export function remoteOf(action: string, id: string, flags: { org?: string }) {
+  return {
+    action,
+    id,
+    body: orgScope(flags),
+    ...(flags.org === undefined ? {} : { orgs: [flags.org] }),
+  };
+}
+
 /** `{ org }` when `--org` was given, else `{}` (the whole rollout). */
 export function orgScope(flags: { org?: string }): { org?: string } {
   return flags.org === undefined ? {} : { org: flags.org };

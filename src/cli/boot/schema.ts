@@ -8,6 +8,7 @@
  * from the environment or from a file named here.
  */
 import { z } from 'zod';
+import { AccessSettings, AuditSettings } from '../../http/access-settings.js';
 import { parseDuration } from '../../lib/duration.js';
 import { PublicUrl, ReceiverListFile, WebhookListFile } from '../../notify/schema.js';
 
@@ -187,5 +188,12 @@ export const DaemonConfigFile = z.strictObject({
     .optional(),
   /** The HTTP read endpoints need the control token too (`FLEET_UPGRADE_AUTH_READS`, `--auth-reads`). Default false. */
   authReads: z.boolean().optional(),
+  /**
+   * Named people, their roles and organizations, and an authenticating proxy (docs/access.md).
+   * Default none: the control token (or loopback) alone. Once set, reads need an identity too.
+   */
+  access: AccessSettings.optional(),
+  /** The audit trail's bounds (docs/access.md). Default: 400 days, 1,000,000 records. */
+  audit: AuditSettings.optional(),
 });
 export type DaemonConfigFile = z.infer<typeof DaemonConfigFile>;

@@ -4,8 +4,10 @@
  * scheduler loop, the HTTP endpoints) and `stop()` closes them in reverse order, each within a
  * few seconds (create-shutdown.ts).
  */
+import { readFileSync } from 'node:fs';
 import type { Worker } from 'bullmq';
 import { createRolloutApi, type RolloutApi } from '../../http/create-rollout-api.js';
+import { createAccess, DISK_TOKEN_FILES } from '../../http/read-access.js';
 import { type RunningHttpServer, startHttpServer } from '../../http/start-http-server.js';
 import type { InventoryLoop } from '../../inventory/index.js';
 import type { Clock } from '../../lib/clock.js';
@@ -21,6 +23,7 @@ import type { Policy } from '../../policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { CollectorStore, Keys, RolloutStore } from '../../rollout/index.js';
 import {
+  AuditLog,
   LeaderLock,
   OrgHealth,
   orgsOf,
@@ -58,6 +61,8 @@ export interface DaemonOptions {
 
 export interface Daemon {
   keys: Keys;
+  /** The audit trail (rollout/life/audit-log.ts) with the settings' bounds. */
+  audit: AuditLog;
   redis: Redis;
   clock: Clock;
   metrics: Metrics;
@@ -166,7 +171,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     shutdown.add(() => worker.close());
     shutdown.add(await registerProcess(redis, keys, role));
 
-    const daemon: Daemon = { keys, redis, clock, metrics, rollouts, store, queue, problems, stop };
+    const audit = new AuditLog(redis, keys, config.audit);
+    const daemon: Daemon = { keys, audit, redis, clock, metrics, rollouts, store, queue, problems, stop };
     let status: (() => Promise<unknown>) | undefined;
     let rolloutApi: RolloutApi | undefined;
     if (role === 'run') {
@@ -252,6 +258,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         redis,
         token: config.controlToken,
         authReads: config.authReads,
+        // `access:`: named people; their token files are read again when they change.
+        ...(config.access
+          ? {
+              access: createAccess(
+                config.access,
+                DISK_TOKEN_FILES((p) => readFileSync(p, 'utf8')),
+                logger,
+              ),
+            }
+          : {}),
+        audit,
         logger,
         // POST /upgrades asks each organization's service through the daemon's own client.
         oneOffs: { orgs: apis.names, client: (org) => apis.get(org).client },

@@ -7,11 +7,11 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { type Confirmation, startReplicaWait } from '../../lib/redis/replica-wait.js';
-import type { ControlDeps, EventLog } from '../../rollout/index.js';
+import { AuditLog, type ControlDeps, type EventLog } from '../../rollout/index.js';
 import { loadDaemonConfig } from './daemon-config.js';
 import { type StateAccess, withState } from './open-state.js';
 
-/** Who acts, as the history records it: `user@host`. */
+/** Who acts on Redis directly, as the history and the audit trail record it: `local:<user>@<host>`. */
 export function operatorName(): string {
   let user = 'unknown';
   try {
@@ -19,13 +19,24 @@ export function operatorName(): string {
   } catch {
     // no passwd entry (a container): keep 'unknown'
   }
-  return `${user}@${hostname()}`;
+  return `local:${user}@${hostname()}`;
 }
 
 export function addStateOptions(command: Command): Command {
   return command.option(
     '--config <file>',
     'settings file (default config/fleet-upgrade.yaml when it exists)',
+  );
+}
+
+/**
+ * `--server URL`: act through a daemon's HTTP API as the person whose token is in
+ * FLEET_UPGRADE_TOKEN or FLEET_UPGRADE_TOKEN_FILE (server-client.ts), instead of on Redis.
+ */
+export function addServerOption(command: Command): Command {
+  return command.option(
+    '--server <url>',
+    "act through this daemon's HTTP API as the person of FLEET_UPGRADE_TOKEN or FLEET_UPGRADE_TOKEN_FILE (or FLEET_UPGRADE_SERVER)",
   );
 }
 
@@ -41,12 +52,13 @@ export type ReplicaCheck = Confirmation | undefined;
  */
 export async function withControl<T>(
   flags: { config?: string },
-  work: (deps: ControlDeps & { events: EventLog; state: StateAccess }) => Promise<T>,
+  work: (deps: ControlDeps & { events: EventLog; state: StateAccess; audit: AuditLog }) => Promise<T>,
   confirm?: { onReplicas(check: ReplicaCheck): void },
 ): Promise<T> {
   const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
   return withState(config, async (state) => {
-    if (!confirm) return work({ ...state, clock: state.clock, state });
+    const audit = new AuditLog(state.redis, state.keys, config.audit);
+    if (!confirm) return work({ ...state, clock: state.clock, state, audit });
     const wait = await startReplicaWait({
       redis: state.redis,
       key: state.keys.clock,
@@ -58,7 +70,7 @@ export async function withControl<T>(
     });
     try {
       const mark = wait.mark();
-      const result = await work({ ...state, clock: state.clock, state });
+      const result = await work({ ...state, clock: state.clock, state, audit });
       confirm.onReplicas(mark.needed > 0 ? await wait.confirm(mark) : undefined);
       return result;
     } finally {

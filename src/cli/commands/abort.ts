@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { abort } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName } from '../boot/with-control.js';
+import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function abortCommand(): Command {
   const command = new Command('abort')
@@ -12,9 +12,15 @@ export function abortCommand(): Command {
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--reason <text>', 'why, for the history and the notifications');
-  return addStateOptions(command).action(async (id: string, flags: { config?: string; reason?: string }) => {
-    const actor = operatorName();
-    const reason = flags.reason ? `by ${actor}: ${flags.reason.slice(0, 500)}` : `by ${actor}`;
-    await actAndTell(flags, (deps) => abort(deps, id, actor, reason));
-  });
+  return addServerOption(addStateOptions(command)).action(
+    async (id: string, flags: { config?: string; server?: string; reason?: string }) => {
+      const actor = operatorName();
+      const reason = flags.reason ? `by ${actor}: ${flags.reason.slice(0, 500)}` : `by ${actor}`;
+      await actAndTell(flags, (deps) => abort(deps, id, actor, reason), {
+        action: 'abort',
+        id,
+        body: flags.reason ? { reason: flags.reason.slice(0, 500) } : {},
+      });
+    },
+  );
 }

@@ -10,7 +10,7 @@ import { forget, type PolicyView } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions } from '../boot/with-control.js';
+import { addServerOption, addStateOptions } from '../boot/with-control.js';
 
 export function forgetCommand(): Command {
   const command = new Command('forget')
@@ -26,10 +26,12 @@ export function forgetCommand(): Command {
       'forget it even so (the rollback request is dropped; the daemon may start it again)',
       false,
     );
-  return addStateOptions(command).action(
-    (id: string, flags: { config?: string; policies?: string; force: boolean }) =>
-      actAndTell(flags, (deps) =>
-        forget({ ...deps, policies: policiesOf(flags) }, id, { force: flags.force }),
+  return addServerOption(addStateOptions(command)).action(
+    (id: string, flags: { config?: string; server?: string; policies?: string; force: boolean }) =>
+      actAndTell(
+        flags,
+        (deps) => forget({ ...deps, policies: policiesOf(flags) }, id, { force: flags.force }),
+        { action: 'forget', id, body: flags.force ? { force: true } : {} },
       ),
   );
 }

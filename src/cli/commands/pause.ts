@@ -5,8 +5,8 @@
 import { Command } from 'commander';
 import { pause } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
-import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName } from '../boot/with-control.js';
+import { orgScope, ROLLOUT_ARGUMENT, remoteOf } from '../boot/rollout-argument.js';
+import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function pauseCommand(): Command {
   const command = new Command('pause')
@@ -15,7 +15,12 @@ export function pauseCommand(): Command {
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--org <name>', "only this organization's part: nothing new starts there; the others go on");
-  return addStateOptions(command).action((id: string, flags: { config?: string; org?: string }) =>
-    actAndTell(flags, (deps) => pause(deps, id, operatorName(), orgScope(flags))),
+  return addServerOption(addStateOptions(command)).action(
+    (id: string, flags: { config?: string; server?: string; org?: string }) =>
+      actAndTell(
+        flags,
+        (deps) => pause(deps, id, operatorName(), orgScope(flags)),
+        remoteOf('pause', id, flags),
+      ),
   );
 }

@@ -3,14 +3,19 @@ import { Command } from 'commander';
 import { promote } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName } from '../boot/with-control.js';
+import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function promoteCommand(): Command {
   const command = new Command('promote')
     .description('End the current bake or approval wait of a rollout: its next wave starts now.')
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--full', 'open every remaining wave at once', false);
-  return addStateOptions(command).action((id: string, flags: { config?: string; full: boolean }) =>
-    actAndTell(flags, (deps) => promote(deps, id, operatorName(), flags.full)),
+  return addServerOption(addStateOptions(command)).action(
+    (id: string, flags: { config?: string; server?: string; full: boolean }) =>
+      actAndTell(flags, (deps) => promote(deps, id, operatorName(), flags.full), {
+        action: 'promote',
+        id,
+        body: flags.full ? { full: true } : {},
+      }),
   );
 }

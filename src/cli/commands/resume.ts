@@ -7,8 +7,8 @@
 import { Command } from 'commander';
 import { resume } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
-import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName } from '../boot/with-control.js';
+import { orgScope, ROLLOUT_ARGUMENT, remoteOf } from '../boot/rollout-argument.js';
+import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
 
 export function resumeCommand(): Command {
   const command = new Command('resume')
@@ -17,7 +17,12 @@ export function resumeCommand(): Command {
     )
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--org <name>', "only this organization's part, paused by `pause --org`");
-  return addStateOptions(command).action((id: string, flags: { config?: string; org?: string }) =>
-    actAndTell(flags, (deps) => resume(deps, id, operatorName(), orgScope(flags))),
+  return addServerOption(addStateOptions(command)).action(
+    (id: string, flags: { config?: string; server?: string; org?: string }) =>
+      actAndTell(
+        flags,
+        (deps) => resume(deps, id, operatorName(), orgScope(flags)),
+        remoteOf('resume', id, flags),
+      ),
   );
 }

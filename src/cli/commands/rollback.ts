@@ -13,16 +13,20 @@ import { Command } from 'commander';
 import { isRedisUnavailable } from '../../lib/redis/redis-unavailable.js';
 import {
   ControlError,
+  type ControlResult,
   DEFAULT_ROLLBACK_STATES,
   describeRollbackAccount,
+  type FleetStatus,
   ROLLBACK_STATES,
   type RollbackAccount,
   readFleetStatus,
   requestRollback,
   rollbackStates,
 } from '../../rollout/index.js';
+import { auditedLocally } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { callServer, serverOf } from '../boot/server-client.js';
+import { addServerOption, addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 
 /** Real seconds `--wait` follows a rollback by default. */
 const WAIT_SECONDS = 600;
@@ -59,10 +63,17 @@ export function rollbackCommand(): Command {
       '--wait [seconds]',
       `follow the rollback (needs the daemon) until nothing of it is under way, at most this long (default ${WAIT_SECONDS}), and say what became of each Collector`,
     );
-  return addStateOptions(command).action(
+  return addServerOption(addStateOptions(command)).action(
     async (
       id: string,
-      flags: { config?: string; only?: string; all: boolean; org?: string; wait?: boolean | string },
+      flags: {
+        config?: string;
+        server?: string;
+        only?: string;
+        all: boolean;
+        org?: string;
+        wait?: boolean | string;
+      },
     ) => {
       if (flags.only !== undefined && flags.all)
         throw new ControlError('invalid', 'give --only or --all, not both');
@@ -74,8 +85,30 @@ export function rollbackCommand(): Command {
         flags.wait === undefined ? 0 : flags.wait === true ? WAIT_SECONDS : Number(flags.wait);
       if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
         throw new ControlError('invalid', `--wait takes a number of seconds, not '${String(flags.wait)}'`);
+      const server = serverOf(flags, process.env);
+      if (server) {
+        // Through the daemon's API as the person of FLEET_UPGRADE_TOKEN (docs/access.md).
+        const body = {
+          ...(flags.all ? { all: true } : flags.only === undefined ? {} : { only: states }),
+          ...orgScope(flags),
+        };
+        const path = `/rollouts/${encodeURIComponent(id)}`;
+        const result = (await callServer(server, 'POST', `${path}/rollback`, body)) as ControlResult;
+        process.stdout.write(`${result.message}\n`);
+        if (waitSeconds === 0 || result.request === undefined) return;
+        const read = async () => ({
+          rollouts: [(await callServer(server, 'GET', path)) as FleetStatus['rollouts'][number]],
+        });
+        const account = await follow(read, id, result.request, Date.now() + waitSeconds * 1000);
+        process.stdout.write(`${sayAccount(account, id, waitSeconds)}\n`);
+        return;
+      }
       await withControl(flags, async (deps) => {
-        const result = await requestRollback(deps, id, operatorName(), states, orgScope(flags));
+        const result = await auditedLocally(
+          deps,
+          { action: 'rollback', id, ...(flags.org === undefined ? {} : { orgs: [flags.org] }) },
+          (d) => requestRollback(d, id, operatorName(), states, orgScope(flags)),
+        );
         process.stdout.write(`${result.message}\n`);
         if (waitSeconds === 0 || result.request === undefined) return;
         const account = await follow(
@@ -92,7 +125,7 @@ export function rollbackCommand(): Command {
 
 /** Reads the account of `request` until nothing of it is under way, or the deadline. */
 async function follow(
-  read: () => ReturnType<typeof readFleetStatus>,
+  read: () => Promise<Pick<FleetStatus, 'rollouts'>>,
   id: string,
   request: string,
   deadline: number,

@@ -8,7 +8,8 @@
 import { Command } from 'commander';
 import { createLogger } from '../../lib/logger.js';
 import { policyProblems } from '../../policy/load/policy-problems.js';
-import { createPolicyStore } from '../../policy/load/policy-store.js';
+import { createPolicyStore, type PolicyFileChange } from '../../policy/load/policy-store.js';
+import type { AuditRecord } from '../../rollout/index.js';
 import { addDaemonOptions } from '../boot/add-daemon-options.js';
 import { type DaemonFlags, loadDaemonConfig } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
@@ -44,6 +45,7 @@ export function runCommand(): Command {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: true, needControl: true });
     const logger = createLogger({ level: config.logLevel, name: 'run' });
     let policiesChanged = () => {};
+    let auditPolicy = (_change: PolicyFileChange) => {};
     const store = createPolicyStore({
       ...(config.policyFiles.length ? { files: config.policyFiles } : { dir: config.policyDir }),
       onEvent: (e) => {
@@ -59,6 +61,8 @@ export function runCommand(): Command {
         policiesChanged();
       },
       onError: (err) => logger.error({ err }, 'policy reload error'),
+      // Every policy file change the daemon loads is an audit record (docs/access.md).
+      onFileChange: (change) => auditPolicy(change),
     });
     store.reload(); // throws a ConfigError (exit 78) when a policy is invalid at start
     store.start();
@@ -97,6 +101,19 @@ export function runCommand(): Command {
       stop: (code) => stopper.stop(code),
     });
     policiesChanged = () => running.problems.kick();
+    auditPolicy = (change) => {
+      const record: AuditRecord = {
+        who: 'daemon',
+        via: 'daemon',
+        what: 'policy.changed',
+        answer: 'allowed',
+        ...change,
+      };
+      logger.info({ audit: true, ...record }, 'audit');
+      running.audit
+        .append(record)
+        .catch((err: Error) => logger.warn({ err: err.message }, 'audit record not written'));
+    };
     if (!flags.once) {
       await stopper.signalled;
       return;

@@ -8,7 +8,7 @@
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import { readFleetStatus } from '../../rollout/index.js';
+import { type FleetStatus, readFleetStatus } from '../../rollout/index.js';
 import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import {
   isConnectionError,
@@ -17,13 +17,15 @@ import {
   type StateAccess,
   withState,
 } from '../boot/open-state.js';
-import { addStateOptions } from '../boot/with-control.js';
+import { callServer, serverOf } from '../boot/server-client.js';
+import { addServerOption, addStateOptions } from '../boot/with-control.js';
 import { focusOrg } from '../render/focus-org.js';
 import { clockName, formatStatus } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
 
 interface StatusFlags {
   config?: string;
+  server?: string;
   json?: boolean;
   wide?: boolean;
   watch?: boolean;
@@ -53,20 +55,38 @@ async function render(
   watch = false,
 ): Promise<string> {
   const all = await readFleetStatus(state);
+  const daemonRunning = (await state.redis.exists(state.keys.leader)) === 1;
+  return renderStatus(
+    all,
+    flags,
+    config,
+    { now: state.clock.now(), daemonRunning, scale: scaleOf(state.clock) },
+    watch,
+  );
+}
+
+/** The status as read (from Redis, or a daemon's GET /status), as `status` prints it. */
+function renderStatus(
+  all: FleetStatus,
+  flags: StatusFlags,
+  config: DaemonConfig,
+  at: { now: number; daemonRunning: boolean; scale: number },
+  watch = false,
+): string {
   const status = flags.org === undefined ? all : focusOrg(all, flags.org, orgNamesOf(config));
   // Reasons and cohorts from outside: escaped where a terminal would act on them.
   if (flags.json) return safeJson(status, 2);
-  const daemonRunning = (await state.redis.exists(state.keys.leader)) === 1;
+  const { now, daemonRunning } = at;
   return formatStatus(
     {
       rollouts: status.rollouts,
-      now: state.clock.now(),
+      now,
       daemonRunning,
       orgProblems: status.orgProblems,
       oneOffs: status.oneOffs,
       daemonProblems: status.daemonProblems,
       targetWaits: status.targetWaits,
-      ...(watch ? {} : { timeScale: scaleOf(state.clock) }),
+      ...(watch ? {} : { timeScale: at.scale }),
       ...(flags.org === undefined ? {} : { focusOrg: flags.org }),
     },
     { wide: flags.wide ?? false },
@@ -87,8 +107,22 @@ export function statusCommand(): Command {
     )
     .option('--interval <seconds>', 'with --watch: seconds between redraws', '2')
     .option('--org <name>', 'only the rollouts that cover this organization, and only its part of each');
-  return addStateOptions(command).action(async (flags: StatusFlags) => {
+  return addServerOption(addStateOptions(command)).action(async (flags: StatusFlags) => {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
+    const server = serverOf(flags, process.env);
+    if (server) {
+      // Through the daemon's GET /status as the person of FLEET_UPGRADE_TOKEN (docs/access.md).
+      if (flags.watch)
+        throw new FleetError(
+          'FLEET_ERR_USAGE',
+          '--watch reads Redis: leave out --server (or FLEET_UPGRADE_SERVER) to watch',
+        );
+      const all = (await callServer(server, 'GET', '/status')) as FleetStatus;
+      process.stdout.write(
+        `${renderStatus(all, flags, config, { now: Date.now(), daemonRunning: true, scale: 1 })}\n`,
+      );
+      return;
+    }
     if (flags.watch) return watchStatus(config, flags);
     const text = await withState(config, (state) => render(state, flags, config), { name: 'status' });
     process.stdout.write(`${text}\n`);

@@ -9,6 +9,7 @@
  * unknown there is named and left out (exit 2, the others' one-off written); already on the build:
  * named and left out; offline: named and kept.
  */
+import { hostname } from 'node:os';
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
 import { plural } from '../../lib/plural.js';
@@ -124,6 +125,16 @@ export function upgradeCommand(): Command {
           operatorName(),
           deps.clock.now(),
         );
+        // A one-off writes no rollout yet: its audit record right after it (docs/access.md).
+        await deps.audit.append({
+          who: operatorName(),
+          via: 'local',
+          from: hostname(),
+          what: 'upgrade',
+          orgs: [org],
+          answer: 'allowed',
+          reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
+        });
         return { name, kept, lines, check, notUpgradable };
       });
       const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';

@@ -161,6 +161,14 @@ function explainAdmitting(r: RolloutStatus, now: number, id: string): string | u
     waits.push(
       `analysing wave ${Math.min(r.wave.index + 1, of)} before the next (${oneLine(r.analysisVerdict ?? 'starting')}) — ${cmd(`promote ${id}`)} skips it`,
     );
+  } else if (r.wave?.waitingFor === 'approval' && r.wave.approval) {
+    // Approvals by several people (operator/approve.ts): who approved, how many more, who may.
+    const a = r.wave.approval;
+    const by = a.by.map((b) => oneLine(b.name));
+    const more = Math.max(0, a.approvers - by.length);
+    waits.push(
+      `awaiting ${a.approvers} approvals for wave ${Math.min(r.wave.index + 2, of)}${by.length ? ` (approved by ${by.join(', ')})` : ''}: ${more} more needed${a.from ? ` from ${a.from.map(oneLine).join(', ')}` : ''} — ${cmd(`approve ${id}`)}`,
+    );
   } else if (r.wave?.waitingFor === 'approval') {
     waits.push(
       `awaiting approval for wave ${Math.min(r.wave.index + 2, of)} — ${cmd(`promote ${id}`)} starts it`,

@@ -15,6 +15,7 @@
  * `onError` without stopping the other listeners or later reloads. policy-problems.ts turns the
  * files' states into the `/readyz` answer.
  */
+import { createHash } from 'node:crypto';
 import { ConfigError, formatIssue } from '../../lib/errors.js';
 import type { Policy } from '../schema.js';
 import { DEFAULT_POLICY_DIR, type LoadedPolicy, listPolicyFiles, readPolicyText } from './load-policies.js';
@@ -48,7 +49,22 @@ export interface PolicyStoreOptions {
   onEvent?: (event: PolicyStoreEvent) => void;
   /** Told when an `onEvent` listener or a polled reload throws. Default: ignored. */
   onError?: (error: unknown) => void;
+  /**
+   * Told of each file whose text changed after the first load (the audit trail): its SHA-256
+   * digests before and after (`none`: it did not exist, or could not be read).
+   */
+  onFileChange?: (change: PolicyFileChange) => void;
 }
+
+/** A policy file's text changed: its digests before and after. */
+export interface PolicyFileChange {
+  file: string;
+  oldDigest: string;
+  newDigest: string;
+}
+
+const digestOf = (text: string | undefined) =>
+  text === undefined ? 'none' : `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 
 export interface PolicyStore {
   /** The policies in force, in file order. */
@@ -81,6 +97,8 @@ export function createPolicyStore(options: PolicyStoreOptions = {}): PolicyStore
   let entries = new Map<string, PolicyFileEntry>();
   let lastFolderError: string | undefined;
   let timer: NodeJS.Timeout | undefined;
+  /** After the first load: what changes from then on is a change (onFileChange). */
+  let loaded = false;
 
   /** Re-reads the files and moves to the new state; returns the changes without reporting them. */
   function refresh(): PolicyStoreEvent[] {
@@ -103,6 +121,16 @@ export function createPolicyStore(options: PolicyStoreOptions = {}): PolicyStore
       reads.size === entries.size &&
       [...reads].every(([file, read]) => 'text' in read && entries.get(file)?.text === read.text);
     if (unchanged) return [];
+    if (loaded && options.onFileChange) {
+      for (const file of new Set([...entries.keys(), ...reads.keys()])) {
+        const before = entries.get(file)?.text;
+        const read = reads.get(file);
+        const after = read && 'text' in read ? read.text : undefined;
+        if (before !== after)
+          options.onFileChange({ file, oldDigest: digestOf(before), newDigest: digestOf(after) });
+      }
+    }
+    loaded = true;
     const next = nextPolicyFiles(entries, reads);
     entries = next.entries;
     return next.events;

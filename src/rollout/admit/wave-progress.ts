@@ -71,7 +71,15 @@ export function progressWaves(input: {
   };
   const afterAnalysis = (wave: PlannedWave): 'stop' | 'go' => {
     if (wave.approval) {
-      p = { index: p.index, seq: p.seq, waitingFor: 'approval' };
+      const many = typeof wave.approval === 'object' ? wave.approval : undefined;
+      p = {
+        index: p.index,
+        seq: p.seq,
+        waitingFor: 'approval',
+        ...(many
+          ? { approval: { approvers: many.approvers, ...(many.from ? { from: many.from } : {}), by: [] } }
+          : {}),
+      };
       news.push({ type: 'rollout.awaiting_approval', wave: p.index + 1 });
       return 'stop';
     }

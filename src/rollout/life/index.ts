@@ -6,6 +6,7 @@
  * `status`, `/status` and the metrics (read-fleet-status.ts), why a policy's newest build waits to
  * start (target-waits.ts), and its report's rows (report-rows.ts: the CLI's and the HTTP API's).
  */
+export * from './audit-log.js';
 export * from './event-log.js';
 export * from './one-off-views.js';
 export * from './read-fleet-status.js';

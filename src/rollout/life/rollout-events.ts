@@ -18,6 +18,7 @@ export const ROLLOUT_EVENT_TYPES = [
   'rollout.baking',
   'rollout.awaiting_approval',
   'rollout.promoted',
+  'rollout.approved',
   'rollout.halted',
   'rollout.paused',
   'rollout.resumed',
@@ -99,6 +100,15 @@ export interface EventFacts {
     ended: 'bake' | 'analysis' | 'approval' | null;
     /** The rollout waits for a resume (its analysis stopped it). */
     afterResume: boolean;
+  };
+  'rollout.approved': {
+    /** The wave that opens once approved (1-based) of `of`. */
+    wave: number;
+    of: number;
+    /** Who approved so far, this one included. */
+    approvers: readonly string[];
+    /** Approvals still needed (0: the wave opens now). */
+    needed: number;
   };
   'rollout.halted': {
     criterion: string;
@@ -213,6 +223,14 @@ export function describeEvent(
       return {
         message: `${id}: wave ${news.wave} of ${news.of} done, awaiting approval: ${promote} starts the next wave`,
         detail: wave(news),
+      };
+    case 'rollout.approved':
+      return {
+        message:
+          news.needed > 0
+            ? `${id}: wave ${news.wave} of ${news.of} approved by ${news.actor} (${news.approvers.length} of ${news.approvers.length + news.needed}); ${news.needed} more approval${news.needed === 1 ? '' : 's'} needed: \`fleet-upgrade approve ${id}\``
+            : `${id}: wave ${news.wave} of ${news.of} approved by ${news.approvers.join(' and ')}: it opens now`,
+        detail: { wave: news.wave, approvers: news.approvers, needed: news.needed },
       };
     case 'rollout.promoted': {
       const what = news.full

@@ -226,6 +226,11 @@ export interface WaveProgress {
   bakeUntil?: number;
   /** `promote --full`: every remaining wave at once. */
   full?: boolean;
+  /**
+   * Awaiting approvals by several people (`approval: { approvers, from }`): how many, who may,
+   * and who approved so far (operator/approve.ts).
+   */
+  approval?: { approvers: number; from?: string[]; by: { name: string; at: number }[] };
   /** Waves of the rollout's plan when the scheduler last looked (for `status` and `promote`). */
   of?: number;
   /** Times the progress was written (the compare-and-set token). */

@@ -23,6 +23,7 @@ import {
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import { policyOf, rolloutId } from '../rollout-id.js';
+import { type AuditNote, auditArgs } from './audit-log.js';
 import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
 import { describeEvent, type RecordedEvent, type RolloutNews } from './rollout-events.js';
 import { nextPhase, type PhaseEvent, type RolloutPhase } from './rollout-phase.js';
@@ -119,19 +120,36 @@ export type ForgetOutcome =
 
 export class RolloutStore {
   private readonly redis: Scripted;
+  /** An operator's action's audit record, carried by the first write (or forget) that succeeds. */
+  private note: AuditNote | undefined;
 
   constructor(
     redis: Redis,
     private readonly keys: Keys,
   ) {
     defineScripts(redis, [
-      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 4 },
+      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 6 },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
-      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 19 },
+      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 21 },
       { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout', keys: 2 },
       { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off', keys: 2 },
     ]);
     this.redis = redis as Scripted;
+  }
+
+  /**
+   * This store for one operator's action: its first write (or forget) that succeeds appends
+   * `note`'s audit record in the same atomic step (audit-log.ts), and marks it written.
+   */
+  audited(note: AuditNote): RolloutStore {
+    const store = new RolloutStore(this.redis, this.keys);
+    store.note = note;
+    return store;
+  }
+
+  /** Marks the note written once a step that carried it succeeded. */
+  private carried(done: boolean): void {
+    if (done && this.note) this.note.written = true;
   }
 
   async get(id: string): Promise<RolloutRecord | undefined> {
@@ -291,13 +309,17 @@ export class RolloutStore {
       k.policies,
       k.rollbackRequests,
       k.forgotten,
+      k.audit,
+      k.auditDropped,
       id,
       rollout.policy,
       rollout.phase,
       rollout.phase === 'paused' ? (rollout.pauseReason ?? '') : '',
       force ? '1' : '',
+      ...auditArgs(this.note).map(String),
       ...slotStates,
     );
+    this.carried(kind === 'forgotten');
     if (kind === 'pending') return { kind };
     if (kind === 'forgotten') return { kind, collectors: Number(n) };
     if (kind === 'busy') return { kind, collectors: Number(n) };
@@ -381,7 +403,9 @@ export class RolloutStore {
         );
       multi.hdel(this.keys.forgotten, id);
     }
-    (multi as unknown as Scripted).fuWriteRollout(...this.writeArgs({ id }, '', '', { patch }, events));
+    (multi as unknown as Scripted).fuWriteRollout(
+      ...this.writeArgs({ id }, '', '', { patch }, events, {}, false),
+    );
     const values = replies(await multi.exec());
     const fields = values[values.length - 1];
     const rollout = Array.isArray(fields) ? decodeRollout(pairs(fields)) : undefined;
@@ -423,6 +447,7 @@ export class RolloutStore {
       ...this.writeArgs(rollout, compare, expected, { ...change, patch }, events, set),
     );
     const stored = Array.isArray(fields) ? decodeRollout(pairs(fields)) : undefined;
+    this.carried(stored !== undefined);
     return stored ? { rollout: stored, events } : undefined;
   }
 
@@ -482,6 +507,7 @@ export class RolloutStore {
     change: RolloutWrite,
     events: readonly RecordedEvent[],
     extraSet: Record<string, string | number> = {},
+    audit = true,
   ): (string | number)[] {
     const { set, clear } = encodePatch(change.patch ?? {});
     const toSet = Object.entries({ ...set, ...extraSet });
@@ -491,6 +517,8 @@ export class RolloutStore {
       this.keys.history(rollout.id),
       this.keys.outbox,
       this.keys.rollbackRequests,
+      this.keys.audit,
+      this.keys.auditDropped,
       compare,
       expected,
       change.unless ?? '',
@@ -498,6 +526,7 @@ export class RolloutStore {
       OUTBOX_LIMIT,
       change.rollbackRequest ?? '',
       rollout.id,
+      ...auditArgs(audit ? this.note : undefined),
       toSet.length,
       ...toSet.flat(),
       clear.length,

@@ -43,8 +43,11 @@ import {
 export { RETRYABLE_STATES };
 export type RetryableState = (typeof RETRYABLE_STATES)[number];
 
-/** Why an action was refused: `not_found` (exit 64), `conflict` (the rollout's phase; exit 3), `invalid` (64). */
-export type ControlErrorKind = 'not_found' | 'conflict' | 'invalid';
+/**
+ * Why an action was refused: `not_found` (exit 64), `conflict` (the rollout's phase; exit 3),
+ * `invalid` (64), `forbidden` (the person may not: exit 77).
+ */
+export type ControlErrorKind = 'not_found' | 'conflict' | 'invalid' | 'forbidden';
 
 export class ControlError extends FleetError {
   constructor(
@@ -369,6 +372,12 @@ export async function promote(
   if (rollout.phase !== 'running' && rollout.phase !== 'converged' && !stoppedByAnalysis)
     throw conflict(rollout, 'only a running rollout can be promoted (resume it first)');
   const progress = rollout.wave;
+  // Approvals by several people are not one person's to skip (operator/approve.ts).
+  if (progress.waitingFor === 'approval' && progress.approval && progress.approval.approvers > 1)
+    throw conflict(
+      rollout,
+      `wave ${progress.index + 2} awaits ${progress.approval.approvers} approvals: \`fleet-upgrade approve ${id}\` (each by another person)`,
+    );
   const of = progress.of ?? progress.index + 1;
   const next = promoted(progress, of, full);
   if (!next)

@@ -5,6 +5,7 @@
  * build taking over (supersede-rollout.ts) and retention (expire-rollouts.ts). They need only
  * Redis (but check-one-off.ts): they work while the daemon is down.
  */
+export * from './approve.js';
 export * from './check-one-off.js';
 export * from './control.js';
 export * from './expire-rollouts.js';

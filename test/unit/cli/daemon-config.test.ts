@@ -89,6 +89,7 @@ describe('loadDaemonConfig: defaults', () => {
       inventory: { enabled: true, intervalMs: 900_000, pageEveryMs: 5_000 },
       webhooks: [],
       orgs: [],
+      audit: { maxRecords: 1_000_000, retentionMs: 400 * 86_400_000 },
       authReads: false,
     });
   });

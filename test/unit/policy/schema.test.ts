@@ -207,9 +207,23 @@ describe('waves', () => {
   // wave, so the field's own message ('expected "manual" (or leave approval out)', the duration
   // hint) never reaches the operator. Remove `.fails` once the union picks its branch by the
   // input's type.
+  it('takes approvals by several people: { approvers, from }, within 1 to 10', () => {
+    const policy = Policy.parse({
+      name: 'a',
+      waves: [{ size: 10, approval: { approvers: 2, from: ['alice', 'release-managers'] } }, '100%'],
+    });
+    expect(policy.waves[0]?.approval).toEqual({ approvers: 2, from: ['alice', 'release-managers'] });
+    expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    approval: { approvers: 0 }'))).toContain(
+      'waves[0].approval',
+    );
+    expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    approval: { approvers: 11 }'))).toContain(
+      'waves[0].approval',
+    );
+  });
+
   it('names the field of a wave object that is wrong, with its own message', () => {
     expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    approval: auto'))).toContain(
-      'p.yaml:4:5: waves[0].approval: expected "manual" (or leave approval out)',
+      'p.yaml:4:5: waves[0].approval: expected "manual" or { approvers: N, from: [names or groups] } (or leave approval out)',
     );
     expect(errorOf(yaml('name: a', 'waves:', '  - size: 10', '    bake: soon'))).toContain(
       'p.yaml:4:5: waves[0].bake: expected a duration like 90s, 10m, 2h',

@@ -13,11 +13,15 @@
 --       7 reconciling, 8 verifying, 9 counts per cohort, 10 counts per organization,
 --       11 durations, 12 durations per kind, 13 history, 14 rollouts (ZSET), 15 followed (SET),
 --       16 one-off policies (HASH), 17 policies (HASH policy -> current rollout),
---       18 rollback requests (HASH), 19 forgotten (HASH id -> JSON of its holds)
+--       18 rollback requests (HASH), 19 forgotten (HASH id -> JSON of its holds), 20 the audit
+--       stream, 21 the audit's dropped counters (HASH)
 -- ARGV: the rollout id, its policy, the phase expected, the pause reason expected ('' any),
---       '1' to forget even with a rollback request pending, then the states that hold a slot.
+--       '1' to forget even with a rollback request pending, the audit record of the operator's
+--       `forget` ('' none: appended first, in this step, only when the rollout is forgotten),
+--       its stream's size cap, its retention (ms), then the states that hold a slot.
 -- Returns {'forgotten', n} (n: its Collectors), {'gone'}, {'changed', phase}, {'busy', n} or
 -- {'pending'} (a rollback request not yet taken).
+--#include append-audit
 if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then return { 'gone' } end
 local phase = redis.call('HGET', KEYS[1], 'phase') or ''
 if phase ~= ARGV[3] then return { 'changed', phase } end
@@ -27,7 +31,7 @@ end
 local counts = redis.call('HGETALL', KEYS[3])
 local busy, total = 0, 0
 local slot = {}
-for i = 6, #ARGV do slot[ARGV[i]] = true end
+for i = 9, #ARGV do slot[ARGV[i]] = true end
 for i = 1, #counts, 2 do
   local n = tonumber(counts[i + 1]) or 0
   total = total + n
@@ -35,6 +39,7 @@ for i = 1, #counts, 2 do
 end
 if busy > 0 then return { 'busy', busy } end
 if ARGV[5] ~= '1' and redis.call('HEXISTS', KEYS[18], ARGV[1]) == 1 then return { 'pending' } end
+appendAudit(KEYS[20], KEYS[21], ARGV[6], ARGV[7], ARGV[8])
 local holds = redis.call('HGET', KEYS[1], 'quarantined')
 redis.call('DEL', unpack(KEYS, 1, 13))
 redis.call('ZREM', KEYS[14], ARGV[1])

@@ -4,18 +4,24 @@
 -- notification outbox. So an event exists exactly when the change it tells of does: no crash can
 -- leave a halt without its `rollout.halted`, and a rollout that is gone (forgotten) is not written
 -- back as a stray hash, nor given a history, an outbox event or a rollback request of its own.
+-- An operator's action brings its audit record (audit-log.ts), appended first, in the same step:
+-- no action exists without its record (an audit stream that cannot be written fails the step
+-- before anything else is written), and no record says `allowed` of an action that was refused.
 --
 -- KEYS: 1 the rollout (HASH), 2 its history (LIST), 3 the outbox (STREAM), 4 the rollback
---       requests (HASH rollout id -> request JSON)
+--       requests (HASH rollout id -> request JSON), 5 the audit stream, 6 the audit's dropped
+--       counters (HASH)
 -- ARGV: compare ('' | 'phase' | 'waveSeq'), the value expected (a phase, or a wave seq as a
 --       number; a missing wave has seq 0), a field that must be absent ('' none), history
 --       entries kept, outbox entries kept, a rollback request of this rollout to file ('' none),
---       the rollout's id (its field in the requests), then
+--       the rollout's id (its field in the requests), the audit record ('' none), its stream's
+--       size cap, its retention (ms), then
 --       n and n field/value pairs to set, m and m fields to clear, k and k field/increment pairs,
 --       e and e (event id, event JSON) pairs.
 -- Returns the rollout's fields after the write (HGETALL), or 0 when the rollout does not exist
 -- or the compared value was not the one expected, or the field that must be absent is there
 -- (nothing written).
+--#include append-audit
 if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then return 0 end
 local compare, expected = ARGV[1], ARGV[2]
 if compare == 'phase' then
@@ -31,9 +37,10 @@ elseif compare == 'waveSeq' then
   if seq ~= tonumber(expected) then return 0 end
 end
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then return 0 end
+appendAudit(KEYS[5], KEYS[6], ARGV[8], ARGV[9], ARGV[10])
 local historyKept, outboxKept = tonumber(ARGV[4]), ARGV[5]
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[4], ARGV[7], ARGV[6]) end
-local i = 8
+local i = 11
 local n = tonumber(ARGV[i])
 i = i + 1
 if n > 0 then

@@ -1,0 +1,126 @@
+/**
+ * An operator's action and its audit record are one atomic step (rollout/life/audit-log.ts,
+ * lua/write-rollout.lua, lua/forget-rollout.lua), on a real Redis: a kill of the process between
+ * the action and its record is impossible by construction, because there is no "between".
+ *
+ * - MONITOR shows the record travelling inside the very EVALSHA that writes the rollout's phase,
+ *   and no command outside a script ever touches the audit stream for it;
+ * - an audit stream that cannot be written (a key of the wrong type) fails the whole step: the
+ *   rollout is not paused and has no history event (no action without its record);
+ * - a refused action (wrong phase) writes no `allowed` record;
+ * - forget carries its record in its own step too;
+ * - the size cap drops the oldest records and counts them.
+ */
+import { describe, expect, it } from 'vitest';
+import { createState } from '../../../src/cli/boot/create-state.js';
+import { createManualClock } from '../../../src/lib/clock.js';
+import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
+import { AuditLog, type AuditRecord } from '../../../src/rollout/index.js';
+import { ControlError, forget, pause } from '../../../src/rollout/operator/control.js';
+import { testRedisUrl, useTestRedis } from '../../support/redis.js';
+import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
+
+const ctx = useTestRedis();
+const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
+const ID = 'linux-fleet@19.470-4';
+
+const record = (what: string): AuditRecord => ({
+  who: 'alice',
+  via: 'token',
+  from: '10.0.0.7',
+  what,
+  rollout: ID,
+  answer: 'allowed',
+  status: 200,
+});
+
+async function world() {
+  const state = createState(ctx.redis, ctx.prefix);
+  const clock = createManualClock(T0);
+  await state.rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0);
+  const audit = new AuditLog(ctx.redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
+  const deps = { rollouts: state.rollouts, store: state.store, clock, keys: state.keys };
+  return { state, clock, audit, deps };
+}
+
+describe('an action and its audit record', () => {
+  it('travel in one EVALSHA: the record is never written by a command of its own', async () => {
+    const { state, audit, deps } = await world();
+    const monitor = createRedis(testRedisUrl(), { name: 'monitor' });
+    const seen: string[][] = [];
+    const m = await monitor.monitor();
+    m.on('monitor', (_time: string, args: string[], source: string) => seen.push([source, ...args]));
+    try {
+      const note = audit.note(record('pause'));
+      await pause({ ...deps, rollouts: deps.rollouts.audited(note) }, ID, 'alice');
+      expect(note.written).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      m.disconnect();
+      await closeRedis(monitor);
+    }
+    const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
+    const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"pause"')));
+    expect(carrying).toHaveLength(1);
+    // The same call names the rollout and the audit stream, and brings the phase's compare-and-set.
+    expect(carrying[0]).toEqual(
+      expect.arrayContaining([state.keys.rollout(ID), state.keys.audit, 'phase', 'running']),
+    );
+    // Outside scripts, nothing writes the audit stream.
+    const outside = seen.filter(([source, cmd]) => !/lua/.test(source ?? '') && /^xadd$/i.test(cmd ?? ''));
+    expect(outside.filter((a) => a.includes(state.keys.audit))).toEqual([]);
+    const [entry] = await collect(audit);
+    expect(entry).toMatchObject({ who: 'alice', what: 'pause', answer: 'allowed', rollout: ID });
+    expect((await state.rollouts.get(ID))?.phase).toBe('paused');
+  });
+
+  it('fails together: an audit stream that cannot be written leaves the action undone', async () => {
+    const { state, audit, deps } = await world();
+    await ctx.redis.set(state.keys.audit, 'not a stream');
+    const note = audit.note(record('pause'));
+    await expect(pause({ ...deps, rollouts: deps.rollouts.audited(note) }, ID, 'alice')).rejects.toThrow(
+      /WRONGTYPE/,
+    );
+    expect(note.written).toBe(false);
+    expect((await state.rollouts.get(ID))?.phase).toBe('running');
+    expect(await state.events.history(ID)).toEqual([]);
+    expect(await ctx.redis.xlen(state.keys.outbox)).toBe(0);
+  });
+
+  it('writes no allowed record for an action refused by the rollout’s phase, and carries forget’s', async () => {
+    const { state, audit, deps } = await world();
+    const note = audit.note(record('forget'));
+    // A running rollout cannot be forgotten: nothing is written.
+    await expect(
+      forget({ ...deps, rollouts: deps.rollouts.audited(note) }, ID, { force: true }),
+    ).rejects.toThrow(ControlError);
+    expect(note.written).toBe(false);
+    expect(await ctx.redis.exists(state.keys.audit)).toBe(0);
+    await state.rollouts.move({ id: ID, phase: 'running' }, 'abort', T0, 'test');
+    const again = audit.note(record('forget'));
+    await forget({ ...deps, rollouts: deps.rollouts.audited(again) }, ID, { force: true });
+    expect(again.written).toBe(true);
+    expect(await state.rollouts.get(ID)).toBeUndefined();
+    expect((await collect(audit)).map((e) => e.what)).toEqual(['forget']);
+  });
+
+  it('keeps at most the cap, dropping the oldest and counting them', async () => {
+    const { state } = await world();
+    const small = new AuditLog(ctx.redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
+    for (let i = 0; i < 1005; i++) await small.append({ ...record('pause'), reason: `n${i}` });
+    const all = await collect(small);
+    expect(all).toHaveLength(1000);
+    expect(all[0]?.reason).toBe('n5');
+    expect(await small.dropped()).toEqual({ cap: 5, retention: 0 });
+    // Pages: the same records whatever the page size.
+    const paged: string[] = [];
+    for await (const e of small.read({}, 7)) paged.push(e.reason ?? '');
+    expect(paged).toEqual(all.map((e) => e.reason));
+  });
+});
+
+async function collect(log: AuditLog) {
+  const out = [];
+  for await (const e of log.read()) out.push(e);
+  return out;
+}
