@@ -106,7 +106,10 @@ const scopeOf = (body: { org?: string | undefined }): { org?: string } =>
 const ACTIONS: Record<string, Action<z.ZodType>> = {
   pause: action(ScopeBody, (deps, id, actor, body: ScopeBody) => pause(deps, id, actor, scopeOf(body))),
   resume: action(ScopeBody, (deps, id, actor, body: ScopeBody) => resume(deps, id, actor, scopeOf(body))),
-  abort: action(AbortBody, (deps, id, actor, body: AbortBody) => abort(deps, id, actor, body.reason)),
+  // Who, then why, as `fleet-upgrade abort --reason` records it: status and history name the actor.
+  abort: action(AbortBody, (deps, id, actor, body: AbortBody) =>
+    abort(deps, id, actor, body.reason === undefined ? undefined : `by ${actor}: ${body.reason}`),
+  ),
   promote: action(PromoteBody, (deps, id, actor, body: PromoteBody) =>
     promote(deps, id, actor, body.full ?? false),
   ),

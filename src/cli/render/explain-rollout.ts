@@ -83,7 +83,7 @@ function explainPhase(r: RolloutStatus, now: number): string | undefined {
   const id = oneLine(r.id);
   const underWay =
     r.inflight > 0
-      ? `; ${r.inflight === 1 ? '1 task under way is' : `${r.inflight} tasks under way are`} followed to their end`
+      ? `; ${r.inflight === 1 ? '1 task under way is followed to its end' : `${r.inflight} tasks under way are followed to their end`}`
       : '';
   switch (r.phase) {
     case 'halted':
