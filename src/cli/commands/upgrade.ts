@@ -132,10 +132,14 @@ export function upgradeCommand(): Command {
         return { name, kept, lines, check, notUpgradable };
       });
       const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
-      for (const line of outcome.lines) process.stderr.write(`${line}\n`);
+      // Within 80 columns, a sentence's lines after its first indented.
+      const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
+      for (const line of outcome.lines) process.stderr.write(say(line));
       if (outcome.check.unchecked)
         process.stderr.write(
-          `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)\n`,
+          say(
+            `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)`,
+          ),
         );
       const pinned = outcome.check.build ?? (flags.to === LATEST ? undefined : flags.to);
       const text =
@@ -148,7 +152,7 @@ export function upgradeCommand(): Command {
               to: flags.to,
               ...(pinned === undefined ? {} : { build: pinned }),
             });
-      process.stdout.write(`${wrapText(text, 80, '', '  ').join('\n')}\n`);
+      process.stdout.write(say(text));
       // A script can tell: nothing started (3), or some named Collectors left out (2).
       if (outcome.name === undefined) process.exitCode = EXIT.conflict;
       else if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;

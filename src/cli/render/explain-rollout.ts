@@ -115,12 +115,32 @@ function explainPhase(r: RolloutStatus, now: number): string | undefined {
   }
 }
 
+/**
+ * `waiting for 2 retrying (offline, or a task refused), next try at 14:32 UTC`: the Collectors a
+ * running rollout tries again later, and when the first is due; `waiting for` when nothing else
+ * moves (none queued, none under way), as a wave does when only those are left.
+ */
+export function retryText(r: RolloutStatus, now: number): string | undefined {
+  const n = r.counts.waiting_retry ?? 0;
+  if (n === 0 || r.phase !== 'running') return undefined;
+  const idle = (r.counts.queued ?? 0) === 0 && r.inflight === 0;
+  const next =
+    r.nextRetryAt === undefined
+      ? ''
+      : r.nextRetryAt > now
+        ? `, next try at ${formatWhen(r.nextRetryAt, now)}`
+        : ', next try due now';
+  return `${idle ? 'waiting for ' : ''}${n} retrying (offline, or a task refused)${next}`;
+}
+
 /** A running or converged rollout: its wave, what the waves wait for, what holds admissions. */
 function explainAdmitting(r: RolloutStatus, now: number, id: string): string | undefined {
   const of = r.wave?.of ?? 1;
   const waits: string[] = [];
   const wave = waveText(r);
   if (wave && r.phase === 'running') waits.push(wave);
+  const retries = retryText(r, now);
+  if (retries) waits.push(retries);
   if (r.wave?.waitingFor === 'bake' && r.wave.bakeUntil !== undefined) {
     waits.push(
       r.wave.bakeUntil > now
