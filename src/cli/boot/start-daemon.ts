@@ -13,7 +13,7 @@ import type { Logger } from '../../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
 import { pingWithin } from '../../lib/redis/ping-within.js';
 import { startReplicaWait } from '../../lib/redis/replica-wait.js';
-import { openSharedClock } from '../../lib/shared-clock.js';
+import { alignSharedClock, openSharedClock } from '../../lib/shared-clock.js';
 import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
 import { startNotifier } from '../../notify/start-notifier.js';
 import type { PolicyFileStatus } from '../../policy/load/policy-store.js';
@@ -84,6 +84,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const state = createState(conn.redis, config.keyPrefix, logger);
     const { keys, redis, store, rollouts } = state;
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
+    let aligned = false;
     const metrics = createMetrics({ role });
     const policies = options.policies ?? (() => []);
     // This process's problems, in Redis with an expiry; the scheduler's only while it leads.
@@ -113,6 +114,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           told === undefined
             ? problems.book.clear('time-scale')
             : problems.book.set('time-scale', timeScaleProblem(config.timeScale, told, clock.now())),
+        // One rehearsal, one clock: the first answer that tells the simulator's now sets ours.
+        onNow: (simNow, wallAt) => {
+          if (aligned) return;
+          aligned = true;
+          alignSharedClock(redis, keys.clock, clock, simNow, wallAt).then(
+            (moved) => {
+              if (moved !== 0) logger.info({ movedMs: moved }, "clock set by the simulator's");
+            },
+            (err: Error) => logger.warn({ err: err.message }, "could not set the clock by the simulator's"),
+          );
+        },
       },
     });
     shutdown.add(() => apis.close());

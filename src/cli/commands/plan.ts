@@ -139,7 +139,16 @@ export function planCommand(): Command {
             orgFailed(org, err);
           }
         }
-        const build = [...new Set(Object.values(builds))].join(', ');
+        // The builds the moving Collectors go to (not another organization's, which none of them
+        // goes to); with none moving, what the target names in each organization.
+        const moving = new Set(rows.map((r) => r.org));
+        const build = [
+          ...new Set(
+            Object.entries(builds)
+              .filter(([org]) => moving.size === 0 || moving.has(org))
+              .map(([, b]) => b),
+          ),
+        ].join(', ');
         const notes = planned.notes;
         if (flags.json) {
           process.stdout.write(

@@ -177,7 +177,13 @@ export function notStartedText(
 }
 
 /** The one-off written: its rollout's id (known when the build is), and the commands that follow it. */
-export function startedText(o: { name: string; kept: number; ofOrg: string; to: string; build?: string }): string {
+export function startedText(o: {
+  name: string;
+  kept: number;
+  ofOrg: string;
+  to: string;
+  build?: string;
+}): string {
   const moved = `${plural(o.kept, 'Collector')}${o.ofOrg} to ${o.build ?? o.to}`;
   const latest = o.to === LATEST && o.build ? ' (latest now)' : '';
   const follow = o.build

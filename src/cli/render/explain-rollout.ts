@@ -117,20 +117,20 @@ function explainPhase(r: RolloutStatus, now: number): string | undefined {
 
 /**
  * `waiting for 2 retrying (offline, or a task refused), next try at 14:32 UTC`: the Collectors a
- * running rollout tries again later, and when the first is due; `waiting for` when nothing else
- * moves (none queued, none under way), as a wave does when only those are left.
+ * running rollout tries again later, and when the first is due, when nothing else moves (none
+ * queued, none under way), as a wave does when only those are left.
  */
 export function retryText(r: RolloutStatus, now: number): string | undefined {
   const n = r.counts.waiting_retry ?? 0;
   if (n === 0 || r.phase !== 'running') return undefined;
-  const idle = (r.counts.queued ?? 0) === 0 && r.inflight === 0;
+  if ((r.counts.queued ?? 0) > 0 || r.inflight > 0) return undefined;
   const next =
     r.nextRetryAt === undefined
       ? ''
       : r.nextRetryAt > now
         ? `, next try at ${formatWhen(r.nextRetryAt, now)}`
         : ', next try due now';
-  return `${idle ? 'waiting for ' : ''}${n} retrying (offline, or a task refused)${next}`;
+  return `waiting for ${n} retrying (offline, or a task refused)${next}`;
 }
 
 /** A running or converged rollout: its wave, what the waves wait for, what holds admissions. */
@@ -139,8 +139,6 @@ function explainAdmitting(r: RolloutStatus, now: number, id: string): string | u
   const waits: string[] = [];
   const wave = waveText(r);
   if (wave && r.phase === 'running') waits.push(wave);
-  const retries = retryText(r, now);
-  if (retries) waits.push(retries);
   if (r.wave?.waitingFor === 'bake' && r.wave.bakeUntil !== undefined) {
     waits.push(
       r.wave.bakeUntil > now
@@ -158,6 +156,9 @@ function explainAdmitting(r: RolloutStatus, now: number, id: string): string | u
   } else if (r.wave?.full && wave && r.phase === 'running') {
     waits.push('every remaining wave open (`promote --full`)');
   }
+  // Nothing else holds it: what it waits for is the Collectors it tries again.
+  const retries = waits.length <= 1 ? retryText(r, now) : undefined;
+  if (retries) waits.push(retries);
   // `wave 2 of 4 (10 of 50 done), baking until ...; change freeze until ...`
   const text = [waits.join(', '), r.holding ? oneLine(r.holding) : ''].filter(Boolean).join('; ');
   return text || undefined;

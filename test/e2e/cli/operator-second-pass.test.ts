@@ -11,8 +11,9 @@
  *   end`; `history` writes every time one way (ISO 8601, to the second);
  * - every line of those screens within 80 columns.
  */
-import { createServer } from 'node:net';
+
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -111,7 +112,9 @@ describe('what the operator sees, second pass', () => {
     // A wave that waits on an offline Collector says for how many, and when it tries again.
     const waiting = await h.waitFor((s) => {
       const r = byId(s, 'everywhere@19.450-12');
-      return (r?.counts.waiting_retry ?? 0) === 1 && r?.done === 9 && byId(s, 'canary@19.450-12')?.inflight === 1;
+      return (
+        (r?.counts.waiting_retry ?? 0) === 1 && r?.done === 9 && byId(s, 'canary@19.450-12')?.inflight === 1
+      );
     }, 60_000);
     expect(waiting.rollouts.map((r) => r.id).sort()).toEqual(['canary@19.450-12', 'everywhere@19.450-12']);
     // An abort over HTTP while one task is under way: who, in status and history.
@@ -179,6 +182,8 @@ describe('what the operator sees, second pass', () => {
     const some = await h.cli(['upgrade', '--collector', '3,999', '--to', 'latest', '--org', EU]);
     expect(some.code, some.out).toBe(2);
     expect(tooWide(some.out), some.out).toEqual([]);
-    expect(some.out.replace(/\s+/g, ' ')).toMatch(/one-off rollout upgrade-\S+@19\.470-4: 1 Collector of org/);
+    expect(some.out.replace(/\s+/g, ' ')).toMatch(
+      /one-off rollout upgrade-\S+@19\.470-4: 1 Collector of org/,
+    );
   }, 180_000);
 });

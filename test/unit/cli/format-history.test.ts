@@ -77,10 +77,10 @@ describe('formatHistory', () => {
     expect(eventOrg({})).toBeUndefined();
   });
 
-  it('shows every time one way, the sentences\' too: ISO 8601 in UTC, to the second (issue #26)', () => {
-    expect(oneTimeFormat('soaks in canary until 2026-11-29 00:50 (UTC); since 2026-11-29T01:40:36.706Z')).toBe(
-      'soaks in canary until 2026-11-29T00:50:00Z; since 2026-11-29T01:40:36Z',
-    );
+  it("shows every time one way, the sentences' too: ISO 8601 in UTC, to the second (issue #26)", () => {
+    expect(
+      oneTimeFormat('soaks in canary until 2026-11-29 00:50 (UTC); since 2026-11-29T01:40:36.706Z'),
+    ).toBe('soaks in canary until 2026-11-29T00:50:00Z; since 2026-11-29T01:40:36Z');
     expect(oneTimeFormat('at 2026-11-29 00:50:12 (UTC)')).toBe('at 2026-11-29T00:50:12Z');
     const text = formatHistory([event({ message: 'web@19.470-4: baking until 2026-11-25T10:32:00.000Z' })]);
     expect(text).toBe(
