@@ -18,7 +18,7 @@ export function ensureDeps() {
     // every platform, so npm ci accepts it (npm/cli#8805 was a lock without them).
     // npm's warnings (install scripts of dependencies, deprecations) are for the maintainers, not
     // for the first screen of someone trying the demo: errors only.
-    process.stderr.write('fleet-upgrade: installing dependencies (npm ci, about half a minute)\n');
+    process.stderr.write('fleet-upgrade: installing dependencies (npm ci, about a minute)\n');
     run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
   }
 }

@@ -21,6 +21,7 @@ import {
 } from '../../rollout/index.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { wrapText } from '../render/format-status.js';
 
 /** Real seconds `--wait` follows a rollback by default. */
 const WAIT_SECONDS = 600;
@@ -74,7 +75,9 @@ export function rollbackCommand(): Command {
         throw new ControlError('invalid', `--wait takes a number of seconds, not '${String(flags.wait)}'`);
       await withControl(flags, async (deps) => {
         const result = await requestRollback(deps, id, operatorName(), states, orgScope(flags));
-        process.stdout.write(`${result.message}\n`);
+        // Within 80 columns: a sentence's lines after its first indented (issue #26).
+        const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
+        process.stdout.write(say(result.message));
         if (waitSeconds === 0 || result.request === undefined) return;
         const account = await follow(
           () => readFleetStatus(deps.state),
@@ -82,7 +85,7 @@ export function rollbackCommand(): Command {
           result.request,
           Date.now() + waitSeconds * 1000,
         );
-        process.stdout.write(`${sayAccount(account, id, waitSeconds)}\n`);
+        process.stdout.write(say(sayAccount(account, id, waitSeconds)));
       });
     },
   );
