@@ -34,23 +34,18 @@ export function build() {
   run('npm', ['run', '--silent', 'build']);
 }
 
-function builtAfterSources() {
-  const main = join(root, 'dist', 'cli', 'main.js');
+/** Whether `dir`'s dist/cli/main.js is newer than every source (a deleted file changes its folder). */
+export function builtAfterSources(dir = root) {
+  const main = join(dir, 'dist', 'cli', 'main.js');
   if (!existsSync(main)) return false;
   const built = statSync(main).mtimeMs;
   const sources = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'src'].map((p) =>
-    join(root, p),
+    join(dir, p),
   );
   for (const path of [
     ...sources,
-    ...readdirSync(join(root, 'src'), { recursive: true }).map((p) => join(root, 'src', String(p))),
+    ...readdirSync(join(dir, 'src'), { recursive: true }).map((p) => join(dir, 'src', String(p))),
   ])
     if (existsSync(path) && statSync(path).mtimeMs > built) return false;
   return true;
-}
-
-export function run(cmd, args, options = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
-  if (r.error) throw r.error;
-  if (r.status !== 0) process.exit(r.status ?? 1);
 }
