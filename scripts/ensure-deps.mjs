@@ -49,3 +49,9 @@ export function builtAfterSources(dir = root) {
     if (existsSync(path) && statSync(path).mtimeMs > built) return false;
   return true;
 }
+
+export function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
+  if (r.error) throw r.error;
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
