@@ -69,8 +69,10 @@ export function originFor(scale: number, simNow: number, wallAt: number): number
 /**
  * Sets the deployment's clock by the simulator's (told `simNow` at wall-clock `wallAt`): rewrites
  * the record's origin in Redis and moves `clock`'s. Nothing at time scale 1 (the wall clock is
- * everyone's), nor when they already agree within `toleranceMs` of clock time. Returns how far
- * the clock moved (clock ms, 0 when it did not).
+ * everyone's), nor when they already agree within `toleranceMs` of clock time (default: what
+ * 100 ms of the wall clock, a request's latency, is on it, at least 1 s), so that a restart
+ * against a simulator whose clock it already follows does not move it back and forth. Returns how
+ * far the clock moved (clock ms, 0 when it did not).
  */
 export async function alignSharedClock(
   redis: Redis,
@@ -78,7 +80,7 @@ export async function alignSharedClock(
   clock: SharedClock,
   simNow: number,
   wallAt: number,
-  toleranceMs = 1000,
+  toleranceMs = Math.max(1000, 100 * clock.scale),
 ): Promise<number> {
   if (clock.scale <= 1) return 0;
   const ours = clock.now() - (Date.now() - wallAt) * clock.scale;
