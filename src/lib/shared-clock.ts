@@ -87,8 +87,9 @@ export async function alignSharedClock(
   const moved = simNow - ours;
   if (Math.abs(moved) <= toleranceMs) return 0;
   const origin = originFor(clock.scale, simNow, wallAt);
-  await redis.set(key, JSON.stringify({ scale: clock.scale, origin } satisfies ClockRecord));
+  // This process's first (a time stamped meanwhile is on the simulator's clock), then the record.
   clock.setOrigin(origin);
+  await redis.set(key, JSON.stringify({ scale: clock.scale, origin } satisfies ClockRecord));
   return moved;
 }
 

@@ -14,6 +14,7 @@ import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redi
 import { pingWithin } from '../../lib/redis/ping-within.js';
 import { startReplicaWait } from '../../lib/redis/replica-wait.js';
 import { alignSharedClock, openSharedClock } from '../../lib/shared-clock.js';
+import { withTimeout } from '../../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
 import { startNotifier } from '../../notify/start-notifier.js';
 import type { PolicyFileStatus } from '../../policy/load/policy-store.js';
@@ -129,6 +130,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
     shutdown.add(() => apis.close());
     const first = apis.get(apis.names[0] as string);
+    // A rehearsal: ask the service once before anything is stamped, so that this process (a
+    // `worker` started before `run` too) is on the simulator's clock from its first step. A
+    // service that does not answer yet is set by later at its first answer (onNow).
+    if (config.timeScale > 1)
+      await withTimeout(
+        first.client.listTargets().catch(() => undefined),
+        5000,
+        () => undefined,
+      );
     metrics.setApiBudget(first.perSecond * config.timeScale, first.concurrent);
     const health = new OrgHealth(redis, keys, PROBLEM_TTL_MS);
     metrics.watchRedis(async () => (await pingWithin(redis, 1000)) === undefined);

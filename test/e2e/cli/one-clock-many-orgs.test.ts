@@ -195,6 +195,27 @@ describe('one clock, three organizations, 80 columns', () => {
     expect(tooWide(rollback.out), rollback.out).toEqual([]);
     expect(rollback.out.replace(/\s+/g, ' ')).toMatch(/rolled back/);
 
+    // A fault the simulator dates is shown in status at that time, on the same clock.
+    const faults = `${h.sim.url}/_sim/faults?org=${encodeURIComponent(EU)}`;
+    const on = await fetch(faults, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'unauthorized' }),
+    });
+    expect(on.status, await on.text()).toBeLessThan(300);
+    const listed = (await (await fetch(faults)).json()) as { faults: { since: number }[] };
+    const faultSince = listed.faults[0]?.since as number;
+    const seen = await h.waitFor((s) => s.orgProblems.some((p) => p.org === EU), 60_000);
+    const problem = seen.orgProblems.find((p) => p.org === EU) as { since: number };
+    // Seen at the daemon's next request to EU's service: within a poll interval of the fault.
+    expect(problem.since - faultSince).toBeGreaterThanOrEqual(-5_000);
+    expect(problem.since - faultSince).toBeLessThanOrEqual(POLL_MS);
+    const faulty = await h.cli(['status']);
+    expect(tooWide(faulty.out), faulty.out).toEqual([]);
+    const hhmm = new Date(problem.since).toISOString().slice(11, 16);
+    expect(faulty.out.replace(/\s+/g, ' ')).toContain(`org ${EU}: credentials refused (401) since ${hhmm}`);
+    expect(faulty.out).toMatch(/^Simulated clock \(×120\): now /m);
+
     // status --watch: two frames, within 80 columns, each count beside its state.
     const watch = h.spawnCli(['status', '--watch', '--interval', '0.2']);
     const until = Date.now() + 15_000;
