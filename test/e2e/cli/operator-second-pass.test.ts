@@ -172,6 +172,20 @@ describe('what the operator sees, second pass', () => {
     expect(report.out).toMatch(/^2,.*succeeded/m);
     expect((await h.cli(['status', '--org', EU])).out).toContain(id.slice(0, 20));
 
+    // The same over HTTP: the answer names the rollout's id, which its report endpoint knows.
+    const posted = await fetch(`http://127.0.0.1:${port}/upgrades`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ collectors: [4], to: 'latest', org: EU }),
+    });
+    const answer = (await posted.json()) as { oneOff: string; rollout?: string };
+    expect(posted.status, JSON.stringify(answer)).toBe(201);
+    expect(answer.rollout).toBe(`${answer.oneOff}@19.470-4`);
+    await h.waitFor((s) => byId(s, answer.rollout as string)?.phase === 'converged', 60_000);
+    const viaHttp = await fetch(`http://127.0.0.1:${port}/rollouts/${answer.rollout}/report`);
+    expect(viaHttp.status).toBe(200);
+    await viaHttp.arrayBuffer();
+
     // Honest refusals: nothing written is exit 3 and says `cannot`; some left out is exit 2.
     const none = await h.cli(['upgrade', '--collector', '999', '--to', 'latest', '--org', EU]);
     expect(none.code, none.out).toBe(3);
