@@ -85,6 +85,15 @@ export function upgradeCommand(): Command {
     .option(
       '--org <name>',
       'the organization the ids are of (required when the settings name several; default: the only one)',
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes:\n' +
+        '  0   written: its id printed (`latest` pinned to the build the service names)\n' +
+        '  2   written, but some named Collectors are left out (hosted, not in the\n' +
+        '      organization: each named)\n' +
+        '  3   nothing written: none of the named Collectors is left to upgrade\n' +
+        '  64  a bad flag, or a build the service does not offer',
     );
   return addStateOptions(command).action(
     async (flags: {
