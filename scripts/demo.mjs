@@ -8,6 +8,8 @@ import { spawn } from 'node:child_process';
 import { build, ensureDeps, root } from './ensure-deps.mjs';
 import { prepareRedis } from './provision-redis.mjs';
 
+// Said at once: setting up on a fresh clone takes a while, and silence looks like a hang.
+process.stderr.write('fleet-upgrade demo: setting up (dependencies, build, Redis), then the rehearsal\n');
 ensureDeps();
 build();
 const redis = await prepareRedis().catch((/** @type {Error} */ err) => {

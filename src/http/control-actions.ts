@@ -49,7 +49,10 @@ const scopeOf = (body: { org?: string | undefined }): { org?: string } =>
 export const ACTIONS: Record<string, Action<z.ZodType>> = {
   pause: action(ScopeBody, (deps, id, who, body: ScopeBody) => pause(deps, id, who.name, scopeOf(body))),
   resume: action(ScopeBody, (deps, id, who, body: ScopeBody) => resume(deps, id, who.name, scopeOf(body))),
-  abort: action(AbortBody, (deps, id, who, body: AbortBody) => abort(deps, id, who.name, body.reason)),
+  // Who, then why, as `fleet-upgrade abort --reason` records it: status and history name the actor.
+  abort: action(AbortBody, (deps, id, who, body: AbortBody) =>
+    abort(deps, id, who.name, body.reason === undefined ? undefined : `by ${who.name}: ${body.reason}`),
+  ),
   promote: action(PromoteBody, (deps, id, who, body: PromoteBody) =>
     promote(deps, id, who.name, body.full ?? false),
   ),

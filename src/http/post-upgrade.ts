@@ -90,7 +90,8 @@ export async function postUpgrade(
   const name = await new OneOffPolicies(deps.redis, deps.keys).add(
     {
       collectors: kept,
-      to: body.to,
+      // `latest` pinned as the service resolved it: the rollout's id is known now.
+      to: check.build ?? body.to,
       allowDowngrade: body.allowDowngrade ?? false,
       org,
       ...(body.maxInFlight === undefined ? {} : { maxInFlight: body.maxInFlight }),
@@ -100,6 +101,7 @@ export async function postUpgrade(
   );
   sendJson(res, 201, {
     oneOff: name,
+    ...(check.build ? { rollout: `${name}@${check.build}` } : {}),
     collectors: kept,
     ...said,
     message: `one-off ${name}: ${kept.length === 1 ? '1 Collector' : `${kept.length} Collectors`} to ${body.to}${check.build && body.to !== check.build ? ` (now ${check.build})` : ''}; the daemon starts it at its next round (GET /rollouts; until it starts, POST /rollouts/${name}/abort removes it)`,

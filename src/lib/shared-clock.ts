@@ -5,6 +5,11 @@
  * different times agree on the time: a request time written by one is judged by another's clock.
  * (Each process starting its own scaled clock would put two processes started Δ apart (K−1)·Δ
  * apart.) A process whose time scale differs from the deployment's refuses to start.
+ *
+ * A rehearsal has one more clock, the simulator's, which dates the tasks it records. The daemon
+ * sets the deployment's clock by it (`alignSharedClock`, once per process, at the first answer
+ * that tells the simulator's now): the origin is rewritten so that both read the same simulated
+ * time, and every process that reads the record afterwards (status, report, history) agrees.
  */
 import type { Redis } from 'ioredis';
 import { type Clock, createScaledClock, systemClock } from './clock.js';
@@ -33,15 +38,66 @@ function clockOf(record: ClockRecord): Clock & { scale: number } {
   return createScaledClock(record.scale, record.origin);
 }
 
+/** A deployment's clock whose origin `alignSharedClock` may move (the daemon's own). */
+export type SharedClock = Clock & { scale: number; setOrigin(origin: number): void };
+
+/** A clock of `scale` from `origin` whose origin can be moved (a rehearsal's, set by the simulator's). */
+export function alignableClock(scale: number, origin: number = Date.now()): SharedClock {
+  return sharedClockOf({ scale, origin });
+}
+
+function sharedClockOf(record: ClockRecord): SharedClock {
+  let inner = clockOf(record);
+  return {
+    scale: record.scale,
+    now: () => inner.now(),
+    sleep: (ms, signal) => inner.sleep(ms, signal),
+    setOrigin(origin) {
+      inner = clockOf({ scale: record.scale, origin });
+    },
+  };
+}
+
+/**
+ * The origin at which a clock of `scale` reads `simNow` at wall-clock `wallAt`: a scaled clock
+ * reads `origin + (wall - origin) * scale`, so origin = (scale·wallAt − simNow) / (scale − 1).
+ */
+export function originFor(scale: number, simNow: number, wallAt: number): number {
+  return Math.round((scale * wallAt - simNow) / (scale - 1));
+}
+
+/**
+ * Sets the deployment's clock by the simulator's (told `simNow` at wall-clock `wallAt`): rewrites
+ * the record's origin in Redis and moves `clock`'s. Nothing at time scale 1 (the wall clock is
+ * everyone's), nor when they already agree within `toleranceMs` of clock time (default: what
+ * 100 ms of the wall clock, a request's latency, is on it, at least 1 s), so that a restart
+ * against a simulator whose clock it already follows does not move it back and forth. Returns how
+ * far the clock moved (clock ms, 0 when it did not).
+ */
+export async function alignSharedClock(
+  redis: Redis,
+  key: string,
+  clock: SharedClock,
+  simNow: number,
+  wallAt: number,
+  toleranceMs = Math.max(1000, 100 * clock.scale),
+): Promise<number> {
+  if (clock.scale <= 1) return 0;
+  const ours = clock.now() - (Date.now() - wallAt) * clock.scale;
+  const moved = simNow - ours;
+  if (Math.abs(moved) <= toleranceMs) return 0;
+  const origin = originFor(clock.scale, simNow, wallAt);
+  // This process's first (a time stamped meanwhile is on the simulator's clock), then the record.
+  clock.setOrigin(origin);
+  await redis.set(key, JSON.stringify({ scale: clock.scale, origin } satisfies ClockRecord));
+  return moved;
+}
+
 /**
  * The deployment's clock at `timeScale`, creating it in Redis (`key`) when this is the first
  * process. Throws a ConfigError when the deployment runs at another time scale.
  */
-export async function openSharedClock(
-  redis: Redis,
-  key: string,
-  timeScale: number,
-): Promise<Clock & { scale: number }> {
+export async function openSharedClock(redis: Redis, key: string, timeScale: number): Promise<SharedClock> {
   const mine: ClockRecord = { scale: timeScale, origin: Date.now() };
   await redis.set(key, JSON.stringify(mine), 'NX');
   let record = parseRecord(await redis.get(key));
@@ -62,7 +118,7 @@ export async function openSharedClock(
       ],
     );
   }
-  return clockOf(record);
+  return sharedClockOf(record);
 }
 
 /** The deployment's clock if one was written (for commands that stamp times but start nothing). */

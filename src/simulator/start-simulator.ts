@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, createScaledClock } from '../lib/clock.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
-import { TIME_SCALE_HEADER } from '../lib/time-scale-header.js';
+import { SIM_NOW_HEADER, TIME_SCALE_HEADER } from '../lib/time-scale-header.js';
 import type { FleetModel, TaskGauge } from './fleet-model.js';
 import { type AnyFleetInput, parseFleet } from './fleet-source.js';
 import { type ApiDeps, handleApi } from './handle-api.js';
@@ -77,7 +77,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const server = createServer(
     { ...boundedServerOptions(options.limits), keepAliveTimeout: 65_000 },
     (req, res) => {
-      if (toldScale !== undefined) res.setHeader(TIME_SCALE_HEADER, toldScale);
+      if (toldScale !== undefined) {
+        res.setHeader(TIME_SCALE_HEADER, toldScale);
+        // Its simulated now: the daemon's clock is set by it (one clock per rehearsal).
+        res.setHeader(SIM_NOW_HEADER, String(Math.round(clock.now())));
+      }
       // A target like `//` or `http://x` must not throw out of the handler (it killed the process).
       const target = req.url ?? '/';
       let url: URL;

@@ -46,7 +46,13 @@ export function createApi(options: {
    * Warn once when the simulator's time scale is not `config.timeScale` (watch-time-scale.ts);
    * `onChange` is told when it starts to differ (the simulator's scale) and when it agrees again.
    */
-  watchTimeScale?: boolean | { onChange(simulatorTimeScale: number | undefined): void };
+  watchTimeScale?:
+    | boolean
+    | {
+        onChange?(simulatorTimeScale: number | undefined): void;
+        /** The simulator's now as an answer tells it (watch-time-scale.ts). */
+        onNow?(simulatorNow: number, wallAt: number): void;
+      };
 }): ApiPieces {
   const { config } = options;
   const limits = (options.policies ?? []).filter((p) => p.enabled).map((p) => p.api);
@@ -75,8 +81,11 @@ export function createApi(options: {
           transport: watchTimeScale(createUndiciTransport(), {
             timeScale: config.timeScale,
             logger: options.logger,
-            ...(typeof options.watchTimeScale === 'object'
+            ...(typeof options.watchTimeScale === 'object' && options.watchTimeScale.onChange
               ? { onChange: options.watchTimeScale.onChange }
+              : {}),
+            ...(typeof options.watchTimeScale === 'object' && options.watchTimeScale.onNow
+              ? { onNow: options.watchTimeScale.onNow }
               : {}),
           }),
         }

@@ -3,9 +3,15 @@ export const EXIT = {
   ok: 0,
   /** A runtime failure: the service, Redis or the network failed in a way we could not recover from. */
   failure: 1,
-  /** `run --once`: the rollout converged, but some Collectors ended other than succeeded. */
+  /**
+   * `run --once`: the rollout converged, but some Collectors ended other than succeeded;
+   * `upgrade`: the one-off was written, but some named Collectors are left out.
+   */
   incomplete: 2,
-  /** An operator command that does not apply to the rollout's phase (e.g. resume a running rollout). */
+  /**
+   * An operator command that does not apply to the rollout's phase (e.g. resume a running
+   * rollout); `upgrade` that writes nothing: none of the named Collectors is left to upgrade.
+   */
   conflict: 3,
   /** Bad command line (unknown option, missing argument, unknown rollout). */
   usage: 64,

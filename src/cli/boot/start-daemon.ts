@@ -15,7 +15,8 @@ import type { Logger } from '../../lib/logger.js';
 import { closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
 import { pingWithin } from '../../lib/redis/ping-within.js';
 import { startReplicaWait } from '../../lib/redis/replica-wait.js';
-import { openSharedClock } from '../../lib/shared-clock.js';
+import { alignSharedClock, openSharedClock } from '../../lib/shared-clock.js';
+import { withTimeout } from '../../lib/with-timeout.js';
 import { createMetrics, type Metrics } from '../../metrics/create-metrics.js';
 import { startNotifier } from '../../notify/start-notifier.js';
 import type { PolicyFileStatus } from '../../policy/load/policy-store.js';
@@ -90,6 +91,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const state = createState(conn.redis, config.keyPrefix, logger);
     const { keys, redis, store, rollouts } = state;
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
+    let aligned = false;
     const metrics = createMetrics({ role });
     const policies = options.policies ?? (() => []);
     // This process's problems, in Redis with an expiry; the scheduler's only while it leads.
@@ -119,10 +121,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           told === undefined
             ? problems.book.clear('time-scale')
             : problems.book.set('time-scale', timeScaleProblem(config.timeScale, told, clock.now())),
+        // One rehearsal, one clock: the first answer that tells the simulator's now sets ours.
+        onNow: (simNow, wallAt) => {
+          if (aligned) return;
+          aligned = true;
+          alignSharedClock(redis, keys.clock, clock, simNow, wallAt).then(
+            (moved) => {
+              if (moved !== 0) logger.info({ movedMs: moved }, "clock set by the simulator's");
+            },
+            (err: Error) => logger.warn({ err: err.message }, "could not set the clock by the simulator's"),
+          );
+        },
       },
     });
     shutdown.add(() => apis.close());
     const first = apis.get(apis.names[0] as string);
+    // A rehearsal: ask the service once before anything is stamped, so that this process (a
+    // `worker` started before `run` too) is on the simulator's clock from its first step. A
+    // service that does not answer yet is set by later at its first answer (onNow).
+    if (config.timeScale > 1)
+      await withTimeout(
+        first.client.listTargets().catch(() => undefined),
+        5000,
+        () => undefined,
+      );
     metrics.setApiBudget(first.perSecond * config.timeScale, first.concurrent);
     const health = new OrgHealth(redis, keys, PROBLEM_TTL_MS);
     metrics.watchRedis(async () => (await pingWithin(redis, 1000)) === undefined);

@@ -7,11 +7,13 @@
  * and warns once, naming both scales and what to set; `onChange` makes it one of the daemon's
  * problems (`status` shows it until the process stops). A new key prefix too: the deployment's
  * Redis keeps the scale its first process started with (lib/shared-clock.ts) and refuses another.
- * The real service sends no such header: nothing is said.
+ * The real service sends no such header: nothing is said. The simulator also tells its simulated
+ * now (X-Simulator-Now): `onNow` hears it with the wall-clock time of the answer, so that a
+ * rehearsal's clock can be set by the simulator's (lib/shared-clock.ts).
  */
 import type { HttpTransport } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
-import { TIME_SCALE_HEADER } from '../../lib/time-scale-header.js';
+import { SIM_NOW_HEADER, TIME_SCALE_HEADER } from '../../lib/time-scale-header.js';
 import type { DaemonProblem } from '../../rollout/index.js';
 
 /** The scale an answer's headers tell, or undefined (no header, or not a positive number). */
@@ -21,6 +23,15 @@ export function toldTimeScale(headers: Record<string, string | string[] | undefi
   if (text === undefined || text.trim() === '') return undefined;
   const scale = Number(text);
   return Number.isFinite(scale) && scale > 0 ? scale : undefined;
+}
+
+/** The simulated now an answer's headers tell (epoch ms), or undefined. */
+export function toldNow(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const raw = headers[SIM_NOW_HEADER];
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  if (text === undefined || !/^\d{1,16}$/.test(text.trim())) return undefined;
+  const now = Number(text);
+  return Number.isSafeInteger(now) ? now : undefined;
 }
 
 /** Whether two scales differ beyond the rounding of their text. */
@@ -35,6 +46,8 @@ export function watchTimeScale(
     logger: Logger;
     /** Told when the simulator's scale starts to differ (its scale), and when it agrees again (undefined). */
     onChange?: (simulatorTimeScale: number | undefined) => void;
+    /** Told the simulator's now on each answer that tells it, with the wall-clock ms it arrived at. */
+    onNow?: (simulatorNow: number, wallAt: number) => void;
   },
 ): HttpTransport {
   let warned = false;
@@ -44,6 +57,8 @@ export function watchTimeScale(
       const answer = await transport.send(req);
       const told = toldTimeScale(answer.headers);
       if (told === undefined) return answer;
+      const simNow = toldNow(answer.headers);
+      if (simNow !== undefined) options.onNow?.(simNow, Date.now());
       const now = scalesDiffer(options.timeScale, told) ? told : undefined;
       if (now !== differs) {
         differs = now;

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { Command } from 'commander';
 import { createLogger } from '../../lib/logger.js';
 import { ensureRedis } from '../../lib/redis/redis-server.js';
@@ -150,6 +150,7 @@ export function demoCommand(): Command {
                 ? 'container'
                 : 'env',
           defaults: DEMO_DEFAULTS,
+          command: commandFromHere(),
         }))
           out(line);
       } finally {
@@ -160,4 +161,13 @@ export function demoCommand(): Command {
       }
       process.exitCode = EXIT.ok;
     });
+}
+
+/** This command's entry as typed from the current folder: `./bin/fleet-upgrade.js` in the project. */
+function commandFromHere(): string {
+  const entry = process.argv[1];
+  if (!entry) return './bin/fleet-upgrade.js';
+  const path = relative(process.cwd(), entry);
+  if (isAbsolute(path) || path.startsWith('..')) return path.length < entry.length ? path : entry;
+  return `./${path}`;
 }

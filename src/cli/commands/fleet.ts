@@ -6,14 +6,15 @@
  * The newest builds with when this deployment first saw them (what `minAge` counts from).
  * `--live` reads the service itself instead (every organization of the settings, its pages paced
  * one per `inventory.pageInterval`), for the counts only: the policies' shares need the targets
- * the daemon resolved.
+ * the daemon resolved. In a rehearsal its times are on the simulator's clock (told on its answers),
+ * and the screen says so.
  */
 import { Command, Option } from 'commander';
 import { InventoryStore, type OrgInventory, runInventoryPass } from '../../inventory/index.js';
-import { createScaledClock } from '../../lib/clock.js';
 import { formatDuration } from '../../lib/duration.js';
 import { FleetError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
+import { alignableClock, originFor, type SharedClock } from '../../lib/shared-clock.js';
 import { createKeys, readBuildsSeen } from '../../rollout/index.js';
 import { createApi } from '../boot/create-api.js';
 import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
@@ -21,7 +22,9 @@ import { withState } from '../boot/open-state.js';
 import { addStateOptions } from '../boot/with-control.js';
 import { fleetView, hasInventory } from '../render/fleet-view.js';
 import { fleetCsv, formatFleet } from '../render/format-fleet.js';
+import { clockNote, wrapText } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
+import { scaleOf } from './status.js';
 
 interface FleetFlags {
   config?: string;
@@ -49,18 +52,35 @@ function orgsOf(config: DaemonConfig, org: string | undefined): string[] {
 }
 
 /** Every organization's inventory read from the service now (counts only, no policies). */
-async function readLive(config: DaemonConfig, orgs: readonly string[]): Promise<OrgInventory[]> {
+async function readLive(
+  config: DaemonConfig,
+  orgs: readonly string[],
+  clock: SharedClock,
+): Promise<OrgInventory[]> {
   const logger = createLogger({ level: config.logLevel, name: 'fleet' });
-  const clock = createScaledClock(config.timeScale);
+  // A rehearsal's times are the simulator's: its first answer that tells its now sets this clock.
+  let told = false;
+  const onNow = (simNow: number, wallAt: number) => {
+    if (told || clock.scale <= 1) return;
+    told = true;
+    clock.setOrigin(originFor(clock.scale, simNow, wallAt));
+  };
   const keys = createKeys(config.keyPrefix);
   const out: OrgInventory[] = [];
   for (const org of orgs) {
     const settings = config.orgs.find((o) => o.name === org);
     if (!settings) continue;
-    process.stderr.write(
-      `reading the inventory of org ${org} from its service: one page of 1,000 every ${formatDuration(config.inventory.pageEveryMs)}\n`,
-    );
-    const { client } = createApi({ api: settings.api, org, config, keys, clock, logger });
+    const reading = `reading the inventory of org ${org} from its service: one page of 1,000 every ${formatDuration(config.inventory.pageEveryMs)}`;
+    process.stderr.write(`${wrapText(reading, 80, '', '  ').join('\n')}\n`);
+    const { client } = createApi({
+      api: settings.api,
+      org,
+      config,
+      keys,
+      clock,
+      logger,
+      watchTimeScale: { onNow },
+    });
     try {
       const pass = await runInventoryPass({
         client,
@@ -95,11 +115,18 @@ export function fleetCommand(): Command {
   return addStateOptions(command).action(async (flags: FleetFlags) => {
     const config = loadDaemonConfig({ env: process.env, flags, needApi: flags.live });
     const orgs = orgsOf(config, flags.org);
-    const { inventories, now, seen } = flags.live
-      ? { inventories: await readLive(config, orgs), now: Date.now(), seen: undefined }
+    const live = flags.live ? alignableClock(config.timeScale) : undefined;
+    const { inventories, now, seen, scale } = live
+      ? {
+          inventories: await readLive(config, orgs, live),
+          now: live.now(),
+          seen: undefined,
+          scale: live.scale,
+        }
       : await withState(config, async (state) => ({
           inventories: await new InventoryStore(state.redis, state.keys).read(orgs),
           now: state.clock.now(),
+          scale: scaleOf(state.clock),
           // When this deployment first saw each build (what minAge counts from).
           seen: new Map(
             await Promise.all(
@@ -125,6 +152,8 @@ export function fleetCommand(): Command {
       process.stdout.write(`${noInventoryMessage(config)}\n`);
       return;
     }
-    process.stdout.write(`${formatFleet(view, now, { wide: flags.wide })}\n`);
+    // Which clock the times are on, first (a rehearsal's simulated one), as status says it.
+    const note = clockNote(scale, now);
+    process.stdout.write(`${note ? `${note}\n` : ''}${formatFleet(view, now, { wide: flags.wide })}\n`);
   });
 }

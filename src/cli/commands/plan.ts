@@ -20,7 +20,7 @@ import { createKeys, resolveTarget } from '../../rollout/index.js';
 import { createOrgApis } from '../boot/create-api.js';
 import { loadDaemonConfig, redisTargetOf } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
-import { type FitColumn, fitTable } from '../render/fit-table.js';
+import { cut, type FitColumn, fitTable } from '../render/fit-table.js';
 import { wrapText } from '../render/format-status.js';
 import { safeJson, sanitizeLine } from '../render/sanitize.js';
 import { plannedBuilds } from './plan-version-rules.js';
@@ -139,7 +139,16 @@ export function planCommand(): Command {
             orgFailed(org, err);
           }
         }
-        const build = [...new Set(Object.values(builds))].join(', ');
+        // The builds the moving Collectors go to (not another organization's, which none of them
+        // goes to); with none moving, what the target names in each organization.
+        const moving = new Set(rows.map((r) => r.org));
+        const build = [
+          ...new Set(
+            Object.entries(builds)
+              .filter(([org]) => moving.size === 0 || moving.has(org))
+              .map(([, b]) => b),
+          ),
+        ].join(', ');
         const notes = planned.notes;
         if (flags.json) {
           process.stdout.write(
@@ -227,8 +236,10 @@ export function formatPlan(
 ): string {
   const width = format.wide ? undefined : (format.width ?? 80);
   const withTo = width === undefined || new Set(rows.map((r) => r.to)).size > 1;
+  // Within the width, an organization's rows go under a line naming it (its name can be long).
+  const orgColumn = withOrg && width === undefined;
   const columns: FitColumn[] = [
-    ...(withOrg ? [{ title: 'ORG' }] : []),
+    ...(orgColumn ? [{ title: 'ORG' }] : []),
     { title: 'ID' },
     { title: 'NAME', shrink: true, min: 8 },
     { title: 'HOST', shrink: true, min: 8 },
@@ -239,7 +250,7 @@ export function formatPlan(
     { title: 'ALIVE' },
   ];
   const cells = rows.map((r) => [
-    ...(withOrg ? [sanitizeLine(r.org)] : []),
+    ...(orgColumn ? [sanitizeLine(r.org)] : []),
     String(r.id),
     sanitizeLine(r.name),
     sanitizeLine(r.hostName),
@@ -249,5 +260,14 @@ export function formatPlan(
     r.move,
     r.alive ? 'yes' : 'no',
   ]);
-  return fitTable(columns, cells, width).join('\n');
+  const [header, ...lines] = fitTable(columns, cells, width);
+  if (!withOrg || orgColumn) return [header, ...lines].join('\n');
+  return [
+    header,
+    ...lines.flatMap((line, i) =>
+      rows[i]?.org !== rows[i - 1]?.org
+        ? [cut(`org ${sanitizeLine(rows[i]?.org ?? '')}`, width ?? 80), line]
+        : [line],
+    ),
+  ].join('\n');
 }

@@ -27,6 +27,7 @@ import { auditedLocally } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { callServer, serverOf } from '../boot/server-client.js';
 import { addServerOption, addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { wrapText } from '../render/format-status.js';
 
 /** Real seconds `--wait` follows a rollback by default. */
 const WAIT_SECONDS = 600;
@@ -94,7 +95,7 @@ export function rollbackCommand(): Command {
         };
         const path = `/rollouts/${encodeURIComponent(id)}`;
         const result = (await callServer(server, 'POST', `${path}/rollback`, body)) as ControlResult;
-        process.stdout.write(`${result.message}\n`);
+        process.stdout.write(`${wrapText(result.message, 80, '', '  ').join('\n')}\n`);
         if (waitSeconds === 0 || result.request === undefined) return;
         const read = async () => ({
           rollouts: [(await callServer(server, 'GET', path)) as FleetStatus['rollouts'][number]],
@@ -109,7 +110,9 @@ export function rollbackCommand(): Command {
           { action: 'rollback', id, ...(flags.org === undefined ? {} : { orgs: [flags.org] }) },
           (d) => requestRollback(d, id, operatorName(), states, orgScope(flags)),
         );
-        process.stdout.write(`${result.message}\n`);
+        // Within 80 columns: a sentence's lines after its first indented (issue #26).
+        const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
+        process.stdout.write(say(result.message));
         if (waitSeconds === 0 || result.request === undefined) return;
         const account = await follow(
           () => readFleetStatus(deps.state),
@@ -117,7 +120,7 @@ export function rollbackCommand(): Command {
           result.request,
           Date.now() + waitSeconds * 1000,
         );
-        process.stdout.write(`${sayAccount(account, id, waitSeconds)}\n`);
+        process.stdout.write(say(sayAccount(account, id, waitSeconds)));
       });
     },
   );

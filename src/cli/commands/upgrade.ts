@@ -7,7 +7,10 @@
  * service can be asked (its key is here), it is asked first (check-one-off.ts): a build it does
  * not offer is refused (exit 64, nothing written), and each named Collector that is hosted or
  * unknown there is named and left out (exit 2, the others' one-off written); already on the build:
- * named and left out; offline: named and kept.
+ * named and left out; offline: named and kept. None left to upgrade: nothing written, exit 3 (the
+ * HTTP API's 409). `latest` is pinned to the build the service names now, so that the printed id
+ * (`upgrade-…@BUILD`) is the one `status` and `report` know; when the service could not be asked
+ * the daemon resolves it, and the message says where to read the id.
  */
 import { hostname } from 'node:os';
 import { Command } from 'commander';
@@ -16,11 +19,12 @@ import { plural } from '../../lib/plural.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
 import { DEFAULT_ORG, ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
-import { checkOneOff, describeFinding } from '../boot/check-one-off.js';
+import { checkOneOff, describeFinding, type OneOffCheck } from '../boot/check-one-off.js';
 import { loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
 import { intOption } from '../boot/int-option.js';
 import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { wrapText } from '../render/format-status.js';
 
 /** `1,2, 3` → [1, 2, 3]; refuses anything that is not a list of positive whole numbers. */
 export function parseCollectorIds(text: string): number[] {
@@ -82,6 +86,15 @@ export function upgradeCommand(): Command {
     .option(
       '--org <name>',
       'the organization the ids are of (required when the settings name several; default: the only one)',
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes:\n' +
+        '  0   written: its id printed (`latest` pinned to the build the service names)\n' +
+        '  2   written, but some named Collectors are left out (hosted, not in the\n' +
+        '      organization: each named)\n' +
+        '  3   nothing written: none of the named Collectors is left to upgrade\n' +
+        '  64  a bad flag, or a build the service does not offer',
     );
   return addStateOptions(command).action(
     async (flags: {
@@ -117,7 +130,8 @@ export function upgradeCommand(): Command {
         const name = await new OneOffPolicies(deps.state.redis, deps.keys).add(
           {
             collectors: kept,
-            to: flags.to,
+            // `latest` as the service resolved it: the rollout's id is then known here.
+            to: check.build ?? flags.to,
             allowDowngrade: flags.allowDowngrade,
             org,
             ...(flags.maxInFlight === undefined ? {} : { maxInFlight: flags.maxInFlight }),
@@ -138,26 +152,66 @@ export function upgradeCommand(): Command {
         return { name, kept, lines, check, notUpgradable };
       });
       const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
-      for (const line of outcome.lines) process.stderr.write(`${line}\n`);
+      // Within 80 columns, a sentence's lines after its first indented.
+      const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
+      for (const line of outcome.lines) process.stderr.write(say(line));
       if (outcome.check.unchecked)
         process.stderr.write(
-          `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)\n`,
+          say(
+            `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)`,
+          ),
         );
-      if (outcome.name === undefined) {
-        process.stdout.write(
-          `no one-off started: ${collectors.length === 1 ? 'the Collector' : `none of the ${collectors.length} Collectors`}${ofOrg} can be upgraded to ${flags.to}\n`,
-        );
-      } else {
-        const id = `${outcome.name}@${flags.to}`;
-        const build = outcome.check.build && flags.to === LATEST ? ` (now ${outcome.check.build})` : '';
-        process.stdout.write(
-          `one-off rollout ${id}: ${plural(outcome.kept?.length ?? 0, 'Collector')}${ofOrg} to ${flags.to}${build}; the daemon starts it at its next round ` +
-            `(follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${outcome.name}@<build>\`; ` +
-            `until it starts, \`fleet-upgrade abort ${outcome.name}\` removes it)\n`,
-        );
-      }
-      // A script can tell: some named Collectors will not be upgraded by this one-off.
-      if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;
+      const pinned = outcome.check.build ?? (flags.to === LATEST ? undefined : flags.to);
+      const text =
+        outcome.name === undefined
+          ? notStartedText(collectors.length, ofOrg, flags.to, outcome.check)
+          : startedText({
+              name: outcome.name,
+              kept: outcome.kept?.length ?? 0,
+              ofOrg,
+              to: flags.to,
+              ...(pinned === undefined ? {} : { build: pinned }),
+            });
+      process.stdout.write(say(text));
+      // A script can tell: nothing started (3), or some named Collectors left out (2).
+      if (outcome.name === undefined) process.exitCode = EXIT.conflict;
+      else if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;
     },
+  );
+}
+
+/** Why no one-off was written: every named Collector is already on the build, or none can be upgraded. */
+export function notStartedText(
+  count: number,
+  ofOrg: string,
+  to: string,
+  check: Pick<OneOffCheck, 'build' | 'findings'>,
+): string {
+  const the = count === 1 ? 'the Collector' : `none of the ${count} Collectors`;
+  const build = check.build ?? to;
+  if ([...check.findings.values()].every((f) => f === 'current'))
+    return count === 1
+      ? `no one-off started: the Collector${ofOrg} is already on ${build}`
+      : `no one-off started: all ${count} Collectors${ofOrg} are already on ${build}`;
+  return `no one-off started: ${the}${ofOrg} can${count === 1 ? 'not' : ''} be upgraded to ${build} (see above)`;
+}
+
+/** The one-off written: its rollout's id (known when the build is), and the commands that follow it. */
+export function startedText(o: {
+  name: string;
+  kept: number;
+  ofOrg: string;
+  to: string;
+  build?: string;
+}): string {
+  const moved = `${plural(o.kept, 'Collector')}${o.ofOrg} to ${o.build ?? o.to}`;
+  const latest = o.to === LATEST && o.build ? ' (latest now)' : '';
+  const follow = o.build
+    ? `follow it with \`fleet-upgrade status\`; its report: \`fleet-upgrade report ${o.name}@${o.build}\``
+    : `its id, ${o.name}@ and the build latest names then, shows in \`fleet-upgrade status\` once it starts`;
+  const head = o.build ? `one-off rollout ${o.name}@${o.build}` : `one-off ${o.name}`;
+  return (
+    `${head}: ${moved}${latest}; the daemon starts it at its next round (${follow}; ` +
+    `until it starts, \`fleet-upgrade abort ${o.name}\` removes it)`
   );
 }

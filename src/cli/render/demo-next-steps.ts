@@ -21,6 +21,11 @@ export interface NextStepsInput {
   redis: DemoRedis;
   /** The demo's defaults: flags equal to them are left out of `npm run demo`. */
   defaults: { fleetFile: string; policyFile: string; timeScale: number };
+  /**
+   * The command as typed from this folder (default `./bin/fleet-upgrade.js`): a local path starts
+   * at once, where a first `npx fleet-upgrade` spent half a minute resolving the package.
+   */
+  command?: string;
 }
 
 /** The simulator's port and `run`'s HTTP address in the steps (the defaults of `run`). */
@@ -52,9 +57,10 @@ export function commandLines(words: readonly string[], indent = '       ', width
 export function nextSteps(input: NextStepsInput): string[] {
   const { user, timeScale } = input;
   const { simulator, metrics } = NEXT_STEPS_PORTS;
+  const cli = shellWord(input.command ?? './bin/fleet-upgrade.js');
   // Groups of words that stay on one line: a flag with its value.
   const simulate = [
-    'npx fleet-upgrade simulate',
+    `${cli} simulate`,
     `--fleet ${shellWord(input.fleetFile)}`,
     `--time-scale ${timeScale}`,
     `--port ${simulator}`,
@@ -65,7 +71,7 @@ export function nextSteps(input: NextStepsInput): string[] {
     `SUMOLOGIC_ACCESSKEY=${shellWord(user.accessKey)}`,
     `FLEET_UPGRADE_TIME_SCALE=${timeScale}`,
   ];
-  const run = [...env, 'npx fleet-upgrade run', `--policy ${shellWord(input.policyFile)}`];
+  const run = [...env, `${cli} run`, `--policy ${shellWord(input.policyFile)}`];
   const demoFlags = [
     input.fleetFile !== input.defaults.fleetFile ? `--fleet ${shellWord(input.fleetFile)}` : '',
     input.policyFile !== input.defaults.policyFile ? `--policy ${shellWord(input.policyFile)}` : '',
@@ -90,7 +96,7 @@ export function nextSteps(input: NextStepsInput): string[] {
     ...redis,
     `  2. Open its metrics at http://127.0.0.1:${metrics}/metrics, and in a third`,
     '     terminal see what each rollout does and waits for:',
-    '       npx fleet-upgrade status --watch',
+    `       ${cli} status --watch`,
     ...wrapText(
       `Edit ${input.policyFile} (maxInFlight, waves, failureGate, verify) and rehearse again:`,
       80,

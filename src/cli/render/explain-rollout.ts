@@ -113,7 +113,7 @@ function explainPhase(r: RolloutStatus, now: number): string | undefined {
   const id = oneLine(r.id);
   const underWay =
     r.inflight > 0
-      ? `; ${r.inflight === 1 ? '1 task under way is' : `${r.inflight} tasks under way are`} followed to their end`
+      ? `; ${r.inflight === 1 ? '1 task under way is followed to its end' : `${r.inflight} tasks under way are followed to their end`}`
       : '';
   switch (r.phase) {
     case 'halted':
@@ -143,6 +143,24 @@ function explainPhase(r: RolloutStatus, now: number): string | undefined {
     case 'converged':
       return explainAdmitting(r, now, id);
   }
+}
+
+/**
+ * `waiting for 2 retrying (offline, or a task refused), next try at 14:32 UTC`: the Collectors a
+ * running rollout tries again later, and when the first is due, when nothing else moves (none
+ * queued, none under way), as a wave does when only those are left.
+ */
+export function retryText(r: RolloutStatus, now: number): string | undefined {
+  const n = r.counts.waiting_retry ?? 0;
+  if (n === 0 || r.phase !== 'running') return undefined;
+  if ((r.counts.queued ?? 0) > 0 || r.inflight > 0) return undefined;
+  const next =
+    r.nextRetryAt === undefined
+      ? ''
+      : r.nextRetryAt > now
+        ? `, next try at ${formatWhen(r.nextRetryAt, now)}`
+        : ', next try due now';
+  return `waiting for ${n} retrying (offline, or a task refused)${next}`;
 }
 
 /** A running or converged rollout: its wave, what the waves wait for, what holds admissions. */
@@ -176,6 +194,9 @@ function explainAdmitting(r: RolloutStatus, now: number, id: string): string | u
   } else if (r.wave?.full && wave && r.phase === 'running') {
     waits.push('every remaining wave open (`promote --full`)');
   }
+  // Nothing else holds it: what it waits for is the Collectors it tries again.
+  const retries = waits.length <= 1 ? retryText(r, now) : undefined;
+  if (retries) waits.push(retries);
   // `wave 2 of 4 (10 of 50 done), baking until ...; change freeze until ...`
   const text = [waits.join(', '), r.holding ? oneLine(r.holding) : ''].filter(Boolean).join('; ');
   return text || undefined;

@@ -108,6 +108,11 @@ export function fleetView(
   for (const inv of inventories)
     for (const [policy, c] of Object.entries(inv.compliance?.policies ?? {}))
       policies.push({ policy, org: inv.org, ...c, builds: inv.pass?.policies[policy]?.builds ?? {} });
+  // A policy's row in an organization where it selects none (another organization's canary, one
+  // its `orgs:` leaves out) says nothing of it: left out, unless it selects none anywhere.
+  const selecting = new Set(policies.filter((p) => p.counts.selected > 0).map((p) => p.policy));
+  const shown = policies.filter((p) => p.counts.selected > 0 || !selecting.has(p.policy));
+  policies.splice(0, policies.length, ...shown);
   policies.sort((a, b) => a.policy.localeCompare(b.policy));
   // The oldest builds still running, the newest one aside (it is no one's oldest).
   const oldest = builds

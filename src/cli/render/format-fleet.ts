@@ -234,6 +234,12 @@ function policyTable(view: FleetView, now: number, format: FleetFormat): string[
     const room = Math.max(8, width - others.reduce((n, w) => n + w + 2, 0));
     for (const row of rows)
       if ((row[0] as string).length > room) row[0] = `${(row[0] as string).slice(0, room - 1)}…`;
+    // Still too wide (long organization names): the organization gives way too, down to 8
+    // (`--wide` or `--org NAME` show it whole).
+    const policyWidth = Math.max('POLICY'.length, ...rows.map((r) => (r[0] as string).length));
+    const orgRoom = Math.max(8, width - policyWidth - 2 - others.slice(1).reduce((n, w) => n + w + 2, 0));
+    for (const row of rows)
+      if ((row[1] as string).length > orgRoom) row[1] = `${(row[1] as string).slice(0, orgRoom - 1)}…`;
   }
   const lines = align([header, ...rows], 3);
   const byPolicy = new Map<string, PolicyRow[]>();

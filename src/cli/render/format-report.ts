@@ -2,9 +2,12 @@
  * `report` on a terminal: a table a person reads, with times in ISO 8601 (UTC, to the second)
  * instead of epoch milliseconds. Within `width` columns (default 80): the id, the build it came
  * from, the state and when it finished are never cut; the name is cut to fit (`…`), the
- * service's message goes whole below its row (indented, wrapped), the target build is said once above the table when every row shares it, and the
- * organization is a column only when the rollout has more than one. `wide`: more columns (host,
- * task, attempts, failure class, cohort), nothing cut. `--format json` or `csv` give every field.
+ * service's message goes whole below its row (indented, wrapped), the target build is said once
+ * above the table when every row shares it. With more than one organization, the rows go under a
+ * line naming each (`org NAME`) rather than in a column: organizations' names are long, and a
+ * table of three of them did not fit 80 columns; the worklist's failure class may be cut (`…`).
+ * `wide`: more columns (host, task, attempts, failure class, cohort, organization), nothing cut.
+ * `--format json` or `csv` give every field.
  */
 import type { CollectorRecord, RolloutRecord, UnmatchedCollector } from '../../rollout/index.js';
 import { DEFAULT_ORG, FINDING_WORDS, orgOf } from '../../rollout/index.js';
@@ -50,10 +53,10 @@ export function formatReport(
     { title: 'STATE' },
     ...(wide ? [{ title: 'TASK' }, { title: 'ATTEMPTS' }] : []),
     { title: 'FINISHED' },
-    ...(wide || input.worklist ? [{ title: 'CLASS' }] : []),
+    ...(wide ? [{ title: 'CLASS' }] : input.worklist ? [{ title: 'CLASS', shrink: true, min: 8 }] : []),
     ...(wide ? [{ title: 'MESSAGE' }] : []),
     ...(wide ? [{ title: 'COHORT' }] : []),
-    ...(withOrg ? [{ title: 'ORG' }] : []),
+    ...(withOrg && wide ? [{ title: 'ORG' }] : []),
   ];
   const row = (r: CollectorRecord): string[] => [
     String(r.id),
@@ -67,7 +70,7 @@ export function formatReport(
     ...(wide || input.worklist ? [sanitizeLine(r.failureClass ?? '')] : []),
     ...(wide ? [sanitizeLine(r.message ?? '')] : []),
     ...(wide ? [sanitizeLine(r.cohort ?? '')] : []),
-    ...(withOrg ? [sanitizeLine(orgOf(r))] : []),
+    ...(withOrg && wide ? [sanitizeLine(orgOf(r))] : []),
   ];
   const unmatchedRow = (u: UnmatchedCollector): string[] =>
     columns.map((c) =>
@@ -93,8 +96,12 @@ export function formatReport(
   if (records.length + unmatched.length === 0) lines.push('(none)');
   else {
     const table = fitTable(columns, [...records.map(row), ...unmatched.map(unmatchedRow)], width);
+    // Within the width, each organization's rows under a line naming it (they come grouped).
+    const orgOfRow = [...records.map(orgOf), ...unmatched.map((u) => u.org ?? DEFAULT_ORG)];
     lines.push(table[0] as string);
     table.slice(1).forEach((line, i) => {
+      if (withOrg && !wide && orgOfRow[i] !== orgOfRow[i - 1])
+        lines.push(...wrapText(`org ${sanitizeLine(orgOfRow[i] as string)}`, width, '', '  '));
       lines.push(line);
       const message = messages[i];
       if (width !== undefined && message) lines.push(...wrapText(message, width, '    ', '    '));

@@ -95,6 +95,23 @@ export function fitParts(parts: readonly string[], width: number): { text: strin
   return { text, rest: [] };
 }
 
+/**
+ * `parts` (each a count with its state, `17 quarantined`) on lines of at most `width` columns
+ * after a two-space indent, a part never broken: a count stays with its state (issue #26).
+ */
+export function partLines(parts: readonly string[], width: number): string[] {
+  const lines: string[] = [];
+  let rest = [...parts];
+  while (rest.length) {
+    const fit = fitParts(rest, width - (lines.length ? 4 : 2));
+    // A part longer than the line stands alone.
+    const text = fit.text || (rest[0] as string);
+    lines.push(`${lines.length ? '    ' : '  '}${text}`);
+    rest = fit.text ? fit.rest : rest.slice(1);
+  }
+  return lines;
+}
+
 /** A rollout id cut to `width`: the policy's name is shortened, its build kept (`linux-pro…@19.470-4`). */
 export function shortId(id: string, width: number): string {
   if (id.length <= width) return id;
@@ -277,7 +294,7 @@ function formatNarrowTable(
     const lines: string[] = [];
     // Queued Collectors are the rest of the bar: named only when they fit.
     const rest = states.rest.filter((part) => !part.endsWith(' queued'));
-    if (rest.length) lines.push(...wrapText(`also ${rest.join(' ')}`, width));
+    if (rest.length) lines.push(...partLines(['also', ...rest], width));
     lines.push(...orgLines(r));
     // A cut id is given whole below its row, so that it can be copied into a command.
     const text = explain(r);

@@ -57,6 +57,8 @@ export interface RolloutStatus extends RolloutRecord, Progress {
   rollbacks?: (RollbackEntry & { phase?: RollbackEntryPhase })[];
   /** What became of each rollback request of it, as its rollouts stand now (rollback-account.ts). */
   rollbackAccounts?: RollbackAccount[];
+  /** When its earliest Collector waiting to be tried again (offline, refused) is due: clock ms. */
+  nextRetryAt?: number;
 }
 
 export interface FleetStatus {
@@ -118,6 +120,8 @@ export async function readFleetStatus(deps: {
   pipe.hgetall(deps.keys.orgHealth);
   readProblemsInto(pipe, deps.keys);
   pipe.hgetall(deps.keys.targetWaits).hgetall(deps.keys.oneOffs).hgetall(deps.keys.policies);
+  // Each rollout's earliest retry (`status`: what a wave waits for, and until when).
+  for (const r of list) pipe.zrange(deps.keys.retries(r.id), '0', '0', 'WITHSCORES');
   const values = replies(await pipe.exec());
   const n = list.length;
   held.forEach((r, i) => {
@@ -136,14 +140,17 @@ export async function readFleetStatus(deps: {
     | Record<string, string>
     | undefined
   )[];
-  const rollouts = list.map((r, i) =>
-    rolloutStatus(
+  const retriesAt = 2 * n + held.length + 6;
+  const rollouts = list.map((r, i) => {
+    const status = rolloutStatus(
       r,
       parseCounts((values[i] ?? {}) as Record<string, string>),
       parseGroupCounts((values[n + i] ?? {}) as Record<string, string>),
       problems,
-    ),
-  );
+    );
+    const retry = (values[retriesAt + i] ?? []) as string[];
+    return retry.length >= 2 ? { ...status, nextRetryAt: Number(retry[1]) } : status;
+  });
   withRollbackAccounts(rollouts, rawOneOffs ?? {});
   const queue = deps.queue
     ? ((await deps.queue.getJobCounts(

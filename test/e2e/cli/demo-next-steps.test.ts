@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { findExecutable, freeLoopbackPort } from '../../../src/lib/redis/redis-server.js';
@@ -58,15 +58,17 @@ async function until(
 }
 
 /** A printed command split as a shell would (the demo quotes nothing here: no spaces in the paths). */
-function words(line: string): { env: Record<string, string>; args: string[] } {
+function words(line: string, cwd: string): { env: Record<string, string>; args: string[] } {
   const all = line.trim().split(/\s+/);
   const env: Record<string, string> = {};
   while (all[0] && /^[A-Z_]+=/.test(all[0])) {
     const [name, ...value] = (all.shift() as string).split('=');
     env[name as string] = value.join('=');
   }
-  expect(all.slice(0, 2)).toEqual(['npx', 'fleet-upgrade']);
-  return { env, args: all.slice(2) };
+  // The command is this CLI's own entry as a path from the folder the demo ran in (issue #26: a
+  // local path starts at once, where a first `npx fleet-upgrade` took half a minute).
+  expect(resolve(cwd, all[0] as string)).toBe(resolve(CLI));
+  return { env, args: all.slice(1) };
 }
 
 const hasRedisServer = findExecutable('redis-server') !== undefined;
@@ -111,7 +113,7 @@ describe.skipIf(!hasRedisServer)('npm run demo ends with next steps that work as
 
     // 1. The simulator as printed, on a free port instead of 8080.
     const simPort = await freeLoopbackPort();
-    const simulate = words(line(/fleet-upgrade simulate /));
+    const simulate = words(line(/fleet-upgrade(\.js)? simulate /), dir);
     expect(simulate.args).toEqual([
       'simulate',
       '--fleet',
@@ -130,7 +132,7 @@ describe.skipIf(!hasRedisServer)('npm run demo ends with next steps that work as
 
     // `run` with the environment the step names (the simulator's port swapped, its metrics too).
     const metricsPort = await freeLoopbackPort();
-    const run = words(line(/fleet-upgrade run /));
+    const run = words(line(/fleet-upgrade(\.js)? run /), dir);
     expect(run.env).toEqual({
       SUMOLOGIC_BASE_URL: 'http://127.0.0.1:8080/api/v1',
       SUMOLOGIC_ACCESSID: 'rehearsal',
@@ -162,7 +164,7 @@ describe.skipIf(!hasRedisServer)('npm run demo ends with next steps that work as
       30_000,
       daemon.output,
     );
-    const status = words(line(/fleet-upgrade status /));
+    const status = words(line(/fleet-upgrade(\.js)? status /), dir);
     expect(status).toEqual({ env: {}, args: ['status', '--watch'] });
     const watch = fleetUpgrade(dir, status.env, status.args);
     await until(

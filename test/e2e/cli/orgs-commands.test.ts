@@ -256,7 +256,7 @@ describe('upgrade --collector of one organization', () => {
 
     const started = await h.cli(['upgrade', '--collector', '7', '--to', '19.450-12', '--org', 'b']);
     expect(started.code, started.out).toBe(0);
-    expect(started.out).toMatch(/1 Collector of org b to 19\.450-12/);
+    expect(started.out.replace(/\s+/g, ' ')).toMatch(/1 Collector of org b to 19\.450-12/);
     const name = /one-off rollout (upgrade-[a-z0-9-]+)/.exec(started.out)?.[1] as string;
     const id = `${name}@19.450-12`;
     const done = await h.waitFor(

@@ -213,7 +213,8 @@ describe('control endpoints', () => {
     const res = await post(w, 'abort', { reason: 'bad build, see INC-42' }, TOKEN);
     expect(res.status).toBe(200);
     expect(res.json.message).toBe(
-      `${ID} aborted (bad build, see INC-42): 3 Collectors that had not started end aborted; tasks under way finish`,
+      // Who, then why, as the command records it (issue #26: status showed the reason without who).
+      `${ID} aborted (by http:127.0.0.1: bad build, see INC-42): 3 Collectors that had not started end aborted; tasks under way finish`,
     );
     expect(res.json.event).toMatchObject({ type: 'rollout.aborted', actor: 'http:127.0.0.1' });
     expect(await w.store.counts(ID)).toEqual({ aborted: 3, pending: 1 });

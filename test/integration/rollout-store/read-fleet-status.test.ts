@@ -86,6 +86,8 @@ describe('readFleetStatus', () => {
       inflight: 2,
       total: 8,
       done: 4,
+      // Collector 8 waits to be tried again: when the first such try is due (issue #26).
+      nextRetryAt: expect.any(Number),
       // One organization (a deployment without `orgs`): its part is the whole rollout.
       byOrg: [{ org: 'default', build: '19.450-12', counts, inflight: 2, total: 8, done: 4 }],
     });

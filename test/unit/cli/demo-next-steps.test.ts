@@ -22,7 +22,7 @@ describe('nextSteps', () => {
     // Within 80 columns: a long command goes on over lines ending in ` \`, as a shell reads it.
     for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(text.replace(/ \\\n\s+/g, ' ')).toContain(
-      'SUMOLOGIC_BASE_URL=http://127.0.0.1:8080/api/v1 SUMOLOGIC_ACCESSID=demo SUMOLOGIC_ACCESSKEY=demo-secret FLEET_UPGRADE_TIME_SCALE=120 npx fleet-upgrade run --policy config/demo/policy.yaml',
+      'SUMOLOGIC_BASE_URL=http://127.0.0.1:8080/api/v1 SUMOLOGIC_ACCESSID=demo SUMOLOGIC_ACCESSKEY=demo-secret FLEET_UPGRADE_TIME_SCALE=120 ./bin/fleet-upgrade.js run --policy config/demo/policy.yaml',
     );
     expect(text).toMatch(/\n {7}npm run demo$/);
     expect(text).not.toMatch(/REDIS_URL/);

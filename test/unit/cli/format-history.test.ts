@@ -3,7 +3,7 @@
  * with no such event prints as before (no column).
  */
 import { describe, expect, it } from 'vitest';
-import { eventOrg, formatHistory } from '../../../src/cli/render/format-history.js';
+import { eventOrg, formatHistory, oneTimeFormat } from '../../../src/cli/render/format-history.js';
 import type { RecordedEvent } from '../../../src/rollout/index.js';
 
 const AT = Date.UTC(2026, 10, 25, 10, 2);
@@ -25,7 +25,7 @@ function event(fields: Partial<RecordedEvent>): RecordedEvent {
 describe('formatHistory', () => {
   it('--wide, without events about an organization: time, type, who, what on one line', () => {
     expect(formatHistory([event({})], { wide: true })).toBe(
-      `2026-11-25T10:02:00.000Z  ${'rollout.started'.padEnd(25)}  ${'scheduler'.padEnd(20)}  web@19.470-4 started: web to 19.470-4`,
+      `2026-11-25T10:02:00Z  ${'rollout.started'.padEnd(25)}  ${'scheduler'.padEnd(20)}  web@19.470-4 started: web to 19.470-4`,
     );
   });
 
@@ -48,8 +48,8 @@ describe('formatHistory', () => {
       ],
       { wide: true },
     ).split('\n');
-    // After time (24), type (25) and who (20), each followed by two spaces: the organization.
-    const start = 24 + 2 + 25 + 2 + 20 + 2;
+    // After time (20), type (25) and who (20), each followed by two spaces: the organization.
+    const start = 20 + 2 + 25 + 2 + 20 + 2;
     const column = (line: string) => line.slice(start, start + 8);
     expect(lines.map(column)).toEqual(['        ', 'org emea', 'org us  ']);
     expect(lines[1]).toMatch(/ {2}org emea {2}web@19\.470-4: org emea waits/);
@@ -75,5 +75,16 @@ describe('formatHistory', () => {
     expect(eventOrg({ detail: { org: 'eu' } })).toBe('eu');
     expect(eventOrg({ detail: { org: 3 } })).toBeUndefined();
     expect(eventOrg({})).toBeUndefined();
+  });
+
+  it("shows every time one way, the sentences' too: ISO 8601 in UTC, to the second (issue #26)", () => {
+    expect(
+      oneTimeFormat('soaks in canary until 2026-11-29 00:50 (UTC); since 2026-11-29T01:40:36.706Z'),
+    ).toBe('soaks in canary until 2026-11-29T00:50:00Z; since 2026-11-29T01:40:36Z');
+    expect(oneTimeFormat('at 2026-11-29 00:50:12 (UTC)')).toBe('at 2026-11-29T00:50:12Z');
+    const text = formatHistory([event({ message: 'web@19.470-4: baking until 2026-11-25T10:32:00.000Z' })]);
+    expect(text).toBe(
+      '2026-11-25T10:02:00Z  rollout.started  scheduler\n  web@19.470-4: baking until 2026-11-25T10:32:00Z',
+    );
   });
 });

@@ -217,17 +217,20 @@ describe('several organizations', () => {
 describe('status --org', () => {
   const a = spanning({ id: 'a@19.470-4' }, { us: { succeeded: 5 }, eu: { queued: 3 } });
   const b = spanning({ id: 'b@19.470-4' }, { us: { queued: 2 } });
-  const status = { rollouts: [a, b], orgProblems: [problem('eu'), problem('us')] };
+  // Covers both, but its Collectors are all in us (a canary of us): not eu's (issue #26).
+  const c = spanning({ id: 'c@19.470-4' }, { us: { succeeded: 1, queued: 1 }, eu: {} });
+  const status = { rollouts: [a, b, c], orgProblems: [problem('eu'), problem('us')] };
 
   it('keeps the rollouts that cover the organization, and of each only its part', () => {
     const eu = focusOrg(status, 'eu', ['us', 'eu']);
     expect(eu.rollouts.map((r) => r.id)).toEqual(['a@19.470-4']);
     expect(eu.rollouts[0]?.byOrg.map((p) => p.org)).toEqual(['eu']);
-    // The combined counts stay.
-    expect(eu.rollouts[0]?.total).toBe(8);
+    // Its part's counts stand for the rollout's (issue #26: not the whole rollout's 8).
+    expect(eu.rollouts[0]).toMatchObject({ total: 3, done: 0, counts: { queued: 3 } });
     expect(eu.orgProblems.map((p) => p.org)).toEqual(['eu']);
     const us = focusOrg(status, 'us', ['us', 'eu']);
-    expect(us.rollouts.map((r) => r.id)).toEqual(['a@19.470-4', 'b@19.470-4']);
+    expect(us.rollouts.map((r) => r.id)).toEqual(['a@19.470-4', 'b@19.470-4', 'c@19.470-4']);
+    expect(us.rollouts[0]).toMatchObject({ total: 5, done: 5 });
   });
 
   it('shows the organization’s line even when its part is done', () => {

@@ -13,6 +13,7 @@ import {
   formatRolloutTable,
   formatStatus,
   NO_DAEMON,
+  partLines,
   progressBar,
   STATE_LABELS,
   shortId,
@@ -679,5 +680,34 @@ describe('pieces of the narrow table', () => {
     const now = Date.UTC(2026, 5, 5, 14, 0);
     expect(formatWhen(Date.UTC(2026, 5, 5, 14, 32), now)).toBe('14:32 UTC');
     expect(formatWhen(Date.UTC(2026, 5, 6, 0, 5), now)).toBe('2026-06-06 00:05 UTC');
+  });
+});
+
+describe('issue #26: what a wave waits for, and a count kept with its state', () => {
+  const NOW = Date.UTC(2026, 5, 5, 14, 0);
+  const MIN = 60_000;
+  it('a running rollout with only Collectors to try again says how many and when the next try is', () => {
+    const r = {
+      ...status({
+        id: 'web@19.470-4',
+        wave: { index: 0, of: 2, seq: 1 },
+        counts: { succeeded: 16, waiting_retry: 2 },
+      }),
+      nextRetryAt: NOW + 12 * MIN,
+    };
+    expect(explainRollout(r, NOW)).toBe(
+      `wave 1 of 2 (16 of 18 done), waiting for 2 retrying (offline, or a task refused), next try at ${formatWhen(NOW + 12 * MIN, NOW)}`,
+    );
+    // While others are queued or under way, the wave waits on those: nothing more is said.
+    const busy = status({ id: 'web@19.470-4', counts: { succeeded: 16, waiting_retry: 2, queued: 3 } });
+    expect(explainRollout(busy, NOW) ?? '').not.toMatch(/retrying/);
+  });
+
+  it('partLines never puts a count on one line and its state on the next', () => {
+    const parts = ['also', '3 failed', '17 quarantined', '12 not_alive', '8 timed_out', '6 worklist'];
+    const lines = partLines(parts, 30);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(30);
+    expect(lines.join(' ').replace(/\s+/g, ' ').trim()).toBe(parts.join(' '));
+    for (const line of lines) expect(line.trim()).toMatch(/^(also|\d+ [a-z_]+)( \d+ [a-z_]+)*$/);
   });
 });
