@@ -63,6 +63,7 @@ export {
   STATE_LABELS,
   STATUS_ERROR_LIMIT,
   type StateCounts,
+  type StoreListeners,
   sumStates,
   TRANSITIONS,
   transition,

@@ -29,8 +29,6 @@ export interface UpgradeEvents {
   /** A task was created for a Collector of organization `org` (`default` without `orgs`). */
   onTaskCreated?(rolloutId: string, org: string): void;
   onRetry?(reason: RetryReason): void;
-  /** A Collector reached an outcome (final, or not_alive). */
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
   /** A task ended (`succeeded` also when its Collector goes on to verification), after `durationMs`. */
   onTaskEnded?(state: string, durationMs: number): void;
 }
@@ -135,7 +133,6 @@ export function createStepContext(
       if (options.durationMs !== undefined && (isSettled(next.state) || next.state === 'verifying'))
         deps.events?.onTaskEnded?.(next.state === 'verifying' ? 'succeeded' : next.state, options.durationMs);
       if (isSettled(next.state)) {
-        deps.events?.onOutcome?.(rollout.id, next);
         log.info(
           { state: next.state, taskId: next.taskId, message: next.message || undefined },
           'collector finished',

@@ -3,10 +3,13 @@
  * stubbed: what a scan sees is the test's to say (`fleet`), the clock is manual. Every write goes
  * through the real store. `useSchedulerHarness()` registers the hooks that close the queues.
  */
+
 import { afterEach, expect } from 'vitest';
 import type { BuildTarget, Collector } from '../../src/api/index.js';
+import { metricEvents } from '../../src/cli/boot/metric-events.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
+import { createMetrics } from '../../src/metrics/create-metrics.js';
 import { Policy, type PolicyInput } from '../../src/policy/schema.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../src/queue/upgrade-job.js';
 import {
@@ -70,7 +73,9 @@ export function useSchedulerHarness() {
     const queue = createUpgradeQueue(connection, keys.bullPrefix);
     open.push({ queue, connection });
     const log = captureLogger('debug');
-    const store = new CollectorStore(ctx.redis, keys, log.logger);
+    // The daemon's metrics of outcomes, told by the store as it writes (the one writer).
+    const metrics = createMetrics();
+    const store = new CollectorStore(ctx.redis, keys, log.logger, metricEvents(metrics));
     const rollouts = new RolloutStore(ctx.redis, keys);
     const events = new EventLog(ctx.redis, keys);
     const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));
@@ -121,6 +126,7 @@ export function useSchedulerHarness() {
       listings,
       targets,
       log,
+      metrics,
       get policy() {
         return policy;
       },

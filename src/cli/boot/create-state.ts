@@ -4,7 +4,14 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import type { Redis } from '../../lib/redis/create-redis.js';
-import { CollectorStore, createKeys, EventLog, type Keys, RolloutStore } from '../../rollout/index.js';
+import {
+  CollectorStore,
+  createKeys,
+  EventLog,
+  type Keys,
+  RolloutStore,
+  type StoreListeners,
+} from '../../rollout/index.js';
 
 export interface FleetState {
   redis: Redis;
@@ -15,12 +22,18 @@ export interface FleetState {
   events: EventLog;
 }
 
-export function createState(redis: Redis, keyPrefix: string, logger?: Logger): FleetState {
+/** `listeners`: what the Collectors' store tells as it writes (a daemon's metrics of outcomes). */
+export function createState(
+  redis: Redis,
+  keyPrefix: string,
+  logger?: Logger,
+  listeners: StoreListeners = {},
+): FleetState {
   const keys = createKeys(keyPrefix);
   return {
     redis,
     keys,
-    store: new CollectorStore(redis, keys, logger),
+    store: new CollectorStore(redis, keys, logger, listeners),
     rollouts: new RolloutStore(redis, keys),
     events: new EventLog(redis, keys),
   };

@@ -88,11 +88,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     const conn = await connectRedis(config, logger, role);
     shutdown.add(() => conn.close());
-    const state = createState(conn.redis, config.keyPrefix, logger);
+    const metrics = createMetrics({ role });
+    // The Collectors' store tells the outcomes as it writes them, whichever path wrote them.
+    const counted = metricEvents(metrics);
+    const state = createState(conn.redis, config.keyPrefix, logger, { onOutcome: counted.onOutcome });
     const { keys, redis, store, rollouts } = state;
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
     let aligned = false;
-    const metrics = createMetrics({ role });
     const policies = options.policies ?? (() => []);
     // This process's problems, in Redis with an expiry; the scheduler's only while it leads.
     let leads = () => false;
@@ -153,14 +155,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
     shutdown.add(() => queue.close());
 
-    const counted = metricEvents(metrics);
     // The worker's steps write on a connection of their own: a create's pre-write is confirmed
     // by WAIT on the connection that carried it, and a WAIT held up by a lagging replica then
     // holds up only these steps, not the scheduler, the budget or the leader's lock.
     const stepRedis = createRedis(conn.target, { logger, name: `${role}-steps` });
     shutdown.add(() => closeRedis(stepRedis));
     await pingWithin(stepRedis, 5000);
-    const steps = createState(stepRedis, config.keyPrefix, logger);
+    const steps = createState(stepRedis, config.keyPrefix, logger, { onOutcome: counted.onOutcome });
     const replicaWait = await startReplicaWait({
       redis: stepRedis,
       key: keys.clock,
@@ -223,7 +224,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger,
         scanIntervalMs: config.scanIntervalMs,
         retentionMs: config.retentionMs,
-        onOutcome: counted.onOutcome,
         onTaskEnded: counted.onTaskEnded,
         problems: problems.book,
       });

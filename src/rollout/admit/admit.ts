@@ -40,8 +40,6 @@ export interface AdmitDeps {
   store: CollectorStore;
   queue: UpgradeQueue;
   logger: Logger;
-  /** A Collector reached an outcome (here: held by its cohort's quarantine). */
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
 export interface AdmitInput {
@@ -170,10 +168,8 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
   }
   const settle = async (moves: Move[], countWritten?: 'knownIssueSkipped' | 'knownIssueManual') => {
     if (moves.length === 0) return;
-    const outcomes = await deps.store.apply(rollout.id, moves, countWritten ? { countWritten } : {});
-    moves.forEach((m, i) => {
-      if (outcomes[i] === 'written') deps.onOutcome?.(rollout.id, m.next);
-    });
+    // The store tells the outcomes it writes (the metrics count them there).
+    await deps.store.apply(rollout.id, moves, countWritten ? { countWritten } : {});
   };
   await settle(hold);
   await settle(known.skip, 'knownIssueSkipped');

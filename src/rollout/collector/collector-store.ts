@@ -22,7 +22,7 @@ import {
   parseCollectorKey,
 } from './collector-key.js';
 import type { CollectorRecord } from './collector-record.js';
-import { holdsSlot, indexOf, type StateCounts } from './collector-state.js';
+import { holdsSlot, indexOf, isSettled, type StateCounts } from './collector-state.js';
 import { isAllowed, type Move } from './transition.js';
 
 /** Counts per state as stored (a hash state → n), zeros left out. */
@@ -74,6 +74,16 @@ export interface ApplyOptions {
   queueBase?: (record: CollectorRecord) => number | undefined;
 }
 
+/** What the one writer tells as it writes (the metrics of outcomes: cli/boot/metric-events.ts). */
+export interface StoreListeners {
+  /**
+   * A Collector reached an outcome: a written move into a settled state (final, or not_alive)
+   * from another state, whichever path made it (a worker's step, an admission, a gate, the
+   * listings, an operator's abort). Called once per such move, after the write.
+   */
+  onOutcome?(rolloutId: string, record: CollectorRecord): void;
+}
+
 export class CollectorStore {
   private readonly redis: Scripted;
 
@@ -81,6 +91,7 @@ export class CollectorStore {
     redis: Redis,
     private readonly keys: Keys,
     private readonly logger?: Logger,
+    private readonly listeners: StoreListeners = {},
   ) {
     defineScripts(redis, [
       { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 14 },
@@ -185,6 +196,12 @@ export class CollectorStore {
         outcomes[i] = code === 1 ? 'written' : code === -1 ? 'no_slot' : 'stale';
       });
     }
+    const told = this.listeners.onOutcome;
+    if (told)
+      moves.forEach((m, i) => {
+        if (outcomes[i] === 'written' && m.from !== m.next.state && isSettled(m.next.state))
+          told(rolloutId, m.next);
+      });
     return outcomes;
   }
 

@@ -11,7 +11,6 @@
 import type { Cohorts } from '../../policy/cohorts.js';
 import {
   COLLECTOR_STATES,
-  type CollectorRecord,
   type CollectorStore,
   gateClass,
   type Move,
@@ -27,8 +26,6 @@ const BATCH = 1000;
 export interface CohortGateDeps {
   store: CollectorStore;
   rollouts: RolloutStore;
-  /** A Collector reached an outcome (the metrics count it). */
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
 /** Failures and outcomes of each cohort, from its counts per state. */
@@ -93,7 +90,7 @@ export async function judgeCohortGate(
 
 /** Moves the waiting Collectors of `cohorts` to `quarantined`; returns how many per cohort. */
 export async function holdCohorts(
-  deps: Pick<CohortGateDeps, 'store' | 'onOutcome'>,
+  deps: Pick<CohortGateDeps, 'store'>,
   rollout: Pick<RolloutDraft['view'], 'id' | 'settings'>,
   cohorts: ReadonlySet<string>,
   now: number,
@@ -119,7 +116,6 @@ export async function holdCohorts(
         if (outcomes[j] !== 'written') return;
         const key = m.next.cohort as string;
         held.set(key, (held.get(key) ?? 0) + 1);
-        deps.onOutcome?.(rollout.id, m.next);
       });
     }
   }

@@ -208,7 +208,6 @@ async function settleWatched(
     if (outcome !== 'written') continue;
     result.succeeded++;
     deps.onTaskEnded?.('succeeded', durationMs);
-    if (t.move.next.state === 'succeeded') deps.onOutcome?.(rollout.id, t.move.next);
     wake.push(r);
   }
   // The jobs end at once (a success) or read the status once (another ending).

@@ -36,7 +36,6 @@ import { observeVersions, type ScanDeps, timedPages } from './scan-upgradable.js
 
 export interface ReconcileDeps extends ScanDeps {
   logger: Logger;
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
 /** Why a Collector whose create went unanswered ends `unknown` when the listing offers it again. */
@@ -169,7 +168,6 @@ export async function reconcileUnknownTasks(
   moves.forEach((m, i) => {
     if (outcomes[i] !== 'written') return;
     resolved++;
-    deps.onOutcome?.(rollout.id, m.next);
     deps.logger.info({ rollout: rollout.id, org, collector: m.next.id, state: m.next.state }, 'reconciled');
   });
   return resolved;

@@ -45,7 +45,6 @@ export interface VerifyDeps extends ScanDeps {
   logger: Logger;
   /** The scheduler's memory of health events (read-health-view.ts); absent: heartbeat only. */
   health?: HealthViewDeps['health'];
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
 }
 
 export interface VerifyPass {
@@ -219,7 +218,6 @@ export async function applyVerification(
         'upgrade not verified: unhealthy',
       );
     }
-    if (m.next.state !== 'verifying') deps.onOutcome?.(rollout.id, m.next);
   });
 }
 

@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import type { CollectorStore } from '../collector/index.js';
-import { type CollectorRecord, type Move, transition } from '../collector/index.js';
+import { type Move, transition } from '../collector/index.js';
 import type { RolloutStore } from '../life/index.js';
 
 const BATCH = 500;
@@ -18,7 +18,6 @@ export async function supersedeRollout(
     store: CollectorStore;
     rollouts: RolloutStore;
     logger: Logger;
-    onOutcome?(rolloutId: string, record: CollectorRecord): void;
   },
   rolloutId: string,
   by: string,
@@ -43,10 +42,7 @@ export async function supersedeRollout(
         );
         if (t.ok) moves.push(t.move);
       }
-      const outcomes = await store.apply(rolloutId, moves);
-      moves.forEach((m, j) => {
-        if (outcomes[j] === 'written') deps.onOutcome?.(rolloutId, m.next);
-      });
+      await store.apply(rolloutId, moves);
     }
   }
   const reconciling = await store.indexed(rolloutId, 'reconciling');

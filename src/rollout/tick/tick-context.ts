@@ -10,12 +10,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { Policy } from '../../policy/schema.js';
 import type { UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { LengthModel } from '../admit/index.js';
-import {
-  type CollectorRecord,
-  type CollectorStore,
-  DEFAULT_ORG,
-  type StateCounts,
-} from '../collector/index.js';
+import { type CollectorStore, DEFAULT_ORG, type StateCounts } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
 import { type HealthMemory, newHealthMemory } from '../listings/index.js';
@@ -51,8 +46,6 @@ export interface TickDeps {
   repairIntervalMs?: number;
   /** Clock ms after which a finished rollout is removed (operator/expire-rollouts.ts); default 30 days. */
   retentionMs?: number;
-  /** A Collector reached an outcome (the metrics count it). */
-  onOutcome?(rolloutId: string, record: CollectorRecord): void;
   /** A task ended as the listings showed, after `durationMs` (estimated). */
   onTaskEnded?(state: string, durationMs: number): void;
   /** Where the daemon's problems go (a target the service does not offer): `status` shows them. */

@@ -21,7 +21,7 @@ import { dueAt, type OrgApi, type TickContext } from './tick-context.js';
 
 type ListingDeps = Pick<
   TickContext,
-  'store' | 'clock' | 'logger' | 'onOutcome' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts' | 'orgFailed'
+  'store' | 'clock' | 'logger' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts' | 'orgFailed'
 >;
 
 /**

@@ -194,7 +194,11 @@ describe('startUpgradeWorker', () => {
   /** A real simulator on a scaled clock, a rollout, and web-1 admitted (slot taken) through the store. */
   async function setup() {
     const keys = createKeys(ctx.prefix);
-    const store = new CollectorStore(ctx.redis, keys);
+    const outcomes: CollectorRecord[] = [];
+    // Outcomes are told by the store as it writes them (the one writer).
+    const store = new CollectorStore(ctx.redis, keys, undefined, {
+      onOutcome: (_rollout, record) => outcomes.push(record),
+    });
     const rollouts = new RolloutStore(ctx.redis, keys);
     const clock = createScaledClock(SCALE);
     const sim = await startTestSimulator(testFleet(), { clock });
@@ -231,7 +235,6 @@ describe('startUpgradeWorker', () => {
     const admitted = admit.move.next;
     expect(admitted).toMatchObject({ state: 'admitted', admissions: 1 });
 
-    const outcomes: CollectorRecord[] = [];
     const created: string[] = [];
     const worker: Worker<UpgradeJobData> = startUpgradeWorker({
       connection: bullConnection(),
@@ -246,7 +249,6 @@ describe('startUpgradeWorker', () => {
         logger: captureLogger('debug').logger,
         random: () => 0.5,
         events: {
-          onOutcome: (_rollout, record) => outcomes.push(record),
           onTaskCreated: (id) => created.push(id),
         },
       },

@@ -17,6 +17,7 @@ import {
   CollectorStore,
   NOT_FOUND_LIMIT,
   newRecord,
+  type StoreListeners,
 } from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/keys.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
@@ -130,7 +131,17 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const { client } = createTestClient(baseUrl);
   const keys = createKeys(ctx.prefix);
   const log = captureLogger('debug');
-  const store = new CollectorStore(ctx.redis, keys, log.logger);
+  const events: Harness['events'] = { created: 0, retries: [], outcomes: [], taskEnds: [] };
+  // Outcomes are told by the store as it writes them (the one writer).
+  const outcomeHook: StoreListeners = {
+    onOutcome: (_rollout, record) => {
+      // The duration of the task that ended just before (onTaskEnded comes first), if any.
+      const ended = events.taskEnds.at(-1);
+      const durationMs = ended?.state === record.state ? ended.durationMs : undefined;
+      events.outcomes.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
+    },
+  };
+  const store = new CollectorStore(ctx.redis, keys, log.logger, outcomeHook);
   const rollouts = new RolloutStore(ctx.redis, keys);
   const bull: Redis = createRedis(testRedisUrl(), { name: 'test-bull', forBullmq: true });
   const queue = createUpgradeQueue(bull, keys.bullPrefix);
@@ -138,7 +149,6 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     () => closeRedis(bull),
     () => queue.close(),
   );
-  const events: Harness['events'] = { created: 0, retries: [], outcomes: [], taskEnds: [] };
   const hooks: UpgradeEvents = {
     onTaskCreated: () => {
       events.created++;
@@ -148,12 +158,9 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
     },
     onTaskEnded: (state, durationMs) => {
       events.taskEnds.push({ state, durationMs });
-    },
-    onOutcome: (_rollout, record) => {
-      // The duration of the task that ended just before (onTaskEnded comes first), if any.
-      const ended = events.taskEnds.at(-1);
-      const durationMs = ended?.state === record.state ? ended.durationMs : undefined;
-      events.outcomes.push({ state: record.state, ...(durationMs === undefined ? {} : { durationMs }) });
+      // The store tells the outcome as it writes it, before the step tells the task's end.
+      const told = events.outcomes.at(-1);
+      if (told && told.state === state && told.durationMs === undefined) told.durationMs = durationMs;
     },
   };
   const deps: ProcessorDeps = {

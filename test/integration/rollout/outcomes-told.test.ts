@@ -1,0 +1,93 @@
+/**
+ * Issue 27, part 1: outcomes are told by the one writer. The Collectors' store tells every move
+ * it writes into a settled state to the daemon's metrics (fleet_upgrade_results_total), whichever
+ * path made it; before, each caller told them by hand, and two paths forgot: an operator's abort
+ * of the Collectors that wait, and a known issue's hold at discovery. For each path below, the
+ * results counter of the rollout equals the store's counts of its settled states.
+ */
+import { describe, expect, it } from 'vitest';
+import { isSettled } from '../../../src/rollout/collector/index.js';
+import { abort } from '../../../src/rollout/operator/control.js';
+import {
+  BUILD,
+  collector,
+  MINUTE,
+  NEWER,
+  type SchedulerHarness,
+  useSchedulerHarness,
+} from '../../support/scheduler-harness.js';
+
+const setup = useSchedulerHarness();
+
+/** fleet_upgrade_results_total of one rollout, by outcome. */
+async function counted(s: SchedulerHarness, rolloutId: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const v of (await s.metrics.results.get()).values)
+    if (v.labels.rollout === rolloutId && v.value > 0) out[String(v.labels.outcome)] = v.value;
+  return out;
+}
+
+/** The store's counts of the rollout's settled states. */
+async function settled(s: SchedulerHarness, rolloutId: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [state, n] of Object.entries(await s.store.counts(rolloutId)))
+    if (n && isSettled(state as never)) out[state] = n;
+  return out;
+}
+
+describe('the results counter equals the store’s settled states, by every path', () => {
+  it('an operator aborts the Collectors that wait', async () => {
+    const s = await setup({ maxInFlight: 1 });
+    for (const id of [1, 2, 3]) s.fleet.set(id, collector(id));
+    await s.tick();
+    const id = await s.rolloutId();
+    await abort(s.control, id, 'ops@host', 'bad build');
+    expect(await settled(s, id)).toEqual({ aborted: 2 });
+    expect(await counted(s, id)).toEqual({ aborted: 2 });
+  });
+
+  it('a known issue holds Collectors at discovery (skip and manual)', async () => {
+    const s = await setup({
+      knownIssues: [
+        { build: BUILD, select: { osName: 'Mac OS X' }, action: 'skip', note: 'stops until restarted' },
+        { build: BUILD, select: { ids: [12] }, action: 'manual', note: 'needs its account re-entered' },
+      ],
+    });
+    s.fleet.set(11, collector(11, { osName: 'Mac OS X' }));
+    s.fleet.set(12, collector(12));
+    s.fleet.set(13, collector(13));
+    await s.tick();
+    const id = await s.rolloutId();
+    expect(await settled(s, id)).toEqual({ skipped: 1, manual: 1 });
+    expect(await counted(s, id)).toEqual({ skipped: 1, manual: 1 });
+  });
+
+  it('the listings resolve a task of unknown id', async () => {
+    const s = await setup();
+    await s.tick();
+    const id = await s.rolloutId();
+    await s.seed(21, 'reconciling');
+    s.fleet.set(21, collector(21));
+    s.clock.advance(MINUTE);
+    await s.tick();
+    expect(await settled(s, id)).toEqual({ failed: 1 });
+    expect(await counted(s, id)).toEqual({ failed: 1 });
+  });
+
+  it('a newer build supersedes the Collectors that wait', async () => {
+    const s = await setup({ maxInFlight: 5 });
+    s.fleet.set(31, collector(31));
+    await s.tick();
+    const oldId = await s.rolloutId();
+    await s.seed(32, 'queued');
+    await s.seed(33, 'waiting_retry');
+    s.targets.push({ version: NEWER, latest: true });
+    for (const t of s.targets) if (t.version === BUILD) t.latest = false;
+    s.clock.advance(2 * MINUTE);
+    await s.tick();
+    expect((await s.rollouts.get(oldId))?.phase).toBe('superseded');
+    const told = await settled(s, oldId);
+    expect(told.skipped).toBeGreaterThanOrEqual(2);
+    expect(await counted(s, oldId)).toEqual(told);
+  });
+});
