@@ -27,7 +27,12 @@ const SAMPLE_DETAIL: Partial<Record<RolloutEventType, Record<string, unknown>>> 
   'rollout.resumed': { released: 'halted' },
   'rollout.awaiting_approval': { wave: 2, of: 4 },
   'rollout.converged': { counts: { succeeded: 1180, failed: 20 } },
-  'collectors.failed': { new: 37, total: 37, byState: { failed: 25, timed_out: 9, error: 3 } },
+  'collectors.failed': {
+    new: 37,
+    total: 37,
+    byState: { failed: 25, timed_out: 9, error: 3 },
+    byClass: { disk_space: 14, timed_out: 9, network: 8, unknown: 3, error: 3 },
+  },
   'cohort.quarantined': { cohort: 'rhel7-arm', held: 40, reason: 'failures 9 of 12' },
   'org.waiting': { reason: 'credentials refused (401)', since: 0 },
   'org.recovered': { reason: 'credentials refused (401)', since: 0 },

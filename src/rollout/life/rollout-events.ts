@@ -125,7 +125,17 @@ export interface EventFacts {
     waits: boolean;
     org?: string;
   };
-  'collectors.failed': { new: number; total: number; byState: Record<string, number> };
+  'collectors.failed': {
+    new: number;
+    total: number;
+    byState: Record<string, number>;
+    /**
+     * The same Collectors by failure class (the record's `failureClass`: disk_space, network,
+     * health:<tracker> …; its end state where it has none), the most frequent first, at most
+     * FAILURE_CLASSES_KEPT of them.
+     */
+    byClass: Record<string, number>;
+  };
   /** A one-off's first scan did not find Collectors it names: none of them is upgraded by it. */
   'collectors.unmatched': { collectors: readonly UnmatchedCollector[] };
   'rollback.requested': { states: readonly string[]; collectors: number; org?: string };
@@ -289,7 +299,7 @@ export function describeEvent(
     case 'collectors.failed':
       return {
         message: `${id}: ${news.new} more ${news.new === 1 ? 'Collector' : 'Collectors'} failed (${news.total} in all: ${summary(news.byState)}); \`fleet-upgrade report ${id}\` has their messages`,
-        detail: { new: news.new, total: news.total, byState: news.byState },
+        detail: { new: news.new, total: news.total, byState: news.byState, byClass: news.byClass },
       };
     case 'collectors.unmatched':
       return {
