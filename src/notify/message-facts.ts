@@ -40,6 +40,8 @@ const TITLES: Record<string, string> = {
   'cohort.quarantined': 'Cohort quarantined',
   'org.waiting': 'Organization waiting',
   'org.recovered': 'Organization recovered',
+  'daemon.problem': 'Daemon problem',
+  'daemon.problem_ended': 'Daemon problem over',
 };
 
 /** `rollout.awaiting_approval` → `Rollout awaiting approval`, unless named in TITLES. */

@@ -36,6 +36,14 @@ const SAMPLE_DETAIL: Partial<Record<RolloutEventType, Record<string, unknown>>> 
   'cohort.quarantined': { cohort: 'rhel7-arm', held: 40, reason: 'failures 9 of 12' },
   'org.waiting': { reason: 'credentials refused (401)', since: 0 },
   'org.recovered': { reason: 'credentials refused (401)', since: 0 },
+  'daemon.problem': {
+    kind: 'target_not_offered',
+    subject: 'emea-linux',
+    reason:
+      'its target 19.490-1 is not offered by the service (it offers 19.470-4, 19.480-2); no rollout of it starts',
+    fix: 'set `target:` in its policy file to a build the service offers (or `latest`), or release 19.490-1 at the service',
+    since: 0,
+  },
 };
 
 /** A sample event of `type` for `orgs` (the first one names an organization's part). */

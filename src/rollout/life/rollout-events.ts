@@ -41,6 +41,8 @@ export const ROLLOUT_EVENT_TYPES = [
   'ring.released',
   'ring.paused',
   'ring.resumed',
+  'daemon.problem',
+  'daemon.problem_ended',
 ] as const;
 export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 
@@ -168,6 +170,23 @@ export interface EventFacts {
   'ring.paused': { after: string; reason: string; text: string };
   /** ... and the earlier ring runs it again: this rollout goes on. */
   'ring.resumed': { after: string };
+  /**
+   * A problem of the daemon (problems/: its `kind` and `subject`) has lasted 5 minutes
+   * (tick/tell-problems.ts): told in the rollouts it concerns.
+   */
+  'daemon.problem': DaemonProblemFacts;
+  /** ... and is gone (fixed): told in the same rollouts. */
+  'daemon.problem_ended': DaemonProblemFacts;
+}
+
+/** A daemon problem as its events tell it. */
+export interface DaemonProblemFacts {
+  kind: string;
+  subject: string;
+  reason: string;
+  fix: string;
+  /** When it began (clock ms). */
+  since: number;
 }
 
 /** An event about to be recorded: its type, who made it happen, and its facts. */
@@ -377,6 +396,16 @@ export function describeEvent(
         message: `${id} runs again: ring ${news.after} runs ${buildOfId(id)} again`,
         detail: { after: news.after },
       };
+    case 'daemon.problem':
+      return {
+        message: `${id}: the daemon has a problem since ${ISO(news.since)} (${news.kind} ${news.subject}): ${news.reason}; ${news.fix}`,
+        detail: problemDetail(news),
+      };
+    case 'daemon.problem_ended':
+      return {
+        message: `${id}: the daemon's problem is over (${news.kind} ${news.subject}, since ${ISO(news.since)}: ${news.reason})`,
+        detail: problemDetail(news),
+      };
     case 'analysis.failed':
     case 'analysis.inconclusive':
       return {
@@ -387,5 +416,12 @@ export function describeEvent(
 }
 
 const buildOfId = (id: string) => id.slice(id.indexOf('@') + 1);
+const problemDetail = (n: DaemonProblemFacts) => ({
+  kind: n.kind,
+  subject: n.subject,
+  reason: n.reason,
+  fix: n.fix,
+  since: n.since,
+});
 const wave = (n: WaveFacts) => ({ wave: n.wave, of: n.of });
 const analysis = (n: AnalysisFacts) => ({ wave: n.wave, verdict: n.verdict, queries: n.queries });
