@@ -76,7 +76,10 @@ describe('one policy per organization in one run', () => {
       expect(stats.tasksCreated, name).toBe(4);
       expect(stats.tasksByOutcome.succeeded, name).toBe(4);
       const collectors = await h.simCollectors(name);
-      expect(collectors.map((c) => c.version), name).toEqual(Array(4).fill('19.480-2'));
+      expect(
+        collectors.map((c) => c.version),
+        name,
+      ).toEqual(Array(4).fill('19.480-2'));
     }
     run.kill('SIGTERM');
     expect(await exitOf(run, 15_000)).toBe(0);
