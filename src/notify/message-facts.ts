@@ -40,6 +40,8 @@ const TITLES: Record<string, string> = {
   'cohort.quarantined': 'Cohort quarantined',
   'org.waiting': 'Organization waiting',
   'org.recovered': 'Organization recovered',
+  'daemon.problem': 'Daemon problem',
+  'daemon.problem_ended': 'Daemon problem over',
 };
 
 /** `rollout.awaiting_approval` → `Rollout awaiting approval`, unless named in TITLES. */
@@ -67,21 +69,28 @@ function progressOf(e: OutboxEvent): string {
   return '';
 }
 
-/** The causes of a failures summary: the newest `byState` of each rollout, summed, largest first. */
+const countsIn = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/**
+ * The causes of a failures summary: the failure classes (`byClass`: disk_space, network, …) of
+ * the newest event of each rollout, summed, largest first (ties by name); an event recorded
+ * before events carried classes gives its end states (`byState`).
+ */
 function causesOf(batch: readonly RoutedEvent[]): { count: number; causes: string } {
   let count = 0;
   const latest = new Map<string, Record<string, unknown>>();
   for (const { event } of batch) {
     const d = detailOf(event);
     count += typeof d.new === 'number' ? d.new : 0;
-    if (typeof d.byState === 'object' && d.byState !== null)
-      latest.set(event.rollout, d.byState as Record<string, unknown>);
+    const by = countsIn(d.byClass) ?? countsIn(d.byState);
+    if (by) latest.set(event.rollout, by);
   }
   const sum = new Map<string, number>();
   for (const by of latest.values())
     for (const [state, n] of Object.entries(by))
       if (typeof n === 'number') sum.set(state, (sum.get(state) ?? 0) + n);
-  const top = [...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
+  const top = [...sum.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3);
   return { count, causes: top.map(([s, n]) => `${n} ${s}`).join(', ') || 'none recorded' };
 }
 

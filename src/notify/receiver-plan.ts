@@ -5,7 +5,8 @@
  *   event's `detail.org`, else those of its rollout) meet the ones it names;
  * - summaries: `collectors.failed` events (Collectors that ended failed, timed_out or error) wait
  *   the receiver's window from the first one, then all of them held become one message;
- * - PagerDuty: only what needs a person pages (PAGES); what ends it resolves (RESOLVES), with the
+ * - PagerDuty: only what needs a person pages (a halt, a quarantine, refused credentials, a daemon
+ *   problem older than 5 minutes); what ends it resolves, with the
  *   same `dedup_key` (one incident per rollout and subject). A resolve waits the window: when the
  *   condition comes back meanwhile (a flap), the resolve is dropped and the trigger updates the
  *   incident that is still open, so a flapping condition pages once.
@@ -47,16 +48,27 @@ export function pageAction(event: OutboxEvent): PageAction | undefined {
     case 'rollout.aborted':
     case 'rollout.superseded':
       return { action: 'resolve', subject: 'halted' };
+    // A daemon problem older than 5 minutes (rollout/tick/tell-problems.ts), and its end.
+    case 'daemon.problem':
+      return { action: 'trigger', subject: problemSubject(d) };
+    case 'daemon.problem_ended':
+      return { action: 'resolve', subject: problemSubject(d) };
     default:
       return undefined;
   }
 }
 
+/** `daemon:<kind>:<subject>`: one daemon problem, whichever rollouts tell it. */
+const problemSubject = (d: Record<string, unknown>): string =>
+  `daemon:${String(d.kind ?? '')}:${String(d.subject ?? '')}`;
+
 /**
  * PagerDuty's `dedup_key`: one per rollout and subject (at most 255 characters, as the Events API
- * v2 documents for dedup_key).
+ * v2 documents for dedup_key); a daemon problem's is the deployment's, not a rollout's, so that
+ * the rollouts that tell it update one incident.
  */
 export function dedupKey(event: OutboxEvent, subject: string): string {
+  if (subject.startsWith('daemon:')) return `fleet-upgrade/${subject}`.slice(0, 255);
   return `fleet-upgrade/${event.rollout}/${subject}`.slice(0, 255);
 }
 

@@ -27,10 +27,23 @@ const SAMPLE_DETAIL: Partial<Record<RolloutEventType, Record<string, unknown>>> 
   'rollout.resumed': { released: 'halted' },
   'rollout.awaiting_approval': { wave: 2, of: 4 },
   'rollout.converged': { counts: { succeeded: 1180, failed: 20 } },
-  'collectors.failed': { new: 37, total: 37, byState: { failed: 25, timed_out: 9, error: 3 } },
+  'collectors.failed': {
+    new: 37,
+    total: 37,
+    byState: { failed: 25, timed_out: 9, error: 3 },
+    byClass: { disk_space: 14, timed_out: 9, network: 8, unknown: 3, error: 3 },
+  },
   'cohort.quarantined': { cohort: 'rhel7-arm', held: 40, reason: 'failures 9 of 12' },
   'org.waiting': { reason: 'credentials refused (401)', since: 0 },
   'org.recovered': { reason: 'credentials refused (401)', since: 0 },
+  'daemon.problem': {
+    kind: 'target_not_offered',
+    subject: 'emea-linux',
+    reason:
+      'its target 19.490-1 is not offered by the service (it offers 19.470-4, 19.480-2); no rollout of it starts',
+    fix: 'set `target:` in its policy file to a build the service offers (or `latest`), or release 19.490-1 at the service',
+    since: 0,
+  },
 };
 
 /** A sample event of `type` for `orgs` (the first one names an organization's part). */

@@ -122,6 +122,24 @@ export function selectCollectors<C extends SelectableCollector>(
   return out;
 }
 
+const claims = new WeakMap<object, CollectorMatcher>();
+
+/**
+ * Whether a policy claims a Collector: its organization is one the policy's `orgs` covers and
+ * the policy's `select`/`exclude` take it. What an earlier policy claims is not a later one's
+ * (scan-upgradable.ts); a selection alone would claim the same ids in every organization.
+ * A Collector without `org` is the `default` organization's. Cached per policy object.
+ */
+export function compileClaim(policy: Pick<Policy, 'orgs' | 'select' | 'exclude'>): CollectorMatcher {
+  const cached = claims.get(policy);
+  if (cached) return cached;
+  const covers = textMatcher(policy.orgs, true);
+  const selects = compileSelection(policy);
+  const matcher: CollectorMatcher = (c) => covers(c.org ?? 'default') && selects(c);
+  claims.set(policy, matcher);
+  return matcher;
+}
+
 /**
  * The organizations of `names` (the settings' `orgs`) that the policy covers, in the order given:
  * those its `orgs` globs match.

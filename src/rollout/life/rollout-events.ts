@@ -42,6 +42,8 @@ export const ROLLOUT_EVENT_TYPES = [
   'ring.released',
   'ring.paused',
   'ring.resumed',
+  'daemon.problem',
+  'daemon.problem_ended',
 ] as const;
 export type RolloutEventType = (typeof ROLLOUT_EVENT_TYPES)[number];
 
@@ -135,7 +137,17 @@ export interface EventFacts {
     waits: boolean;
     org?: string;
   };
-  'collectors.failed': { new: number; total: number; byState: Record<string, number> };
+  'collectors.failed': {
+    new: number;
+    total: number;
+    byState: Record<string, number>;
+    /**
+     * The same Collectors by failure class (the record's `failureClass`: disk_space, network,
+     * health:<tracker> …; its end state where it has none), the most frequent first, at most
+     * FAILURE_CLASSES_KEPT of them.
+     */
+    byClass: Record<string, number>;
+  };
   /** A one-off's first scan did not find Collectors it names: none of them is upgraded by it. */
   'collectors.unmatched': { collectors: readonly UnmatchedCollector[] };
   'rollback.requested': { states: readonly string[]; collectors: number; org?: string };
@@ -168,6 +180,23 @@ export interface EventFacts {
   'ring.paused': { after: string; reason: string; text: string };
   /** ... and the earlier ring runs it again: this rollout goes on. */
   'ring.resumed': { after: string };
+  /**
+   * A problem of the daemon (problems/: its `kind` and `subject`) has lasted 5 minutes
+   * (tick/tell-problems.ts): told in the rollouts it concerns.
+   */
+  'daemon.problem': DaemonProblemFacts;
+  /** ... and is gone (fixed): told in the same rollouts. */
+  'daemon.problem_ended': DaemonProblemFacts;
+}
+
+/** A daemon problem as its events tell it. */
+export interface DaemonProblemFacts {
+  kind: string;
+  subject: string;
+  reason: string;
+  fix: string;
+  /** When it began (clock ms). */
+  since: number;
 }
 
 /** An event about to be recorded: its type, who made it happen, and its facts. */
@@ -307,7 +336,7 @@ export function describeEvent(
     case 'collectors.failed':
       return {
         message: `${id}: ${news.new} more ${news.new === 1 ? 'Collector' : 'Collectors'} failed (${news.total} in all: ${summary(news.byState)}); \`fleet-upgrade report ${id}\` has their messages`,
-        detail: { new: news.new, total: news.total, byState: news.byState },
+        detail: { new: news.new, total: news.total, byState: news.byState, byClass: news.byClass },
       };
     case 'collectors.unmatched':
       return {
@@ -385,6 +414,16 @@ export function describeEvent(
         message: `${id} runs again: ring ${news.after} runs ${buildOfId(id)} again`,
         detail: { after: news.after },
       };
+    case 'daemon.problem':
+      return {
+        message: `${id}: the daemon has a problem since ${ISO(news.since)} (${news.kind} ${news.subject}): ${news.reason}; ${news.fix}`,
+        detail: problemDetail(news),
+      };
+    case 'daemon.problem_ended':
+      return {
+        message: `${id}: the daemon's problem is over (${news.kind} ${news.subject}, since ${ISO(news.since)}: ${news.reason})`,
+        detail: problemDetail(news),
+      };
     case 'analysis.failed':
     case 'analysis.inconclusive':
       return {
@@ -395,5 +434,12 @@ export function describeEvent(
 }
 
 const buildOfId = (id: string) => id.slice(id.indexOf('@') + 1);
+const problemDetail = (n: DaemonProblemFacts) => ({
+  kind: n.kind,
+  subject: n.subject,
+  reason: n.reason,
+  fix: n.fix,
+  since: n.since,
+});
 const wave = (n: WaveFacts) => ({ wave: n.wave, of: n.of });
 const analysis = (n: AnalysisFacts) => ({ wave: n.wave, verdict: n.verdict, queries: n.queries });

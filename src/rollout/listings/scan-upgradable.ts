@@ -19,7 +19,7 @@ import { compareBuildVersions, isBuildVersion } from '../../lib/version.js';
 import type { Policy } from '../../policy/schema.js';
 import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { planMove } from '../../policy/select/plan-move.js';
-import { compileSelection } from '../../policy/select/select-collectors.js';
+import { compileClaim, compileSelection } from '../../policy/select/select-collectors.js';
 import { followsLatest } from '../../policy/target.js';
 import { admissionBase, buildDistance, durationKind, type LengthModel } from '../admit/index.js';
 import {
@@ -79,7 +79,10 @@ export async function scanUpgradable(
   deps: ScanDeps,
   rollout: RolloutRecord,
   policy: Policy,
-  /** Policies that come first: a Collector they select is theirs, not this policy's. */
+  /**
+   * Policies that come first: a Collector they claim (its organization covered by their `orgs`,
+   * their selection taking it) is theirs, not this policy's.
+   */
   earlier: readonly Policy[] = [],
   /**
    * `onPage`: called after each page that added Collectors (a first scan admits as it goes); it
@@ -100,7 +103,7 @@ export async function scanUpgradable(
   const org = options.org ?? DEFAULT_ORG;
   const build = buildOf(rollout, org);
   const own = compileSelection(policy);
-  const taken = earlier.map((p) => compileSelection(p));
+  const taken = earlier.map((p) => compileClaim(p));
   const matches = (c: Collector) => {
     const s = { ...c, org };
     return own(s) && !taken.some((t) => t(s));

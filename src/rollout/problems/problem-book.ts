@@ -14,7 +14,12 @@ export interface ProblemSink {
   clear(id: string): void;
 }
 
-export class ProblemBook implements ProblemSink {
+/** Where the scheduler reads the problems it tells (tick/tell-problems.ts). */
+export interface ProblemSource {
+  entries(): [string, DaemonProblem][];
+}
+
+export class ProblemBook implements ProblemSink, ProblemSource {
   private readonly problems = new Map<string, DaemonProblem>();
   private readonly listeners: (() => void)[] = [];
 

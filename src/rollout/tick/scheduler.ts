@@ -47,6 +47,7 @@ import { OrgService } from './org-service.js';
 import { policyHash, resolveTarget, settingsOf } from './policy-settings.js';
 import { repairJobs } from './repair-jobs.js';
 import { TargetChooser } from './target-chooser.js';
+import { ProblemTeller } from './tell-problems.js';
 import { newTickMemory, type OrgPart, type TickContext, type TickDeps } from './tick-context.js';
 import { UnofferedTargets } from './unoffered-targets.js';
 import { listingDue } from './watch-step.js';
@@ -72,12 +73,15 @@ export class Scheduler {
   private readonly oneOffs: OneOffPolicies;
   /** Policies whose target the service does not offer: looked at again with a back-off. */
   private readonly unoffered: UnofferedTargets;
+  /** The daemon's problems that lasted 5 minutes, told as events, and their end. */
+  private readonly teller: ProblemTeller;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.oneOffs = new OneOffPolicies(deps.redis, deps.keys);
     this.orgs = new OrgService(deps, this.scanEvery);
     this.chooser = new TargetChooser(deps, this.orgs, this.memory);
     this.unoffered = new UnofferedTargets(deps, this.scanEvery);
+    this.teller = new ProblemTeller(deps);
   }
 
   private get scanEvery(): number {
@@ -154,6 +158,11 @@ export class Scheduler {
         ),
       );
     this.unoffered.keepOnly(new Set(enabled.map((p) => p.name)));
+    const problems = this.deps.problems;
+    if (problems?.entries) {
+      const open = problems.entries();
+      await this.guarded('*', () => this.teller.step(open, this.live, clock.now()));
+    }
     await this.guarded('*', () => this.chooser.keepOnly(new Set(enabled.map((p) => p.name))));
     for (const f of followed) await this.guarded(f.rollout.policy, () => this.followSuperseded(f, now));
     // Retention, looked at every ten minutes of clock time.

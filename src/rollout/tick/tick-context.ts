@@ -14,7 +14,7 @@ import { type CollectorStore, DEFAULT_ORG, type StateCounts } from '../collector
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
 import { type HealthMemory, newHealthMemory } from '../listings/index.js';
-import type { ProblemSink } from '../problems/index.js';
+import type { ProblemSink, ProblemSource } from '../problems/index.js';
 
 /** What the scheduler asks of an organization's service: its listings and its builds. */
 export type OrgApi = Pick<CollectorUpgradeClient, 'collectorPages' | 'listTargets'> &
@@ -49,7 +49,7 @@ export interface TickDeps {
   /** A task ended as the listings showed, after `durationMs` (estimated). */
   onTaskEnded?(state: string, durationMs: number): void;
   /** Where the daemon's problems go (a target the service does not offer): `status` shows them. */
-  problems?: ProblemSink;
+  problems?: ProblemSink & Partial<ProblemSource>;
 }
 
 /** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */

@@ -131,6 +131,10 @@ describe('notify receivers in a real rollout', () => {
       60_000,
     );
     expect(halted.rollouts).toHaveLength(2);
+    // us-fleet converged by upgrading us's 4 Collectors (emea-fleet, first in file order, claims none of them).
+    expect(halted.rollouts.find((x) => x.id === 'us-fleet@19.480-2')?.byOrg).toEqual([
+      expect.objectContaining({ org: 'us', done: 4, total: 4 }),
+    ]);
     const on = (path: string) => r.requests.filter((q) => q.path === path && q.status === 200);
     await waitUntil(
       () => on(PD_PATH).length >= 1 && on(SLACK_PATH).length >= 1,

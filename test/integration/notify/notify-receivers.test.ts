@@ -163,7 +163,7 @@ describe('notify receivers', () => {
     expect(r.requests.filter(on(TEAMS_PATH))).toHaveLength(1);
   });
 
-  it('200 failures within the window make one message per receiver, with the top causes', async () => {
+  it('200 failures within the window make one message per receiver, with the top failure classes', async () => {
     const r = notify.receiver;
     const { metrics } = await start(
       receivers(chat(r.url).map((c) => ({ ...(c as object), orgs: undefined, window: '2s' }))),
@@ -173,9 +173,17 @@ describe('notify receivers', () => {
     for (let i = 0; i < 200; i++) {
       const rollout = i % 2 === 0 ? 'emea-fleet@19.480-2' : 'us-fleet@19.480-2';
       const byState = { failed: 0, timed_out: 0, error: 0 };
-      for (let k = 0; k <= i; k += 2) byState[states[(k / 2) % 4] as keyof typeof byState]++;
+      const byClass: Record<string, number> = {};
+      for (let k = 0; k <= i; k += 2) {
+        const j = k / 2;
+        const state = states[j % 4] as keyof typeof byState;
+        byState[state]++;
+        // A failed Collector's class is its message's (disk_space, network); the others' their state.
+        const cls = state === 'failed' ? (j % 8 === 1 ? 'network' : 'disk_space') : state;
+        byClass[cls] = (byClass[cls] ?? 0) + 1;
+      }
       await event(rollout, 'collectors.failed', {
-        detail: { new: 1, total: Math.floor(i / 2) + 1, byState },
+        detail: { new: 1, total: Math.floor(i / 2) + 1, byState, byClass },
       });
     }
     await waitUntil(() => r.delivered().length === 2, 15_000, 'one summary in Slack and one in Teams');
@@ -183,7 +191,7 @@ describe('notify receivers', () => {
     expect(r.requests.map((q) => q.path).sort()).toEqual([SLACK_PATH, TEAMS_PATH].sort());
     const slack = SlackPayload.parse(JSON.parse(r.requests.find(on(SLACK_PATH))?.body ?? ''));
     expect(slack.text).toMatch(
-      /^200 Collectors failed in emea, us \(emea-fleet@19.480-2, us-fleet@19.480-2\); top causes: 100 failed, 50 timed_out, 50 error/,
+      /^200 Collectors failed in emea, us \(emea-fleet@19.480-2, us-fleet@19.480-2\); top causes: 74 disk_space, 50 error, 50 timed_out\n/,
     );
     const teams = TeamsPayload.parse(JSON.parse(r.requests.find(on(TEAMS_PATH))?.body ?? ''));
     expect(JSON.stringify(teams)).toContain('200 Collectors failed');
@@ -252,6 +260,7 @@ describe('notify receivers', () => {
       orgsOf: async (id) => ORGS[id],
       logger: captureLogger('warn').logger,
     });
+    // Events recorded before they carried failure classes: the summary names their end states.
     for (let i = 0; i < 30; i++)
       await event('emea-fleet@19.480-2', 'collectors.failed', {
         detail: { new: 1, total: i + 1, byState: { failed: i + 1 } },

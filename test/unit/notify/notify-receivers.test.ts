@@ -221,6 +221,34 @@ describe('message shapes', () => {
       pageAction(halt({ type: 'org.waiting', detail: { org: 'emea', reason: 'service unavailable (503)' } })),
     ).toBeUndefined();
     expect(pageAction(halt({ type: 'rollout.converged' }))).toBeUndefined();
+    // A daemon problem older than 5 minutes: one incident per problem, whichever rollout tells it.
+    const problem = {
+      kind: 'policy_invalid',
+      subject: 'policies/edge.yaml',
+      reason: 'x',
+      fix: 'y',
+      since: 0,
+    };
+    const told = (type: string, rollout: string) =>
+      PagerDutyPayload.parse(
+        JSON.parse(
+          receiverBody(receiver('pagerduty'), [
+            { event: { ...halt({ type, detail: problem }), rollout }, orgs: [] },
+          ]),
+        ),
+      );
+    expect(told('daemon.problem', 'linux@19.480-2')).toMatchObject({
+      event_action: 'trigger',
+      dedup_key: 'fleet-upgrade/daemon:policy_invalid:policies/edge.yaml',
+    });
+    expect(told('daemon.problem', 'mac@19.480-2').dedup_key).toBe(
+      'fleet-upgrade/daemon:policy_invalid:policies/edge.yaml',
+    );
+    expect(told('daemon.problem_ended', 'mac@19.480-2')).toEqual({
+      routing_key: 'rk-123',
+      event_action: 'resolve',
+      dedup_key: 'fleet-upgrade/daemon:policy_invalid:policies/edge.yaml',
+    });
   });
 
   it("links to the rollout in the deployment's HTTP API when the settings name publicUrl", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Policy, type PolicyInput } from '../../../src/policy/schema.js';
 import {
+  compileClaim,
   compileSelection,
   matchesSelection,
   type SelectableCollector,
@@ -165,5 +166,26 @@ describe('compileSelection', () => {
     ).length;
     expect(chosen).toHaveLength(expected);
     expect(elapsed).toBeLessThan(2000);
+  });
+});
+
+describe('compileClaim', () => {
+  it("claims only the Collectors of the policy's organizations, whatever their ids", () => {
+    const emea = compileClaim(policy({ orgs: 'emea' }));
+    expect(emea(collector({ org: 'emea' }))).toBe(true);
+    // The selection alone (every Collector) would take us's Collector 1 too.
+    expect(compileSelection(policy({ orgs: 'emea' }))(collector({ org: 'us' }))).toBe(true);
+    expect(emea(collector({ org: 'us' }))).toBe(false);
+    // A one-off's policy: Collector 7 of b, not Collector 7 of a.
+    const oneOff = compileClaim(policy({ orgs: ['b'], select: { ids: [7] } }));
+    expect(oneOff(collector({ id: 7, org: 'b' }))).toBe(true);
+    expect(oneOff(collector({ id: 7, org: 'a' }))).toBe(false);
+    expect(oneOff(collector({ id: 8, org: 'b' }))).toBe(false);
+  });
+
+  it('reads a Collector without an organization as default, and orgs as globs', () => {
+    expect(compileClaim(policy({}))(collector())).toBe(true);
+    expect(compileClaim(policy({ orgs: 'lab-*' }))(collector({ org: 'LAB-2' }))).toBe(true);
+    expect(compileClaim(policy({ orgs: 'lab-*' }))(collector())).toBe(false);
   });
 });
