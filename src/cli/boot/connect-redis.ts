@@ -10,9 +10,16 @@
 import { join } from 'node:path';
 import { FleetError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import { answerWithin, closeRedis, createRedis, type Redis } from '../../lib/redis/create-redis.js';
+import {
+  answerWithin,
+  closeRedis,
+  createRedis,
+  REDIS_START_LIMIT_MS,
+  type Redis,
+} from '../../lib/redis/create-redis.js';
 import { startPrivateRedis } from '../../lib/redis/private-redis.js';
 import { describeRedis, type RedisTarget, settingOf } from '../../lib/redis/redis-target.js';
+import { isRedisUnavailable } from '../../lib/redis/redis-unavailable.js';
 import { type DaemonConfig, redisTargetOf } from './daemon-config.js';
 import { plainReason } from './open-state.js';
 
@@ -62,13 +69,29 @@ export async function connectRedis(
       firstError ??= err.message;
     };
     redis.on('error', keepFirst);
-    await answerWithin(redis.ping(), { where, what: 'PING', advice }).catch((err: unknown) => {
-      if (err instanceof FleetError) throw err;
-      const reason = plainReason(firstError ?? (err instanceof Error ? err.message : String(err)));
-      throw new FleetError('FLEET_ERR_REDIS_UNAVAILABLE', `${where} does not answer (${reason}): ${advice}`, {
-        cause: err,
-      });
-    });
+    // Tried again until the limit: a process that starts during a failover or a restart of Redis
+    // (a supervisor restarting it then) waits for it, as a running one does (issue 25).
+    const deadline = Date.now() + REDIS_START_LIMIT_MS;
+    for (;;) {
+      const left = Math.max(1, deadline - Date.now());
+      const failed = await answerWithin(redis.ping(), { where, what: 'PING', advice }, left).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      if (failed === undefined) break;
+      if (failed instanceof FleetError) throw failed;
+      if (!isRedisUnavailable(failed) || Date.now() + 250 >= deadline) {
+        const reason = plainReason(firstError ?? (failed instanceof Error ? failed.message : String(failed)));
+        throw new FleetError(
+          'FLEET_ERR_REDIS_UNAVAILABLE',
+          `${where} does not answer (${reason}): ${advice}`,
+          {
+            cause: failed,
+          },
+        );
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
     redis.off('error', keepFirst);
     const bullConnection = createRedis(target, { logger, name: `${role}-bullmq`, forBullmq: true });
     undo.push(() => closeRedis(bullConnection));
