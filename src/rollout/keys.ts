@@ -133,3 +133,34 @@ export function createKeys(prefix = ''): Keys {
     inventoryLeader: `${base}:inventory-leader`,
   };
 }
+
+/**
+ * Every key `forget` of rollout `id` touches, in the order of forget-rollout-21.lua's KEYS: the
+ * rollout's own keys, which it deletes, then the shared ones it removes the rollout from. One list,
+ * so that a key added to a rollout is added here once (a test checks its length against the file's).
+ */
+export function forgetRolloutKeys(k: Keys, id: string): string[] {
+  return [
+    k.rollout(id),
+    k.results(id),
+    k.counts(id),
+    k.waveCounts(id),
+    k.queued(id),
+    k.retries(id),
+    k.reconciling(id),
+    k.verifying(id),
+    k.cohortCounts(id),
+    k.orgCounts(id),
+    k.durations(id),
+    k.kindDurations(id),
+    k.history(id),
+    k.rollouts,
+    k.followed,
+    k.oneOffs,
+    k.policies,
+    k.rollbackRequests,
+    k.forgotten,
+    k.audit,
+    k.auditDropped,
+  ];
+}

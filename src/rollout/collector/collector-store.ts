@@ -3,7 +3,7 @@
  * of counts per state (and per wave and cohort), the policy's in-flight slots, and one index per
  * waiting state (queued in admission order, retries by next attempt, reconciling by age,
  * verifying by the time of its next look), all kept by one Lua script
- * (lua/apply-moves.lua) that applies moves of collector-state.ts atomically. A move that is not in
+ * (lua/apply-moves-14.lua) that applies moves of collector-state.ts atomically. A move that is not in
  * the transition table is refused here and logged as a defect; nothing else writes a record.
  */
 import type { Redis } from 'ioredis';
@@ -47,8 +47,16 @@ export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
-/** Queue scores of Collectors below the policy's minimumBuild lie below this (apply-moves.lua: 'u'). */
-const BELOW_MINIMUM_SCORES = -1.5e12;
+/**
+ * The bands of the queue's scores that come before every ordinary place: apply-moves-14.lua gives a
+ * canary (score 'c') its count of canaries plus `canaries`, a Collector below the policy's
+ * minimumBuild (score 'u') its count plus `belowMinimum`. The Lua writes these numbers as literals;
+ * test/integration/lib/redis-scripts.test.ts checks that they are these.
+ */
+export const QUEUE_SCORE_BANDS = { canaries: -1e12, belowMinimum: -2e12 } as const;
+
+/** Queue scores of Collectors below the policy's minimumBuild lie below this (between the bands). */
+const BELOW_MINIMUM_SCORES = (QUEUE_SCORE_BANDS.canaries + QUEUE_SCORE_BANDS.belowMinimum) / 2;
 
 const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
 
@@ -93,9 +101,7 @@ export class CollectorStore {
     private readonly logger?: Logger,
     private readonly listeners: StoreListeners = {},
   ) {
-    defineScripts(redis, [
-      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 14 },
-    ]);
+    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves-14' }]);
     this.redis = redis as Scripted;
   }
 
