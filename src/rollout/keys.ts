@@ -164,3 +164,27 @@ export function forgetRolloutKeys(k: Keys, id: string): string[] {
     k.auditDropped,
   ];
 }
+
+/**
+ * The keys apply-moves-14.lua (collector-store.ts `apply`) touches, in the order of its KEYS, for
+ * moves of rollout `id` of `policy` in organization `org` (a test checks the count and the index
+ * codes against the file's).
+ */
+export function applyMovesKeys(k: Keys, id: string, policy: string, org: string): string[] {
+  return [
+    k.results(id),
+    k.counts(id),
+    k.slots(policy),
+    k.queued(id),
+    k.retries(id),
+    k.reconciling(id),
+    k.rollout(id),
+    k.durations(id),
+    k.waveCounts(id),
+    k.verifying(id),
+    k.cohortCounts(id),
+    k.orgCounts(id),
+    k.orgSlots(policy, org),
+    k.kindDurations(id),
+  ];
+}

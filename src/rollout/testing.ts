@@ -5,7 +5,7 @@
  * index.ts, or this file (test/unit/architecture/walls.test.ts); nothing in src/ imports it, and
  * it alone may reach into a room's files.
  */
-export { forgetRolloutKeys } from './keys.js';
+export { applyMovesKeys, forgetRolloutKeys } from './keys.js';
 export { learnFirstRead, MIN_SAMPLES } from './tick/learn-first-read.js';
 export { longestFirst } from './tick/learn-lengths.js';
 export { judgeRing, verifiedRatio } from './tick/ring-gate.js';

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
 import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
-import type { Keys } from '../keys.js';
+import { applyMovesKeys, type Keys } from '../keys.js';
 import { policyOf } from '../rollout-id.js';
 import {
   type CollectorKey,
@@ -58,7 +58,11 @@ export const QUEUE_SCORE_BANDS = { canaries: -1e12, belowMinimum: -2e12 } as con
 /** Queue scores of Collectors below the policy's minimumBuild lie below this (between the bands). */
 const BELOW_MINIMUM_SCORES = (QUEUE_SCORE_BANDS.canaries + QUEUE_SCORE_BANDS.belowMinimum) / 2;
 
-const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
+/**
+ * The code of each index a move names (apply-moves-14.lua's `index` table maps each to its key;
+ * test/integration/lib/redis-scripts.test.ts checks that it is the key of that name).
+ */
+export const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
 
 export type ApplyOutcome = 'written' | 'stale' | 'no_slot' | 'refused';
 
@@ -262,20 +266,7 @@ export class CollectorStore {
     const k = this.keys;
     const policy = policyOf(rolloutId);
     return this.redis.fuApplyMoves(
-      k.results(rolloutId),
-      k.counts(rolloutId),
-      k.slots(policy),
-      k.queued(rolloutId),
-      k.retries(rolloutId),
-      k.reconciling(rolloutId),
-      k.rollout(rolloutId),
-      k.durations(rolloutId),
-      k.waveCounts(rolloutId),
-      k.verifying(rolloutId),
-      k.cohortCounts(rolloutId),
-      k.orgCounts(rolloutId),
-      k.orgSlots(policy, org),
-      k.kindDurations(rolloutId),
+      ...applyMovesKeys(k, rolloutId, policy, org),
       rolloutId,
       options.limit ?? 0,
       options.orgLimit ?? 0,

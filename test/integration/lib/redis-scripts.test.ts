@@ -16,9 +16,9 @@ import {
   scriptKeyCount,
   scriptSource,
 } from '../../../src/lib/redis/redis-scripts.js';
-import { QUEUE_SCORE_BANDS } from '../../../src/rollout/collector/index.js';
+import { INDEX_CODE, QUEUE_SCORE_BANDS } from '../../../src/rollout/collector/index.js';
 import { createKeys } from '../../../src/rollout/index.js';
-import { forgetRolloutKeys } from '../../../src/rollout/testing.js';
+import { applyMovesKeys, forgetRolloutKeys } from '../../../src/rollout/testing.js';
 import { testRedisUrl } from '../../support/redis.js';
 
 const SRC = resolve(import.meta.dirname, '../../../src');
@@ -127,6 +127,24 @@ describe('Lua scripts', () => {
     };
     expect(band('canaries')).toBe(QUEUE_SCORE_BANDS.canaries);
     expect(band('belowMinimum')).toBe(QUEUE_SCORE_BANDS.belowMinimum);
+  });
+
+  it("has apply pass apply-moves-14.lua's keys, and its index codes name the keys they map to", () => {
+    const k = createKeys('t:');
+    const keys = applyMovesKeys(k, 'r1', 'p', 'o');
+    expect(keys).toHaveLength(scriptKeyCount('apply-moves-14'));
+    expect(new Set(keys).size).toBe(keys.length);
+    const table =
+      /local index = \{([^}]*)\}/.exec(scriptSource('rollout/collector', 'apply-moves-14'))?.[1] ?? '';
+    const lua = Object.fromEntries(
+      [...table.matchAll(/([a-z]) = KEYS\[(\d+)\]/g)].map((m) => [m[1], Number(m[2])]),
+    );
+    expect(Object.keys(lua).sort()).toEqual(Object.values(INDEX_CODE).sort());
+    for (const [name, code] of Object.entries(INDEX_CODE)) {
+      expect(keys[(lua[code] as number) - 1], `index '${code}' is ${name}`).toBe(
+        k[name as keyof typeof INDEX_CODE]('r1'),
+      );
+    }
   });
 
   it("has forget pass forget-rollout-21.lua's keys: one list, of its count, each once", () => {
