@@ -107,7 +107,3 @@ export class ApiError extends FleetError {
     return copy;
   }
 }
-
-export function isApiError(err: unknown): err is ApiError {
-  return err instanceof ApiError;
-}

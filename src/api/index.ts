@@ -5,7 +5,6 @@ export {
   type ApiEndpoint,
   ApiError,
   type ApiErrorKind,
-  isApiError,
   isVendorCreateCode,
   VENDOR_CREATE_CODES,
   type VendorCreateCode,

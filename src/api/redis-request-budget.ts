@@ -50,11 +50,11 @@ type BudgetRedis = Redis & {
 
 function withScripts(redis: Redis): BudgetRedis {
   defineScripts(redis, [
-    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot', keys: 3 },
-    { command: 'fleetBudgetMarkSent', module: 'api', name: 'budget-mark-sent', keys: 1 },
-    { command: 'fleetBudgetRateLimited', module: 'api', name: 'budget-rate-limited', keys: 1 },
-    { command: 'fleetBudgetFactor', module: 'api', name: 'budget-factor', keys: 1 },
-    { command: 'fleetBudgetTakeLease', module: 'api', name: 'budget-take-lease', keys: 1 },
+    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot-3' },
+    { command: 'fleetBudgetMarkSent', module: 'api', name: 'budget-mark-sent-1' },
+    { command: 'fleetBudgetRateLimited', module: 'api', name: 'budget-rate-limited-1' },
+    { command: 'fleetBudgetFactor', module: 'api', name: 'budget-factor-1' },
+    { command: 'fleetBudgetTakeLease', module: 'api', name: 'budget-take-lease-1' },
   ]);
   return redis as BudgetRedis;
 }

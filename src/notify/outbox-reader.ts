@@ -54,8 +54,8 @@ export class OutboxReader {
     readonly consumer: string,
   ) {
     defineScripts(redis, [
-      { command: 'fuRenewHeld', module: 'notify', name: 'renew-held', keys: 1 },
-      { command: 'fuForgetConsumer', module: 'notify', name: 'forget-consumer', keys: 1 },
+      { command: 'fuRenewHeld', module: 'notify', name: 'renew-held-1' },
+      { command: 'fuForgetConsumer', module: 'notify', name: 'forget-consumer-1' },
     ]);
   }
 

@@ -11,63 +11,55 @@
  * The rooms behind it, each with a door of its own: collector/ (a Collector's states, moves and
  * store), life/ (a rollout's phases, record, events, store), tick/ (leader, loop, the order of
  * one tick), admit/, gates/, listings/, operator/ (see docs/how-it-works.md).
+ * It exports only what is used outside src/rollout; a name only tests use comes from a room's own
+ * door or from the test door, testing.ts.
+ *
+ * Words used throughout:
+ * - room: a folder of src/rollout with a door of its own (its index.ts), through which alone the
+ *   other rooms and the tests enter it (walls.test.ts);
+ * - slot: one of a rollout's `maxInFlight` (and per organization `maxInFlightPerOrg`) places; a
+ *   Collector holds one from its admission until its task ends (SLOT_STATES);
+ * - admission: the admitter's move of a queued or waiting Collector into a free slot
+ *   (queued ─admit─► admitted), in the rollout's current wave;
+ * - settled: a Collector with an outcome for reports, `done` and convergence: a final state, or
+ *   `not_alive` (which reopens when a scan sees it alive); final states change only by `retry`;
+ * - one-off: an upgrade of named Collectors (`fleet-upgrade upgrade`, POST /upgrades) run as a
+ *   rollout of a policy of its own, not of a policy file;
+ * - ring: a policy that follows another (`after.policy`): a build starts in it only once it has
+ *   converged and soaked in the earlier ring;
+ * - wave: a step of a rollout's plan (policy `waves`: cumulative sizes); the next wave starts once
+ *   every Collector of the earlier ones has an outcome and the failure gate holds (or on `promote`);
+ * - part: the share of a rollout in one organization (its build, its slots, its health): one
+ *   organization's part waits while its service fails, the others go on.
  */
 
 export {
-  ACTIVE_STATES,
   type ApplyOptions,
-  type ApplyOutcome,
-  type AttemptEntry,
-  COLLECTOR_STATES,
   type CollectorEvent,
-  type CollectorEventType,
-  type CollectorKey,
   type CollectorRecord,
   type CollectorState,
   CollectorStore,
-  cohortKey,
   collectorKey,
   countsByMetricState,
   DEFAULT_ORG,
   DEFAULT_ROLLBACK_STATES,
-  FINAL_STATES,
-  GATED_STATES,
   gateClass,
-  grownBackoff,
-  holdsSlot,
-  indexOf,
-  isAllowed,
-  isCollectorState,
-  isFinal,
   isSettled,
   keyOf,
-  type LifeSettings,
   METRIC_STATES,
   type MetricState,
-  type Move,
   metricState,
-  NOT_FOUND_LIMIT,
-  needsJob,
-  newRecord,
-  OFF_LISTING_STATES,
-  type Owner,
   orgOf,
   ownerOf,
-  parseCohortKey,
-  parseCollectorKey,
   RETRYABLE_STATES,
   ROLLBACK_STATES,
   SETTLED_STATES,
   SLOT_STATES,
-  STARTED_ACTIVE_STATES,
   STATE_LABELS,
-  STATUS_ERROR_LIMIT,
   type StateCounts,
   type StoreListeners,
   sumStates,
-  TRANSITIONS,
   transition,
-  WAVE_ROLLBACK_STATES,
 } from './collector/index.js';
 export { createKeys, type Keys } from './keys.js';
 // A rollout's report, row by row (the CLI's `report` and GET /rollouts/{id}/report).
@@ -80,29 +72,21 @@ export {
   AuditLog,
   type AuditNote,
   type AuditRecord,
-  type AuditVia,
   admits,
   buildOf,
-  collectors,
   csvCell,
   DEFAULT_AUDIT_BOUNDS,
-  describePhase,
   describeRollbackAccount,
   describeUnmatched,
   EventLog,
-  type EventSource,
   FINDING_WORDS,
   type FleetStatus,
-  formatAttempts,
   HISTORY_LIMIT,
-  isPolicyPause,
-  type KnownIssueNote,
   type OneOffView,
   type OrgPartStatus,
   OUTBOX_LIMIT,
   orgsOf,
   PAUSE_REASONS,
-  type Progress,
   REPORT_COLUMNS,
   type RecordedEvent,
   ROLLOUT_EVENT_TYPES,
@@ -127,23 +111,18 @@ export {
   toWorklistRow,
   type UnmatchedCollector,
   unmatchedCsvRow,
-  type WaveProgress,
   WORKLIST_COLUMNS,
   WORKLIST_STATES,
 } from './life/index.js';
 export {
-  HEALTH_VERDICTS,
-  type HealthVerdict,
   healthVerdictOf,
   sendsHealthEvents,
 } from './listings/index.js';
 // What a one-off asks the service first (`upgrade`, POST /upgrades).
 export {
-  type Approver,
   abort,
   approvalsOf,
   approve,
-  type CollectorFinding,
   type ControlDeps,
   ControlError,
   type ControlResult,
@@ -164,7 +143,6 @@ export {
   whereOf,
 } from './operator/index.js';
 export {
-  describeOrgProblem,
   OrgHealth,
   type OrgProblem,
   type OrgProblemKind,
@@ -173,27 +151,20 @@ export {
 export {
   DAEMON_PROBLEM_KINDS,
   type DaemonProblem,
-  type DaemonProblemKind,
   DaemonProblems,
   PROBLEM_HEARTBEAT_MS,
   PROBLEM_TTL_MS,
   ProblemBook,
-  type ProblemSink,
-  type ReportedProblem,
 } from './problems/index.js';
 export { policyOf, rolloutId } from './rollout-id.js';
 export {
-  type BuildChoice,
   chooseBuild,
   DEFAULT_RETENTION_MS,
-  KICK_DELAY_MS,
   LeaderLock,
-  MAX_BACKOFF_MS,
   readBuildsSeen,
   resolveTarget,
   Scheduler,
   type SchedulerDeps,
   type SchedulerLoop,
-  settingsOf,
   startSchedulerLoop,
 } from './tick/index.js';

@@ -133,3 +133,58 @@ export function createKeys(prefix = ''): Keys {
     inventoryLeader: `${base}:inventory-leader`,
   };
 }
+
+/**
+ * Every key `forget` of rollout `id` touches, in the order of forget-rollout-21.lua's KEYS: the
+ * rollout's own keys, which it deletes, then the shared ones it removes the rollout from. One list,
+ * so that a key added to a rollout is added here once (a test checks its length against the file's).
+ */
+export function forgetRolloutKeys(k: Keys, id: string): string[] {
+  return [
+    k.rollout(id),
+    k.results(id),
+    k.counts(id),
+    k.waveCounts(id),
+    k.queued(id),
+    k.retries(id),
+    k.reconciling(id),
+    k.verifying(id),
+    k.cohortCounts(id),
+    k.orgCounts(id),
+    k.durations(id),
+    k.kindDurations(id),
+    k.history(id),
+    k.rollouts,
+    k.followed,
+    k.oneOffs,
+    k.policies,
+    k.rollbackRequests,
+    k.forgotten,
+    k.audit,
+    k.auditDropped,
+  ];
+}
+
+/**
+ * The keys apply-moves-14.lua (collector-store.ts `apply`) touches, in the order of its KEYS, for
+ * moves of rollout `id` of `policy` in organization `org` (a test checks the count and the index
+ * codes against the file's).
+ */
+export function applyMovesKeys(k: Keys, id: string, policy: string, org: string): string[] {
+  return [
+    k.results(id),
+    k.counts(id),
+    k.slots(policy),
+    k.queued(id),
+    k.retries(id),
+    k.reconciling(id),
+    k.rollout(id),
+    k.durations(id),
+    k.waveCounts(id),
+    k.verifying(id),
+    k.cohortCounts(id),
+    k.orgCounts(id),
+    k.orgSlots(policy, org),
+    k.kindDurations(id),
+  ];
+}

@@ -1,6 +1,6 @@
 /**
  * Records hand-made rollout events into a rollout's history and the webhooks' outbox, the way
- * the product's one write path does with each change (src/rollout/life/lua/write-rollout.lua),
+ * the product's one write path does with each change (src/rollout/life/lua/write-rollout-6.lua),
  * for tests of delivery that need events without a rollout behind them.
  */
 import { randomUUID } from 'node:crypto';

@@ -18,7 +18,7 @@ import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-
 import type { RedisTarget } from '../../src/lib/redis/redis-target.js';
 import { loadPolicies } from '../../src/policy/load/load-policies.js';
 import type { CollectorRecord } from '../../src/rollout/collector/index.js';
-import type { Keys } from '../../src/rollout/keys.js';
+import type { Keys } from '../../src/rollout/index.js';
 import { type FleetStatus, readFleetStatus } from '../../src/rollout/life/index.js';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';

@@ -21,10 +21,10 @@ import {
   SLOT_STATES,
   transition,
 } from '../../src/rollout/collector/index.js';
-import { createKeys } from '../../src/rollout/keys.js';
+import { createKeys } from '../../src/rollout/index.js';
 import { EventLog, RolloutStore } from '../../src/rollout/life/index.js';
-import type { ControlDeps } from '../../src/rollout/operator/control.js';
-import { Scheduler, settingsOf } from '../../src/rollout/tick/scheduler.js';
+import type { ControlDeps } from '../../src/rollout/operator/index.js';
+import { Scheduler, settingsOf } from '../../src/rollout/tick/index.js';
 import { captureLogger } from './capture-logger.js';
 import { useTestRedis } from './redis.js';
 import { seedCollector } from './seed-collector.js';

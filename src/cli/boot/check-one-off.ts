@@ -62,7 +62,6 @@ export async function checkOneOff(input: {
 }
 
 export {
-  type CollectorFinding,
   checkOneOffWith,
   describeFinding,
   type OneOffCheck,

@@ -243,7 +243,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shutdown.add(() => loop.stop());
       daemon.loop = loop;
       leads = () => loop.isLeader;
-      // A Collector that gives its slot back is published (lua/apply-moves.lua): admit at once.
+      // A Collector that gives its slot back is published (lua/apply-moves-14.lua): admit at once.
       const subscriber = createRedis(conn.target, { logger, name: `${role}-events` });
       shutdown.add(() => closeRedis(subscriber));
       await subscriber.subscribe(keys.slotFreedChannel);

@@ -33,7 +33,6 @@ import { formatReport } from '../render/format-report.js';
 // The rows live in rollout/life/report-rows.ts (GET /rollouts/{id}/report gives the same).
 export {
   csvCell,
-  formatAttempts,
   REPORT_COLUMNS,
   toCsvRow,
   toJsonRow,

@@ -326,11 +326,6 @@ export async function pingRedis(target: RedisTarget | string, timeoutMs = 2000):
  */
 export const REDIS_START_LIMIT_MS = 10_000;
 
-/** `url` for a message: without user name or password (also a `?password=` parameter). */
-export function redisAddress(url: string): string {
-  return urlWithoutCredentials(url);
-}
-
 /** `10 s`, `1.5 s`: a time limit in a message. */
 export function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;

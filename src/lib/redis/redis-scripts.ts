@@ -1,7 +1,11 @@
 /**
  * The one place where Lua scripts are loaded. Scripts live in `.lua` files beside the module that
- * uses them (`src/<module>/lua/<name>.lua`, copied to `dist/` by the build); a line
- * `--#include <name>` inserts `<name>.lua` of the same folder, so that shared snippets are
+ * uses them (`src/<module>/lua/<name>-<N>.lua`, copied to `dist/` by the build). As in BullMQ, a
+ * script's file name ends with its number of keys (`apply-moves-14.lua` takes 14 KEYS), and it is
+ * the only place that number is written: the caller names the file, the count comes from the name.
+ * Each script opens with a comment telling its KEYS, ARGV and what it returns
+ * (test/integration/lib/redis-scripts.test.ts checks both). A line `--#include <name>` inserts
+ * `<name>.lua` of the same folder (a snippet, named without a count), so that shared snippets are
  * written once. Each script becomes an ioredis command (EVALSHA, falling back to EVAL once per
  * connection after a Redis restart).
  */
@@ -34,10 +38,15 @@ export interface ScriptSpec {
   command: string;
   /** The folder under src/ holding `lua/`, e.g. `rollout`. */
   module: string;
-  /** The file name without `.lua`. */
+  /** The file name without `.lua`, ending with its number of keys: `apply-moves-14`. */
   name: string;
-  /** How many of the arguments are keys. */
-  keys: number;
+}
+
+/** The number of keys of the script `name` (`apply-moves-14` → 14), told by its file name. */
+export function scriptKeyCount(name: string): number {
+  const m = /^[a-z0-9-]+-(\d{1,3})$/.exec(name);
+  if (!m) throw new Error(`Lua script name ${JSON.stringify(name)} does not end with its key count (name-N)`);
+  return Number(m[1]);
 }
 
 /** Defines the scripts on `redis` once (a connection shared by several stores defines them once). */
@@ -45,6 +54,9 @@ export function defineScripts(redis: Redis, specs: readonly ScriptSpec[]): void 
   const commands = redis as unknown as Record<string, unknown>;
   for (const s of specs) {
     if (typeof commands[s.command] === 'function') continue;
-    redis.defineCommand(s.command, { numberOfKeys: s.keys, lua: scriptSource(s.module, s.name) });
+    redis.defineCommand(s.command, {
+      numberOfKeys: scriptKeyCount(s.name),
+      lua: scriptSource(s.module, s.name),
+    });
   }
 }

@@ -3,14 +3,14 @@
  * of counts per state (and per wave and cohort), the policy's in-flight slots, and one index per
  * waiting state (queued in admission order, retries by next attempt, reconciling by age,
  * verifying by the time of its next look), all kept by one Lua script
- * (lua/apply-moves.lua) that applies moves of collector-state.ts atomically. A move that is not in
+ * (lua/apply-moves-14.lua) that applies moves of collector-state.ts atomically. A move that is not in
  * the transition table is refused here and logged as a defect; nothing else writes a record.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger.js';
 import { replies } from '../../lib/redis/pipeline-replies.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
-import type { Keys } from '../keys.js';
+import { applyMovesKeys, type Keys } from '../keys.js';
 import { policyOf } from '../rollout-id.js';
 import {
   type CollectorKey,
@@ -47,10 +47,22 @@ export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
-/** Queue scores of Collectors below the policy's minimumBuild lie below this (apply-moves.lua: 'u'). */
-const BELOW_MINIMUM_SCORES = -1.5e12;
+/**
+ * The bands of the queue's scores that come before every ordinary place: apply-moves-14.lua gives a
+ * canary (score 'c') its count of canaries plus `canaries`, a Collector below the policy's
+ * minimumBuild (score 'u') its count plus `belowMinimum`. The Lua writes these numbers as literals;
+ * test/integration/lib/redis-scripts.test.ts checks that they are these.
+ */
+export const QUEUE_SCORE_BANDS = { canaries: -1e12, belowMinimum: -2e12 } as const;
 
-const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
+/** Queue scores of Collectors below the policy's minimumBuild lie below this (between the bands). */
+const BELOW_MINIMUM_SCORES = (QUEUE_SCORE_BANDS.canaries + QUEUE_SCORE_BANDS.belowMinimum) / 2;
+
+/**
+ * The code of each index a move names (apply-moves-14.lua's `index` table maps each to its key;
+ * test/integration/lib/redis-scripts.test.ts checks that it is the key of that name).
+ */
+export const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
 
 export type ApplyOutcome = 'written' | 'stale' | 'no_slot' | 'refused';
 
@@ -93,9 +105,7 @@ export class CollectorStore {
     private readonly logger?: Logger,
     private readonly listeners: StoreListeners = {},
   ) {
-    defineScripts(redis, [
-      { command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves', keys: 14 },
-    ]);
+    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves-14' }]);
     this.redis = redis as Scripted;
   }
 
@@ -256,20 +266,7 @@ export class CollectorStore {
     const k = this.keys;
     const policy = policyOf(rolloutId);
     return this.redis.fuApplyMoves(
-      k.results(rolloutId),
-      k.counts(rolloutId),
-      k.slots(policy),
-      k.queued(rolloutId),
-      k.retries(rolloutId),
-      k.reconciling(rolloutId),
-      k.rollout(rolloutId),
-      k.durations(rolloutId),
-      k.waveCounts(rolloutId),
-      k.verifying(rolloutId),
-      k.cohortCounts(rolloutId),
-      k.orgCounts(rolloutId),
-      k.orgSlots(policy, org),
-      k.kindDurations(rolloutId),
+      ...applyMovesKeys(k, rolloutId, policy, org),
       rolloutId,
       options.limit ?? 0,
       options.orgLimit ?? 0,

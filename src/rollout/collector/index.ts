@@ -2,7 +2,7 @@
  * The door of collector/: a Collector's life in a rollout. The one state table with every list
  * of states as a column (collector-state.ts), the moves between states (transition.ts), what is
  * recorded of a Collector (collector-record.ts), its cohort's key, and the store that writes
- * moves atomically (collector-store.ts with lua/apply-moves.lua).
+ * moves atomically (collector-store.ts with lua/apply-moves-14.lua).
  */
 export * from './cohort-key.js';
 export * from './collector-key.js';

@@ -5,22 +5,49 @@
  * that is not in the table; the worker, the scheduler and the operator actions turn what
  * happened into these events.
  *
- *                 ┌──────────────── seen_alive (a scan lists it alive) ─────────────────┐
- *                 ▼                                                                      │
- *  discover ─► queued ─admit─► admitted ─send─► creating ─created─► pending ◄─status─► progressing
- *                 ▲               │  ▲            │ │ │ ▲ (resend)     │  └─────┬──────────┘
- *                 │       withdraw│  │admit       │ │ │               │        ├─► succeeded
- *                 │               ▼  │            │ │ └─► rejected     │        ├─► failed
- *                 │          waiting_retry ◄──────┘ │     error ◄──────┤        └─► timed_out
- *                 │   (not alive, error answers)    │     not_alive ◄──┘ (attempts spent)
- *                 │                                 ▼
- *                 │                            reconciling ─(listings, deadline)─► succeeded | failed | timed_out | unknown
- *   queued, waiting_retry, admitted, reconciling ──supersede──► skipped
- *   queued, waiting_retry, admitted ──abort──► aborted
- *   queued, waiting_retry ──known_issue (a known issue of the build, policy `knownIssues`)──► skipped | manual
- *   creating ──withdraw (its pre-write not confirmed by the replicas: no create sent)──► waiting_retry
- *   queued, waiting_retry ──retarget (its organization's build moved on; its place kept)──► itself
- *   failed, timed_out, not_alive, error, rejected, unknown ──operator_retry──► waiting_retry
+ * The main path, on one line so that a test checks each arrow against the table:
+ *   queued ─admit─► admitted ─send─► creating ─created─► pending ─status─► progressing ─verify─► verifying ─verified─► succeeded
+ * A create that goes unanswered, creating ─task_unknown─► reconciling, is settled by the listings.
+ * The one way out of a final state is the operator's `retry`: failed ─operator_retry─► waiting_retry
+ * (and from every state of RETRYABLE_STATES).
+ *
+ * Every move, by event (generated from TRANSITIONS: test/unit/rollout/transition-diagram.test.ts):
+ *
+ *   discover         (new) ─► queued
+ *   admit            queued, waiting_retry ─► admitted
+ *   send             admitted ─► creating
+ *   withdraw         admitted, creating ─► waiting_retry
+ *   resend           creating ─► creating
+ *   created          creating, reconciling ─► pending
+ *   not_alive        creating ─► waiting_retry | not_alive
+ *   create_error     creating ─► waiting_retry | error
+ *   rejected         creating ─► rejected
+ *   org_refused      creating ─► waiting_retry
+ *   task_unknown     creating ─► reconciling
+ *   status           pending, progressing ─► pending | progressing
+ *   status_error     pending ─► pending | reconciling | timed_out
+ *                    progressing ─► progressing | reconciling | timed_out
+ *   succeeded        pending, progressing, reconciling ─► succeeded
+ *   verify           pending, progressing, reconciling ─► verifying
+ *   verify_later     verifying ─► verifying
+ *   seen_on_build    verifying ─► verifying
+ *   verified         verifying ─► succeeded
+ *   unhealthy        verifying ─► unhealthy
+ *   cause_retry      pending, progressing ─► waiting_retry
+ *   manual           pending, progressing ─► manual
+ *   quarantine       queued, waiting_retry ─► quarantined
+ *   known_issue      queued, waiting_retry ─► manual | skipped
+ *   supersede        verifying ─► succeeded
+ *                    queued, waiting_retry, admitted, reconciling ─► skipped
+ *   failed           pending, progressing, reconciling ─► failed
+ *   timed_out        pending, progressing, reconciling ─► timed_out
+ *   outcome_unknown  reconciling ─► unknown
+ *   seen_alive       not_alive ─► queued
+ *   retarget         queued ─► queued
+ *                    waiting_retry ─► waiting_retry
+ *   abort            queued, waiting_retry, admitted ─► aborted
+ *   operator_retry   failed, timed_out, not_alive, error, rejected, unhealthy, manual, quarantined, unknown ─► waiting_retry
+ *
  */
 import { ATTEMPT_LOG_SIZE, type AttemptEntry, type CollectorRecord } from './collector-record.js';
 import { type CollectorState, isSettled } from './collector-state.js';

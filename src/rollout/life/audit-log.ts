@@ -5,7 +5,7 @@
  * counting what it dropped.
  *
  * An action that writes a rollout carries its record into its own atomic step (rollout-store.ts
- * `audited`: write-rollout.lua and forget-rollout.lua append it before anything else): a kill of
+ * `audited`: write-rollout-6.lua and forget-rollout-21.lua append it before anything else): a kill of
  * a process cannot leave the action without its record, nor a record of an action that was not
  * done. Refusals and what writes no rollout are appended alone (`append`).
  *
@@ -106,9 +106,7 @@ export class AuditLog {
   /** Appends a record alone (a refusal; what writes no rollout; a policy file change). */
   async append(record: AuditRecord): Promise<void> {
     // Defined at first use: a note (for an action's own step) needs no script of its own.
-    defineScripts(this.redis, [
-      { command: 'fuWriteAudit', module: 'rollout/life', name: 'write-audit', keys: 2 },
-    ]);
+    defineScripts(this.redis, [{ command: 'fuWriteAudit', module: 'rollout/life', name: 'write-audit-2' }]);
     await this.redis.fuWriteAudit(
       this.keys.audit,
       this.keys.auditDropped,

@@ -5,9 +5,6 @@
  * Read from the one-offs' records as stored, without their policy's validation: a view, not a
  * policy.
  */
-import type { Redis } from 'ioredis';
-import { replies } from '../../lib/redis/pipeline-replies.js';
-import type { Keys } from '../keys.js';
 
 /** Why the daemon could not start a one-off (yet), and when it looks again. */
 export interface OneOffWait {
@@ -70,12 +67,4 @@ export function unstartedOneOffs(raw: Record<string, string>, current: Record<st
     });
   }
   return out.sort((a, b) => (a.createdAt ?? 0) - (b.createdAt ?? 0));
-}
-
-/** The one-offs without a rollout, in one round trip. */
-export async function readUnstartedOneOffs(redis: Redis, keys: Keys): Promise<OneOffView[]> {
-  const [raw, current] = replies(
-    await redis.pipeline().hgetall(keys.oneOffs).hgetall(keys.policies).exec(),
-  ) as [Record<string, string>, Record<string, string>];
-  return unstartedOneOffs(raw ?? {}, current ?? {});
 }

@@ -5,7 +5,7 @@
  * trips, whatever the number of Collectors (`readTick`).
  *
  * One write path: `write` is the only way a rollout changes after it started. One atomic step
- * (lua/write-rollout.lua) compares its phase or its waves' progress with what the caller read,
+ * (lua/write-rollout-6.lua) compares its phase or its waves' progress with what the caller read,
  * applies a typed patch (rollout-record.ts) and the phase's move (rollout-phase.ts), and records
  * the events that tell of it (rollout-events.ts) in the history and the webhooks' outbox. It
  * answers the record as Redis now holds it, so no caller keeps a copy by hand.
@@ -21,7 +21,7 @@ import {
   parseCounts,
   type StateCounts,
 } from '../collector/index.js';
-import type { Keys } from '../keys.js';
+import { forgetRolloutKeys, type Keys } from '../keys.js';
 import { policyOf, rolloutId } from '../rollout-id.js';
 import { type AuditNote, auditArgs } from './audit-log.js';
 import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
@@ -128,11 +128,11 @@ export class RolloutStore {
     private readonly keys: Keys,
   ) {
     defineScripts(redis, [
-      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout', keys: 6 },
-      { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
-      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout', keys: 21 },
-      { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout', keys: 2 },
-      { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off', keys: 2 },
+      { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout-6' },
+      { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if-1' },
+      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout-21' },
+      { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout-2' },
+      { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off-2' },
     ]);
     this.redis = redis as Scripted;
   }
@@ -275,7 +275,7 @@ export class RolloutStore {
   }
 
   /**
-   * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout.lua): only
+   * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout-21.lua): only
    * while its phase (and a paused one's reason) is still the one read and none of its Collectors
    * is in `slotStates`. The rollout's own writes refuse a rollout that is gone, so no action that
    * comes after it brings a key of it back. A rollback request not yet taken refuses it unless
@@ -290,27 +290,7 @@ export class RolloutStore {
     const k = this.keys;
     const id = rollout.id;
     const [kind, n] = await this.redis.fuForgetRollout(
-      k.rollout(id),
-      k.results(id),
-      k.counts(id),
-      k.waveCounts(id),
-      k.queued(id),
-      k.retries(id),
-      k.reconciling(id),
-      k.verifying(id),
-      k.cohortCounts(id),
-      k.orgCounts(id),
-      k.durations(id),
-      k.kindDurations(id),
-      k.history(id),
-      k.rollouts,
-      k.followed,
-      k.oneOffs,
-      k.policies,
-      k.rollbackRequests,
-      k.forgotten,
-      k.audit,
-      k.auditDropped,
+      ...forgetRolloutKeys(k, id),
       id,
       rollout.policy,
       rollout.phase,
@@ -639,7 +619,7 @@ function pairs(flat: readonly string[]): Record<string, string> {
 }
 
 /**
- * The cohorts a forgotten rollout held (lua/forget-rollout.lua keeps its `quarantined` field),
+ * The cohorts a forgotten rollout held (lua/forget-rollout-21.lua keeps its `quarantined` field),
  * each saying where it comes from; [] when none or unreadable.
  */
 function heldWhenForgotten(json: string | null): CohortQuarantine[] {

@@ -5,7 +5,7 @@
  * when it begins or its reason changes, and clears it when the build starts (or the policy needs
  * none); each write of a ring's wait carries its event (`ring.waiting`, `ring.released`), in the
  * history of the rollout it is about (the policy × the build) and the outbox, in one step
- * (lua/set-target-wait.lua).
+ * (lua/set-target-wait-4.lua).
  */
 import type { Redis } from 'ioredis';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
@@ -49,9 +49,7 @@ export class TargetWaits {
     redis: Redis,
     private readonly keys: Keys,
   ) {
-    defineScripts(redis, [
-      { command: 'fuSetTargetWait', module: 'rollout/life', name: 'set-target-wait', keys: 4 },
-    ]);
+    defineScripts(redis, [{ command: 'fuSetTargetWait', module: 'rollout/life', name: 'set-target-wait-4' }]);
     this.redis = redis as Scripted;
   }
 

@@ -11,7 +11,7 @@
  * its record (`notStarted`), shown by `status`; the scheduler looks again after a growing wait
  * (ONE_OFF_LOOKS_MS) and gives up after the last one. Until it starts, `abort` or `forget` of it
  * (`upgrade-...` or `upgrade-...@BUILD`) removes it. A record is rewritten only while it is still
- * there (lua/set-one-off.lua), so a removed one-off never comes back.
+ * there (lua/set-one-off-1.lua), so a removed one-off never comes back.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -132,8 +132,8 @@ export class OneOffPolicies {
     private readonly keys: Keys,
   ) {
     defineScripts(redis, [
-      { command: 'fuSetOneOff', module: 'rollout/operator', name: 'set-one-off', keys: 1 },
-      { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if', keys: 1 },
+      { command: 'fuSetOneOff', module: 'rollout/operator', name: 'set-one-off-1' },
+      { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if-1' },
     ]);
     this.redis = redis as Scripted;
   }

@@ -24,8 +24,8 @@ export class LeaderLock {
     readonly ttlMs: number,
   ) {
     defineScripts(redis, [
-      { command: 'fuRenewLock', module: 'rollout/tick', name: 'renew-lock', keys: 1 },
-      { command: 'fuReleaseLock', module: 'rollout/tick', name: 'release-lock', keys: 1 },
+      { command: 'fuRenewLock', module: 'rollout/tick', name: 'renew-lock-1' },
+      { command: 'fuReleaseLock', module: 'rollout/tick', name: 'release-lock-1' },
     ]);
     this.redis = redis as Scripted;
   }

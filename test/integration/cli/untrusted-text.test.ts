@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { createKeys } from '../../../src/rollout/index.js';
 import { type RunningSimulator, startSimulator } from '../../../src/simulator/start-simulator.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

@@ -25,9 +25,9 @@ import {
   newRecord,
   transition,
 } from '../../../src/rollout/collector/index.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { createKeys } from '../../../src/rollout/index.js';
 import { RolloutStore } from '../../../src/rollout/life/index.js';
-import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
+import { settingsOf } from '../../../src/rollout/tick/index.js';
 import { startUpgradeWorker } from '../../../src/worker/start-upgrade-worker.js';
 import type { ProcessorDeps } from '../../../src/worker/upgrade-processor.js';
 import { closeTestClients, createTestClient } from '../../support/api-client.js';

@@ -25,8 +25,8 @@ import {
   type StateCounts,
   transition,
 } from '../../../src/rollout/collector/index.js';
+import { policyOf } from '../../../src/rollout/index.js';
 import type { RolloutSettings } from '../../../src/rollout/life/index.js';
-import { policyOf } from '../../../src/rollout/rollout-id.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 

@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
-import { createKeys } from '../../../src/rollout/keys.js';
-import { LeaderLock } from '../../../src/rollout/tick/leader-lock.js';
+import { createKeys } from '../../../src/rollout/index.js';
+import { LeaderLock } from '../../../src/rollout/tick/index.js';
 import { useTestRedis } from '../../support/redis.js';
 
 const ctx = useTestRedis();

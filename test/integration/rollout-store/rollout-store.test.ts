@@ -14,13 +14,13 @@ import {
   parseWaveCounts,
   transition,
 } from '../../../src/rollout/collector/index.js';
+import { policyOf, rolloutId } from '../../../src/rollout/index.js';
 import {
   decodeRollout,
   PAUSE_REASONS,
   type RolloutRecord,
   type RolloutSettings,
 } from '../../../src/rollout/life/index.js';
-import { policyOf, rolloutId } from '../../../src/rollout/rollout-id.js';
 import { useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS } from '../../support/rollout-settings.js';
 

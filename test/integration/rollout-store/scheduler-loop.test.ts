@@ -6,14 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import type { Policy } from '../../../src/policy/schema.js';
-import { createKeys } from '../../../src/rollout/keys.js';
-import { LeaderLock } from '../../../src/rollout/tick/leader-lock.js';
-import type { Scheduler } from '../../../src/rollout/tick/scheduler.js';
+import { createKeys } from '../../../src/rollout/index.js';
+import type { Scheduler } from '../../../src/rollout/tick/index.js';
 import {
   KICK_DELAY_MS,
+  LeaderLock,
   type SchedulerLoop,
   startSchedulerLoop,
-} from '../../../src/rollout/tick/scheduler-loop.js';
+} from '../../../src/rollout/tick/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 

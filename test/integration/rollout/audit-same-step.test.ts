@@ -1,6 +1,6 @@
 /**
  * An operator's action and its audit record are one atomic step (rollout/life/audit-log.ts,
- * lua/write-rollout.lua, lua/forget-rollout.lua), on a real Redis: a kill of the process between
+ * lua/write-rollout-6.lua, lua/forget-rollout-21.lua), on a real Redis: a kill of the process between
  * the action and its record is impossible by construction, because there is no "between".
  *
  * - MONITOR shows the record travelling inside the very EVALSHA that writes the rollout's phase,
@@ -16,7 +16,7 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { AuditLog, type AuditRecord } from '../../../src/rollout/index.js';
-import { ControlError, forget, pause } from '../../../src/rollout/operator/control.js';
+import { ControlError, forget, pause } from '../../../src/rollout/operator/index.js';
 import { testRedisUrl, useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 

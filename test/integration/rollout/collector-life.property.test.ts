@@ -28,7 +28,7 @@ import {
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
 import type { UpgradeQueue } from '../../../src/queue/upgrade-job.js';
-import { admit } from '../../../src/rollout/admit/admit.js';
+import { admit } from '../../../src/rollout/admit/index.js';
 import {
   COLLECTOR_STATES,
   type CollectorRecord,
@@ -38,15 +38,17 @@ import {
   isFinal,
   SLOT_STATES,
 } from '../../../src/rollout/collector/index.js';
-import { judgeCohortGate } from '../../../src/rollout/gates/cohort-gate.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { judgeCohortGate } from '../../../src/rollout/gates/index.js';
+import { createKeys } from '../../../src/rollout/index.js';
 import { EventLog, RolloutDraft, RolloutStore } from '../../../src/rollout/life/index.js';
-import { reconcileUnknownTasks } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
-import { scanUpgradable } from '../../../src/rollout/listings/scan-upgradable.js';
-import { verifyCollectors } from '../../../src/rollout/listings/verify-collectors.js';
-import * as control from '../../../src/rollout/operator/control.js';
-import { supersedeRollout } from '../../../src/rollout/operator/supersede-rollout.js';
-import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
+import {
+  reconcileUnknownTasks,
+  scanUpgradable,
+  verifyCollectors,
+} from '../../../src/rollout/listings/index.js';
+import * as control from '../../../src/rollout/operator/index.js';
+import { supersedeRollout } from '../../../src/rollout/operator/index.js';
+import { settingsOf } from '../../../src/rollout/tick/index.js';
 import { processUpgrade } from '../../../src/worker/upgrade-processor.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';

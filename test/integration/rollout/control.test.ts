@@ -33,7 +33,7 @@ import {
   RETRYABLE_STATES,
   resume,
   retry,
-} from '../../../src/rollout/operator/control.js';
+} from '../../../src/rollout/operator/index.js';
 import { useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import type { RolloutSettings } from '../../../src/rollout/life/index.js';
-import { expireRollouts } from '../../../src/rollout/operator/expire-rollouts.js';
+import { expireRollouts } from '../../../src/rollout/operator/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS } from '../../support/rollout-settings.js';

@@ -15,7 +15,7 @@ import { Policy } from '../../../src/policy/schema.js';
 import { newRecord } from '../../../src/rollout/collector/index.js';
 import { tripFailureGate } from '../../../src/rollout/gates/index.js';
 import { RolloutDraft, type RolloutStore } from '../../../src/rollout/life/index.js';
-import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
+import { settingsOf } from '../../../src/rollout/tick/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { BUILD, collector, MINUTE, useSchedulerHarness } from '../../support/scheduler-harness.js';
 import { seedCollector } from '../../support/seed-collector.js';

@@ -6,7 +6,7 @@
  * the rollout's history.
  */
 import { describe, expect, it } from 'vitest';
-import * as control from '../../../src/rollout/operator/control.js';
+import * as control from '../../../src/rollout/operator/index.js';
 import { collector, MINUTE, useSchedulerHarness } from '../../support/scheduler-harness.js';
 
 const setup = useSchedulerHarness();

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSettled } from '../../../src/rollout/collector/index.js';
-import { abort } from '../../../src/rollout/operator/control.js';
+import { abort } from '../../../src/rollout/operator/index.js';
 import {
   BUILD,
   collector,

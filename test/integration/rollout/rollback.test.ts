@@ -11,15 +11,16 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
 import type { CollectorState } from '../../../src/rollout/collector/index.js';
-import { ControlError } from '../../../src/rollout/operator/control.js';
-import { OneOffPolicies, rollbackSource } from '../../../src/rollout/operator/one-off-policies.js';
 import {
+  ControlError,
   carryOutRollback,
+  OneOffPolicies,
   parseRollbackRequest,
   requestRollback,
+  rollbackSource,
   rollbackStates,
-} from '../../../src/rollout/operator/rollback.js';
-import { settingsOf } from '../../../src/rollout/tick/scheduler.js';
+} from '../../../src/rollout/operator/index.js';
+import { settingsOf } from '../../../src/rollout/tick/index.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { useTestRedis } from '../../support/redis.js';
 import { newRecord, seedCollector } from '../../support/seed-collector.js';

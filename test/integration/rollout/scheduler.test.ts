@@ -15,7 +15,7 @@ import {
   reconcileUnknownTasks,
   UNANSWERED_CREATE,
   UNSEEN_PAST_DEADLINE,
-} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+} from '../../../src/rollout/listings/index.js';
 import {
   BUILD,
   collector,

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/api/index.js';
 import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
 import { createUpgradeQueue, type UpgradeQueue } from '../../../src/queue/upgrade-job.js';
-import { admit } from '../../../src/rollout/admit/admit.js';
+import { admit } from '../../../src/rollout/admit/index.js';
 import {
   type CollectorRecord,
   type CollectorState,
@@ -19,12 +19,9 @@ import {
   newRecord,
   type StoreListeners,
 } from '../../../src/rollout/collector/index.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { createKeys } from '../../../src/rollout/index.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
-import {
-  reconcileUnknownTasks,
-  UNANSWERED_CREATE,
-} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+import { reconcileUnknownTasks, UNANSWERED_CREATE } from '../../../src/rollout/listings/index.js';
 import { OrgHealth } from '../../../src/rollout/orgs/index.js';
 import type { FleetFileInput } from '../../../src/simulator/schema.js';
 import {

@@ -31,10 +31,7 @@
  * build; anything else is a mismatch.
  */
 import { type CollectorRecord, DEFAULT_ORG, isSettled } from '../../../src/rollout/collector/index.js';
-import {
-  UNANSWERED_CREATE,
-  UNSEEN_PAST_DEADLINE,
-} from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+import { UNANSWERED_CREATE, UNSEEN_PAST_DEADLINE } from '../../../src/rollout/listings/index.js';
 import type { simCollectorRecord } from '../../../src/simulator/introspection-routes.js';
 
 export type SimView = ReturnType<typeof simCollectorRecord>;

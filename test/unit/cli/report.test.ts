@@ -18,7 +18,7 @@ import {
   newRecord,
   transition,
 } from '../../../src/rollout/collector/index.js';
-import { createKeys } from '../../../src/rollout/keys.js';
+import { createKeys } from '../../../src/rollout/index.js';
 import { type RolloutSettings, RolloutStore } from '../../../src/rollout/life/index.js';
 import { useTestRedis } from '../../support/redis.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { oneOffOrg } from '../../../src/cli/commands/upgrade.js';
-import { oneOffPolicy } from '../../../src/rollout/operator/one-off-policies.js';
+import { oneOffPolicy } from '../../../src/rollout/operator/index.js';
 
 describe('oneOffOrg', () => {
   it('takes --org when the settings name it, else the only organization', () => {

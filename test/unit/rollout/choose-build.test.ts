@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import type { BuildTarget } from '../../../src/api/index.js';
 import { After } from '../../../src/policy/rings.js';
 import type { CurrentRollout } from '../../../src/rollout/life/index.js';
-import { chooseBuild } from '../../../src/rollout/tick/choose-build.js';
-import { judgeRing, verifiedRatio } from '../../../src/rollout/tick/ring-gate.js';
+import { judgeRing, verifiedRatio } from '../../../src/rollout/testing.js';
+import { chooseBuild } from '../../../src/rollout/tick/index.js';
 
 const NOW = Date.UTC(2026, 10, 26, 10, 0);
 const H = 3_600_000;

@@ -12,6 +12,7 @@ import { STATE_LABELS as LABELS_OF_STATUS } from '../../../src/cli/render/format
 import { RetryBody, RollbackBody } from '../../../src/http/schema.js';
 import { METRIC_STATES as METRICS_OF_THE_METRICS } from '../../../src/metrics/create-metrics.js';
 import { GATED_OUTCOMES } from '../../../src/policy/failure-gate.js';
+import * as door from '../../../src/rollout/collector/index.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
@@ -45,7 +46,6 @@ import {
   TRANSITIONS,
   transition,
 } from '../../../src/rollout/collector/index.js';
-import * as door from '../../../src/rollout/index.js';
 
 const NOW = Date.UTC(2025, 0, 6, 9, 0, 0);
 

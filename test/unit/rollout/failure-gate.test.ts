@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { FailureGate } from '../../../src/policy/failure-gate.js';
 import type { StateCounts } from '../../../src/rollout/collector/index.js';
-import { judgeGate } from '../../../src/rollout/gates/failure-gate.js';
+import { judgeGate } from '../../../src/rollout/gates/index.js';
 
 const gate = (input: Record<string, unknown>) => FailureGate.parse(input);
 

@@ -10,11 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRandom } from '../../../src/lib/random.js';
 import { Cohorts } from '../../../src/policy/cohorts.js';
-import {
-  type CohortStats,
-  judgeCohorts,
-  wilsonLowerBound,
-} from '../../../src/rollout/gates/judge-cohorts.js';
+import { type CohortStats, judgeCohorts, wilsonLowerBound } from '../../../src/rollout/gates/index.js';
 
 /** Two-sided z of the standard normal table, independent of src/lib/normal-quantile.ts. */
 const Z = {

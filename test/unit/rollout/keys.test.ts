@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../../../src/lib/redis/create-redis.js';
-import { createKeys, type Keys } from '../../../src/rollout/keys.js';
+import { createKeys, type Keys } from '../../../src/rollout/index.js';
 
 /** The part of a key Redis Cluster hashes: the first {...} with something inside. */
 function hashTag(key: string): string {

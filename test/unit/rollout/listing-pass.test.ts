@@ -7,7 +7,7 @@ import {
   WATCH_MAX_INTERVAL_MS,
   WATCH_MIN_INTERVAL_MS,
   watchDecision,
-} from '../../../src/rollout/listings/listing-pass.js';
+} from '../../../src/rollout/listings/index.js';
 import { watchedDelay } from '../../../src/worker/poll-schedule.js';
 
 const MIN = 60_000;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Policy } from '../../../src/policy/schema.js';
-import { longestFirst } from '../../../src/rollout/tick/learn-lengths.js';
+import { longestFirst } from '../../../src/rollout/testing.js';
 
 const policy = (extra: Record<string, unknown> = {}) => Policy.parse({ name: 'p', ...extra });
 const at = (index: number) => ({ wave: { index, seq: 0 }, canaries: 0 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CurrentRollout } from '../../../src/rollout/life/index.js';
-import { judgeRing } from '../../../src/rollout/tick/ring-gate.js';
+import { judgeRing } from '../../../src/rollout/testing.js';
 
 const NOW = Date.UTC(2026, 10, 27, 10, 0);
 const after = { policy: 'canary', soak: 0, require: 0 } as unknown as Parameters<typeof judgeRing>[0];

@@ -4,12 +4,12 @@
  * under way, a forgotten one unknown; "rolled back" is said only of those back.
  */
 import { describe, expect, it } from 'vitest';
+import type { RollbackEntry } from '../../../src/rollout/life/index.js';
 import {
   describeRollbackAccount,
   type RollbackRolloutView,
   rollbackAccounts,
-} from '../../../src/rollout/life/rollback-account.js';
-import type { RollbackEntry } from '../../../src/rollout/life/rollout-record.js';
+} from '../../../src/rollout/life/index.js';
 
 const base = { request: 'r1', at: 1, by: 'ops', reason: 'rollback by ops', state: 'started' as const };
 

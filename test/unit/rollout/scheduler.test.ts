@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { BuildTarget } from '../../../src/api/index.js';
 import { Policy } from '../../../src/policy/schema.js';
 import { newRecord, sumStates } from '../../../src/rollout/collector/index.js';
-import { MAX_BACKOFF_MS, resolveTarget, settingsOf } from '../../../src/rollout/tick/scheduler.js';
+import { MAX_BACKOFF_MS, resolveTarget, settingsOf } from '../../../src/rollout/tick/index.js';
 
 const BUILDS: BuildTarget[] = [
   { version: '19.400-5', latest: false },

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PlannedWave } from '../../../src/policy/wave-limits.js';
-import { progressWaves, promoted } from '../../../src/rollout/admit/wave-progress.js';
+import { progressWaves, promoted } from '../../../src/rollout/admit/index.js';
 import type { StateCounts } from '../../../src/rollout/collector/index.js';
 import type { WaveProgress } from '../../../src/rollout/life/index.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type CollectorRecord, newRecord } from '../../../src/rollout/collector/index.js';
-import { UNANSWERED_CREATE } from '../../../src/rollout/listings/reconcile-unknown-tasks.js';
+import { UNANSWERED_CREATE } from '../../../src/rollout/listings/index.js';
 import { TaskStatus } from '../../../src/simulator/types.js';
 import { judgeOutcomes, type SimView } from '../../support/chaos/judge-outcomes.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { quantile } from '../../../src/lib/quantile.js';
-import { learnFirstRead, MIN_SAMPLES } from '../../../src/rollout/tick/learn-first-read.js';
+import { learnFirstRead, MIN_SAMPLES } from '../../../src/rollout/testing.js';
 import {
   LATENESS,
   type NextPollInput,

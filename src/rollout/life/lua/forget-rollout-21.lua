@@ -1,8 +1,8 @@
 -- Forgets a rollout (operator/control.ts `forget`) in one atomic step: a compare-and-set on the
 -- phase it was read in (and, for a paused rollout, on its pause reason), refused while any of its
 -- Collectors holds a slot, then every key of the rollout deleted and every mention of it in the
--- shared keys removed. The rollout's own writes refuse a rollout that is gone (write-rollout.lua:
--- its fields, history, outbox and rollback requests; add-if-rollout.lua), and an operator's move
+-- shared keys removed. The rollout's own writes refuse a rollout that is gone (write-rollout-6.lua:
+-- its fields, history, outbox and rollback requests; add-if-rollout-2.lua), and an operator's move
 -- of a Collector is a compare-and-set on a record that is gone too, so no action that comes after
 -- this step brings a key of it back. A rollback request not yet taken refuses it (unless forced):
 -- forgetting would drop the request silently. The holds the rollout had (its quarantined cohorts)

@@ -103,6 +103,7 @@ while i + 9 <= #ARGV do
     if newIndex ~= '' then
       if score == 'k' then score = redis.call('ZSCORE', index[newIndex], id) or '' end
       if score == '' then score = redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) end
+      -- The bands -1e12 and -2e12 are collector-store.ts's QUEUE_SCORE_BANDS (a test checks).
       if score == 'c' then score = redis.call('HINCRBY', KEYS[7], 'canaries', 1) - 1e12 end
       if score == 'u' then score = redis.call('HINCRBY', KEYS[7], 'belowMinimum', 1) - 2e12 end
       if string.sub(score, 1, 1) == 'p' then
