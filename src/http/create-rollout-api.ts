@@ -20,7 +20,8 @@
  * are known (403 naming those missing; without `org`, an action needs all of the rollout's).
  * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
- * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail. `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
+ * /whoami` says who the caller is and what they may do (get-whoami.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -48,6 +49,7 @@ import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
+import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
@@ -285,6 +287,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/history',
       '/rollouts/{id}/report',
       '/audit',
+      '/whoami',
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades'] : []),
     ],
@@ -302,6 +305,15 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         if (access) authorizeRead(req);
         else authorize(req, 'debug');
         await sendAudit(req, res, trail().log, target.query, Date.now());
+        return true;
+      }
+      if (root === 'whoami' && id === undefined) {
+        allow(req, READ);
+        // Reads open (no `access`, no `--auth-reads`): an unknown caller is a reader without a name.
+        sendWhoAmI(res, decide(req), {
+          access: access !== undefined,
+          readsOpen: !access && !options.authReads,
+        });
         return true;
       }
       if (root !== 'rollouts' || rest.length > 0) return false;
