@@ -8,7 +8,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 
@@ -42,8 +42,17 @@ export interface ConsoleAssets {
   sizes(): { name: string; bytes: number; gzipped: number }[];
 }
 
+/**
+ * Where the built console is: beside the built daemon (dist/http -> dist/console), or, when the
+ * daemon runs from its sources (tests, tsx), in the repository's dist/console.
+ */
+function builtConsole(): URL {
+  const beside = new URL('../console/', import.meta.url);
+  return existsSync(new URL('app.js', beside)) ? beside : new URL('../../dist/console/', import.meta.url);
+}
+
 /** The built console under `dir` (default: dist/console), or undefined when it was not built. */
-export function loadConsoleAssets(dir = new URL('../console/', import.meta.url)): ConsoleAssets | undefined {
+export function loadConsoleAssets(dir = builtConsole()): ConsoleAssets | undefined {
   let names: string[];
   try {
     names = readdirSync(dir);
