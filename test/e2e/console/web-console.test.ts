@@ -25,6 +25,17 @@ import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs
 import { freePort } from '../../support/redis-topology.js';
 import { exitOf } from '../../support/rollout-harness.js';
 
+/** The page's globals that the functions run in the browser use (this file has no DOM types). */
+declare const document: {
+  cookie: string;
+  querySelector(selector: string): { textContent: string | null } | null;
+  querySelectorAll(selector: string): { length: number };
+};
+declare const location: { href: string };
+declare const localStorage: unknown;
+declare const sessionStorage: unknown;
+declare const window: { loadedOnce?: number };
+
 const TOKENS = {
   vera: 'vera-token-0123456789abcdef',
   olga: 'olga-token-0123456789abcdef',
@@ -183,7 +194,7 @@ describe('the web console', () => {
     const row = `tr[data-rollout="${ID}"]:not([data-org])`;
     await page.waitForSelector(row);
     await page.evaluate(() => {
-      (window as unknown as { loadedOnce: number }).loadedOnce = 1;
+      window.loadedOnce = 1;
     });
     // Waiting for approvals: the numbers hold still while both are read.
     const r = rolloutOf(await statusJson());
@@ -215,7 +226,7 @@ describe('the web console', () => {
       ID,
     );
     expect(Date.now() - changed).toBeLessThan(2000);
-    expect(await page.evaluate(() => (window as unknown as { loadedOnce?: number }).loadedOnce)).toBe(1);
+    expect(await page.evaluate(() => window.loadedOnce)).toBe(1);
     expect((await post('resume', TOKENS.omar, { org: 'apac' })).status).toBe(200);
   });
 
