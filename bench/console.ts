@@ -37,7 +37,13 @@ import { launchChromium, personPage } from '../test/support/console-browser.js';
 /** The page's globals that the functions run in the browser use (this file has no DOM types). */
 declare const document: {
   querySelectorAll(selector: string): Iterable<{ textContent: string | null; click(): void }>;
+  querySelector(
+    selector: string,
+  ): { value: string; textContent: string | null; dispatchEvent(e: unknown): boolean } | null;
 };
+declare class Event {
+  constructor(type: string, init?: { bubbles?: boolean });
+}
 declare function requestAnimationFrame(callback: () => void): number;
 
 function arg(name: string, fallback: number): number {
@@ -180,15 +186,26 @@ for (let r = 0; r < RUNS; r++) {
     });
     turn = Math.max(turn, t);
   }
-  await page.type('.worklist input[type=search]', 'c-4');
+  // One keystroke's worth of filtering over the 5,000 rows: the input event to the next frame.
   filter = Math.max(
     filter,
     await page.evaluate(async () => {
+      const input = document.querySelector('.worklist input[type=search]');
       const start = performance.now();
+      if (input) {
+        input.value = 'c-4';
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+      }
       await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
       return performance.now() - start;
     }),
   );
+  if (
+    !(await page.evaluate(() =>
+      document.querySelector('[data-field=worklist-count]')?.textContent?.startsWith('1111 of 5000'),
+    ))
+  )
+    throw new Error('the filter did not narrow the worklist to c-4*');
   await page.browserContext().close();
 }
 
