@@ -21,7 +21,8 @@
  * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
  * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
- * /whoami` says who the caller is and what they may do (get-whoami.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
+ * inventory as `fleet --format json` (get-fleet.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -48,6 +49,7 @@ import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
+import { readFleet } from './get-fleet.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
@@ -78,6 +80,8 @@ export interface RolloutApiOptions {
   audit?: AuditLog;
   /** Default: CONTROL_RATE per remote address (control actions and `POST /upgrades` alike). */
   rateLimiter?: RateLimiter;
+  /** `GET /fleet`: the organizations whose inventory it reads (default: those of `oneOffs`; absent: 404). */
+  fleetOrgs?: readonly string[];
   /** `POST /upgrades`: the settings' organizations and the daemon's client of each (absent: 404). */
   oneOffs?: Pick<OneOffDeps, 'orgs' | 'client'>;
   redisWaitMs?: number;
@@ -288,6 +292,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/report',
       '/audit',
       '/whoami',
+      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades'] : []),
     ],
@@ -305,6 +310,17 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         if (access) authorizeRead(req);
         else authorize(req, 'debug');
         await sendAudit(req, res, trail().log, target.query, Date.now());
+        return true;
+      }
+      const fleetOrgs = options.fleetOrgs ?? options.oneOffs?.orgs;
+      if (root === 'fleet' && id === undefined && fleetOrgs) {
+        allow(req, READ);
+        authorizeRead(req);
+        const fleet = await redisWork(
+          readFleet({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
+          'try again',
+        );
+        sendJson(res, 200, fleet);
         return true;
       }
       if (root === 'whoami' && id === undefined) {

@@ -5,7 +5,8 @@
  * `status --json` and follows a change without a reload; a viewer sees no action and a request
  * forged in the page is refused; an operator of emea pauses emea from the rollout page; two
  * people approve a wave from two browser sessions; the worklist's CSV is `report --worklist
- * --format csv`; axe-core finds nothing serious or critical on any page; screenshots at 1280×800
+ * --format csv`; the fleet page shows the builds of `fleet --format json`; axe-core finds nothing
+ * serious or critical on any page; screenshots at 1280×800
  * and 390×844 go to test/screenshots/.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InventoryStore } from '../../../src/inventory/index.js';
 import type { FleetStatus, RolloutStatus } from '../../../src/rollout/index.js';
 import {
   launchChromium,
@@ -339,4 +341,37 @@ describe('the web console', () => {
     }
     await accessible(page, 'rollout-worklist');
   }, 90_000);
+
+  it("shows the fleet's builds by organization as fleet --format json does", {
+    timeout: 60_000,
+  }, async () => {
+    // The daemon's first inventory pass of both organizations (it starts with the daemon).
+    const store = new InventoryStore(h.redis, h.state.keys);
+    const deadline = Date.now() + 30_000;
+    while ((await store.read(['emea', 'apac'])).some((o) => !o.pass)) {
+      if (Date.now() > deadline) throw new Error('no inventory pass of emea and apac within 30 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const fleet = JSON.parse(await cli(['fleet', '--config', h.settingsFile, '--format', 'json'])) as {
+      orgs: { org: string; builds: { build: string; collectors: number }[] }[];
+    };
+    const expected = fleet.orgs
+      .flatMap((o) => o.builds.map((b) => `${b.build} ${o.org} ${b.collectors}`))
+      .sort();
+    expect(expected.length).toBeGreaterThan(0);
+    const page = await person(TOKENS.vera, '#/fleet');
+    await page.waitForSelector('[data-table=builds] tbody tr');
+    const shown = await page.$$eval('[data-table=builds] tbody tr', (rows) =>
+      rows.flatMap((row) =>
+        [...row.querySelectorAll('td[data-org]')]
+          .filter((td) => td.textContent)
+          .map(
+            (td) =>
+              `${row.getAttribute('data-build')} ${td.getAttribute('data-org')} ${Number.parseInt(td.textContent ?? '', 10)}`,
+          ),
+      ),
+    );
+    expect(shown.sort()).toEqual(expected);
+    await accessible(page, 'fleet');
+  });
 });
