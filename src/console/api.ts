@@ -27,20 +27,33 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
+/** The last answer of each read with an ETag: sent back, a 304 returns the same object (no redraw). */
+const tagged = new Map<string, { etag: string; answer: Answer; who: string | undefined }>();
+
 export async function call<T = unknown>(
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
 ): Promise<Answer<T>> {
+  const last = method === 'GET' ? tagged.get(path) : undefined;
+  const known: Record<string, string> = last && last.who === token ? { 'if-none-match': last.etag } : {};
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',
     cache: 'no-store',
     headers: headers(
-      method === 'POST' ? { 'content-type': 'application/json' } : { accept: 'application/json' },
+      method === 'POST' ? { 'content-type': 'application/json' } : { accept: 'application/json', ...known },
     ),
     ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
   });
+  if (res.status === 304 && last) return last.answer as Answer<T>;
+  const answer = await read<T>(res);
+  const etag = res.headers.get('etag');
+  if (method === 'GET' && etag && answer.ok) tagged.set(path, { etag, answer, who: token });
+  return answer;
+}
+
+async function read<T>(res: Response): Promise<Answer<T>> {
   const text = await res.text();
   let json: T | undefined;
   try {

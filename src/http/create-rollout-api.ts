@@ -58,6 +58,7 @@ import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
 import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
+import { sendTaggedJson } from './send-tagged-json.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -157,7 +158,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       return r;
     });
 
-  const getRollout = async (res: ServerResponse, id: string) => {
+  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string) => {
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
@@ -171,7 +172,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     );
     // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
     const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    sendJson(res, 200, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
+    sendTaggedJson(req, res, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
   };
 
   const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {
@@ -320,7 +321,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
           readFleet({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
           'try again',
         );
-        sendJson(res, 200, fleet);
+        sendTaggedJson(req, res, fleet);
         return true;
       }
       if (root === 'whoami' && id === undefined) {
@@ -346,7 +347,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (sub === undefined) {
         allow(req, READ);
         authorizeRead(req);
-        await getRollout(res, id);
+        await getRollout(req, res, id);
         return true;
       }
       if (sub === 'history') {

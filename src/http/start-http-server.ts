@@ -18,6 +18,7 @@ import { withTimeout } from '../lib/with-timeout.js';
 import type { RolloutApi } from './create-rollout-api.js';
 import { echo, HttpError, sendError, sendJson } from './http-error.js';
 import { parseRequestTarget } from './parse-request-target.js';
+import { sendTaggedJson } from './send-tagged-json.js';
 import { type ConsoleAssets, loadConsoleAssets } from './serve-console.js';
 
 const READY_CHECK_MS = 3000;
@@ -117,7 +118,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           if (!options.status) break;
           allowRead(req);
           options.api?.authorizeRead(req);
-          return sendJson(res, 200, await options.status());
+          return sendTaggedJson(req, res, await options.status());
         case undefined:
           allowRead(req);
           return sendJson(res, 200, { endpoints });

@@ -67,6 +67,25 @@ describe('the console over HTTP', () => {
     expect((await get(w, '/console/../package.json')).status).toBe(404);
   });
 
+  it('tags /status and a rollout with an ETag: 304 while nothing changed, the new state once it did', async () => {
+    const w = await open();
+    await seedRollout(w, ID, { queued: 2 });
+    for (const path of ['/status', `/rollouts/${encodeURIComponent(ID)}`]) {
+      const first = await get(w, path);
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^"[\w-]{27}"$/);
+      const same = await get(w, path, { 'if-none-match': etag });
+      expect(same.status, path).toBe(304);
+      expect(same.body.length).toBe(0);
+    }
+    const before = String((await get(w, '/status')).headers.etag);
+    const paused = await pause(w, {});
+    expect(paused.status).toBe(200);
+    const after = await get(w, '/status', { 'if-none-match': before });
+    expect(after.status).toBe(200);
+    expect(JSON.parse(after.body.toString()).rollouts[0].phase).toBe('paused');
+  });
+
   it('names the caller at /whoami: a loopback caller is an admin without a token, a reader with one', async () => {
     const open1 = await open();
     const me = JSON.parse((await get(open1, '/whoami')).body.toString());
