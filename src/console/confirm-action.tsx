@@ -2,7 +2,7 @@
  * One action on a rollout: a button that opens a confirmation saying what it will do, then the
  * server's answer shown as it is (its `message`, or its error), in a live region.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Answer, call, rolloutPath } from './api.js';
 import type { ActionName } from './may-act.js';
 
@@ -42,6 +42,11 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState<Answer | undefined>();
+  // Keyboard: the confirmation takes the focus when it opens (Escape or Cancel closes it).
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirmButton.current?.focus();
+  }, [asking]);
   const run = async () => {
     setBusy(true);
     try {
@@ -61,10 +66,22 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
         {spec.label}
       </button>
       {asking && (
-        <fieldset class="confirm">
+        <fieldset
+          class="confirm"
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') setAsking(false);
+          }}
+        >
           <legend>Confirm: {spec.label}</legend>
           <p>{spec.sentence}</p>
-          <button type="button" class="primary" data-confirm onClick={run} disabled={busy}>
+          <button
+            type="button"
+            class="primary"
+            data-confirm
+            onClick={run}
+            disabled={busy}
+            ref={confirmButton}
+          >
             {spec.label}
           </button>{' '}
           <button type="button" onClick={() => setAsking(false)}>

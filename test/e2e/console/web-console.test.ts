@@ -32,6 +32,7 @@ declare const document: {
   cookie: string;
   querySelector(selector: string): { textContent: string | null } | null;
   querySelectorAll(selector: string): { length: number };
+  activeElement: { hasAttribute(name: string): boolean } | null;
 };
 declare const location: { href: string };
 declare const localStorage: unknown;
@@ -105,9 +106,11 @@ async function act(page: Page, label: string): Promise<{ status: string; text: s
   );
   if (!action) throw new Error(`no action ${label}`);
   await (await action.$('button'))?.click();
-  const confirm = await action.waitForSelector('fieldset.confirm button[data-confirm]');
+  await action.waitForSelector('fieldset.confirm button[data-confirm]');
   expect(await action.$eval('fieldset.confirm p', (p) => p.textContent)).toMatch(/: /);
-  await confirm?.click();
+  // The keyboard's focus is on the confirmation: Enter confirms.
+  await page.waitForFunction(() => document.activeElement?.hasAttribute('data-confirm') === true);
+  await page.keyboard.press('Enter');
   const answer = await action.waitForSelector('[data-answer]');
   return {
     status: (await answer?.evaluate((a) => a.getAttribute('data-answer'))) ?? '',
