@@ -2,7 +2,7 @@
  * The web console (docs/console.md): a single page served by the daemon at `/` that reads the
  * HTTP API as the person signed in. States: asking who the caller is (`GET /whoami`), signed out
  * (a 401: a token to paste, kept in memory only), signed in (or open: loopback without `access:`,
- * or the proxy's identity). Routes live in the URL's fragment (`#/`, `#/rollout/ID`, `#/fleet`, `#/audit`), so
+ * or the proxy's identity). Routes live in the URL's fragment (`#/`, `#/rollout/ID`, `#/fleet`, `#/plan`, `#/audit`), so
  * the server has one page. Live: the page asks again every POLL_MS (well within 2 s of a change).
  */
 import { render } from 'preact';
@@ -11,6 +11,7 @@ import { call, hasToken, signIn } from './api.js';
 import { AuditPage } from './audit-page.js';
 import { FleetPage } from './fleet-page.js';
 import { Overview } from './overview.js';
+import { PlanPage } from './plan-page.js';
 import { RolloutPage } from './rollout-page.js';
 import type { FleetStatus, WhoAmI } from './types.js';
 
@@ -132,6 +133,9 @@ function App() {
           <a href="#/fleet" aria-current={route === '/fleet' ? 'page' : undefined}>
             Fleet
           </a>
+          <a href="#/plan" aria-current={route === '/plan' ? 'page' : undefined}>
+            Plan
+          </a>
           <a href="#/audit" aria-current={route === '/audit' ? 'page' : undefined}>
             Audit
           </a>
@@ -163,6 +167,8 @@ function App() {
           <AuditPage tick={tick} />
         ) : route === '/fleet' ? (
           <FleetPage tick={tick} />
+        ) : route === '/plan' ? (
+          <PlanPage />
         ) : (
           <OverviewLive tick={tick} />
         )}

@@ -22,7 +22,8 @@
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
  * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
  * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
- * inventory as `fleet --format json` (get-fleet.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * inventory as `fleet --format json` (get-fleet.ts), `POST /plan` what `plan` would do with a
+ * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -54,6 +55,7 @@ import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
+import { PLAN_BODY_LIMIT_BYTES, planPolicy } from './post-plan.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
@@ -295,7 +297,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/whoami',
       ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
-      ...(options.oneOffs ? ['POST /upgrades'] : []),
+      ...(options.oneOffs ? ['POST /upgrades', 'POST /plan'] : []),
     ],
     authorizeRead,
     async handle(req, res, target) {
@@ -303,6 +305,15 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (root === 'upgrades' && id === undefined && options.oneOffs) {
         allow(req, ['POST']);
         await upgrade(req, res, options.oneOffs);
+        return true;
+      }
+      if (root === 'plan' && id === undefined && options.oneOffs) {
+        allow(req, ['POST']);
+        // A read that pages through the services: the gate's rate and Origin rule, the role viewer.
+        const who = gate.admit(req);
+        requireRole(who, 'viewer', 'plan');
+        const plan = await planPolicy(options.oneOffs, await readJsonBody(req, PLAN_BODY_LIMIT_BYTES));
+        sendJson(res, 200, plan);
         return true;
       }
       if (root === 'audit' && id === undefined) {
