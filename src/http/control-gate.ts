@@ -3,7 +3,7 @@
  * /upgrades`), in this order: who calls (with `access:`, a named person: access-control.ts; else
  * the token or loopback rule, 401/403, authorize-request.ts; a refused
  * caller spends the bucket of refused callers at its address, and past it gets 429), a request
- * from a web page (an `Origin` header: 403), the content type (415), then the caller's own rate
+ * from a web page (an `Origin` header other than the daemon's own console's: 403), the content type (415), then the caller's own rate
  * (429). One gate and one rate limiter for all of them: the same rules, the same budget.
  */
 import type { IncomingMessage } from 'node:http';
@@ -13,6 +13,7 @@ import { authorizeRequest, type ControlToken } from './authorize-request.js';
 import { echo, HttpError } from './http-error.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { requireJsonType } from './read-json-body.js';
+import { isSameOrigin } from './same-origin.js';
 
 export interface ControlGate {
   /** The whole gate: who calls, or the HttpError that refuses the request. */
@@ -89,11 +90,12 @@ export function createControlGate(options: {
         throw decision.error;
       }
       // What a page in a browser can send to loopback without asking first carries an Origin, or
-      // is not JSON: refused before it spends anything (the daemon serves no page of its own).
-      if (req.headers.origin !== undefined)
+      // is not JSON: refused before it spends anything. The one page let through is the daemon's
+      // own console (same-origin.ts): its Origin names the host the request was sent to.
+      if (req.headers.origin !== undefined && !isSameOrigin(req))
         throw new HttpError(
           'forbidden',
-          `control requests from a web page (Origin ${echo(req.headers.origin)}) are refused; use the CLI or a script`,
+          `control requests from a web page (Origin ${echo(req.headers.origin)}) are refused; use the console served at /, the CLI or a script`,
         );
       requireJsonType(req);
       take(`allowed ${caller}`);

@@ -20,7 +20,10 @@
  * are known (403 naming those missing; without `org`, an action needs all of the rollout's).
  * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
- * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail. `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
+ * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
+ * inventory as `fleet --format json` (get-fleet.ts), `POST /plan` what `plan` would do with a
+ * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -47,13 +50,17 @@ import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
+import { readFleet } from './get-fleet.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
+import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
+import { PLAN_BODY_LIMIT_BYTES, planPolicy } from './post-plan.js';
 import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
 import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
+import { sendTaggedJson } from './send-tagged-json.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
@@ -76,6 +83,8 @@ export interface RolloutApiOptions {
   audit?: AuditLog;
   /** Default: CONTROL_RATE per remote address (control actions and `POST /upgrades` alike). */
   rateLimiter?: RateLimiter;
+  /** `GET /fleet`: the organizations whose inventory it reads (default: those of `oneOffs`; absent: 404). */
+  fleetOrgs?: readonly string[];
   /** `POST /upgrades`: the settings' organizations and the daemon's client of each (absent: 404). */
   oneOffs?: Pick<OneOffDeps, 'orgs' | 'client'>;
   redisWaitMs?: number;
@@ -151,7 +160,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       return r;
     });
 
-  const getRollout = async (res: ServerResponse, id: string) => {
+  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string) => {
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
@@ -165,7 +174,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     );
     // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
     const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    sendJson(res, 200, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
+    sendTaggedJson(req, res, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
   };
 
   const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {
@@ -285,8 +294,10 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/history',
       '/rollouts/{id}/report',
       '/audit',
+      '/whoami',
+      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
-      ...(options.oneOffs ? ['POST /upgrades'] : []),
+      ...(options.oneOffs ? ['POST /upgrades', 'POST /plan'] : []),
     ],
     authorizeRead,
     async handle(req, res, target) {
@@ -296,12 +307,41 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         await upgrade(req, res, options.oneOffs);
         return true;
       }
+      if (root === 'plan' && id === undefined && options.oneOffs) {
+        allow(req, ['POST']);
+        // A read that pages through the services: the gate's rate and Origin rule, the role viewer.
+        const who = gate.admit(req);
+        requireRole(who, 'viewer', 'plan');
+        const plan = await planPolicy(options.oneOffs, await readJsonBody(req, PLAN_BODY_LIMIT_BYTES));
+        sendJson(res, 200, plan);
+        return true;
+      }
       if (root === 'audit' && id === undefined) {
         allow(req, READ);
         // The trail is a read: the role viewer with `access`, else the control rule (it names people).
         if (access) authorizeRead(req);
         else authorize(req, 'debug');
         await sendAudit(req, res, trail().log, target.query, Date.now());
+        return true;
+      }
+      const fleetOrgs = options.fleetOrgs ?? options.oneOffs?.orgs;
+      if (root === 'fleet' && id === undefined && fleetOrgs) {
+        allow(req, READ);
+        authorizeRead(req);
+        const fleet = await redisWork(
+          readFleet({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
+          'try again',
+        );
+        sendTaggedJson(req, res, fleet);
+        return true;
+      }
+      if (root === 'whoami' && id === undefined) {
+        allow(req, READ);
+        // Reads open (no `access`, no `--auth-reads`): an unknown caller is a reader without a name.
+        sendWhoAmI(res, decide(req), {
+          access: access !== undefined,
+          readsOpen: !access && !options.authReads,
+        });
         return true;
       }
       if (root !== 'rollouts' || rest.length > 0) return false;
@@ -318,7 +358,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (sub === undefined) {
         allow(req, READ);
         authorizeRead(req);
-        await getRollout(res, id);
+        await getRollout(req, res, id);
         return true;
       }
       if (sub === 'history') {

@@ -1,7 +1,8 @@
 /**
  * The daemon's HTTP endpoints: /metrics (Prometheus), /healthz (the process answers),
  * /readyz (Redis answers, policies are valid, the API accepted our credentials), always open for
- * probes; on `run` also /status (JSON of every rollout) and the rollout API (create-rollout-api.ts).
+ * probes; on `run` also /status (JSON of every rollout), the rollout API (create-rollout-api.ts) and
+ * the web console at / for a browser (serve-console.ts).
  * Listens on 127.0.0.1 by default; serves no secret.
  *
  * No request may stop the process: the target is parsed inside the handler's error handling
@@ -17,6 +18,8 @@ import { withTimeout } from '../lib/with-timeout.js';
 import type { RolloutApi } from './create-rollout-api.js';
 import { echo, HttpError, sendError, sendJson } from './http-error.js';
 import { parseRequestTarget } from './parse-request-target.js';
+import { sendTaggedJson } from './send-tagged-json.js';
+import { type ConsoleAssets, loadConsoleAssets } from './serve-console.js';
 
 const READY_CHECK_MS = 3000;
 
@@ -50,6 +53,8 @@ export interface HttpServerOptions {
   /** `run`: the rollout endpoints, and the access rule of the read endpoints (/status included). */
   api?: RolloutApi;
   logger: Logger;
+  /** `run`: the web console's files (default: those built under dist/console, when there are). */
+  console?: ConsoleAssets | undefined;
   /** Tighter bounds than SERVER_LIMITS (the tests wait for a time-out in less than 10 s). */
   limits?: Partial<ServerLimits>;
 }
@@ -75,8 +80,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...(options.api?.endpoints ?? []),
   ];
 
+  // The console reads the rollout API: only `run` serves it.
+  const consoleAssets = options.api ? (options.console ?? loadConsoleAssets()) : undefined;
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const target = parseRequestTarget(req.url);
+    if (consoleAssets?.serve(req, res, target.segments)) return;
     const [first, ...more] = target.segments;
     if (more.length === 0) {
       switch (first) {
@@ -110,7 +118,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           if (!options.status) break;
           allowRead(req);
           options.api?.authorizeRead(req);
-          return sendJson(res, 200, await options.status());
+          return sendTaggedJson(req, res, await options.status());
         case undefined:
           allowRead(req);
           return sendJson(res, 200, { endpoints });

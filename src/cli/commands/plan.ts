@@ -174,7 +174,7 @@ export function planCommand(): Command {
 }
 
 /** The build the policy's target names in a build list; refused when the list offers none. */
-function targetOf(policy: Policy, targets: readonly BuildTarget[]): string {
+export function targetOf(policy: Policy, targets: readonly BuildTarget[]): string {
   const build = resolveTarget(policy.target, targets);
   if (!build) {
     throw new FleetError(
@@ -186,7 +186,7 @@ function targetOf(policy: Policy, targets: readonly BuildTarget[]): string {
 }
 
 /** One organization's part of a plan: the Collectors that would move to `build` there. */
-async function planOrg(
+export async function planOrg(
   client: CollectorUpgradeClient,
   policy: Policy,
   org: string,

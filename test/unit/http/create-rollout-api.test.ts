@@ -77,6 +77,7 @@ describe('createRolloutApi when Redis fails', () => {
       '/rollouts/{id}/history',
       '/rollouts/{id}/report',
       '/audit',
+      '/whoami',
       'POST /rollouts/{id}/pause',
       'POST /rollouts/{id}/resume',
       'POST /rollouts/{id}/abort',

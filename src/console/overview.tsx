@@ -1,0 +1,153 @@
+/**
+ * The overview: the daemon's problems and every organization's first, then what waits for a
+ * person (approvals, paused parts, quarantines, the worklist), then every rollout × organization
+ * with its phase, progress bar, in-flight count and limit, waves and holds. Numbers are those of
+ * `GET /status` (`fleet-upgrade status --json`), unchanged.
+ */
+import { ProgressBar, segments } from './progress-bar.js';
+import type { FleetStatus, Rollout } from './types.js';
+
+const link = (id: string) => `#/rollout/${encodeURIComponent(id)}`;
+
+function waitsFor(r: Rollout): string[] {
+  const out: string[] = [];
+  const a = r.wave?.approval;
+  if (r.wave?.waitingFor === 'approval')
+    out.push(
+      a
+        ? `${a.approvers - a.by.length} more approval${a.approvers - a.by.length === 1 ? '' : 's'} for wave ${r.wave.index + 2}${a.by.length ? ` (approved by ${a.by.map((b) => b.name).join(', ')})` : ''}`
+        : `a promote for wave ${r.wave.index + 2}`,
+    );
+  for (const p of r.pausedOrgs ?? []) out.push(`${p.org} paused by ${p.by}`);
+  for (const q of r.quarantined ?? [])
+    out.push(`cohort ${q.cohort} quarantined (${q.held} held): ${q.reason}`);
+  const work = segments(r.counts, r.total).worklist;
+  if (work) out.push(`${work} on the worklist`);
+  return out;
+}
+
+function waveText(r: Rollout): string {
+  const w = r.wave;
+  if (!w) return '';
+  const of = w.of ? ` of ${w.of}` : '';
+  const waiting = w.waitingFor ? `, ${w.waitingFor === 'bake' ? 'baking' : `awaiting ${w.waitingFor}`}` : '';
+  return `wave ${w.index + 1}${of}${waiting}`;
+}
+
+export function Overview({ status }: { status: FleetStatus }) {
+  const problems = [...status.daemonProblems, ...status.orgProblems];
+  const waiting = status.rollouts.flatMap((r) => waitsFor(r).map((text) => ({ r, text })));
+  return (
+    <>
+      <h1>Rollouts</h1>
+      {problems.length > 0 && (
+        <section aria-labelledby="problems" class="problems">
+          <h2 id="problems">Problems</h2>
+          <ul>
+            {problems.map((p, i) => (
+              <li key={i}>
+                {p.text ?? p.reason}
+                {p.fix ? (
+                  <>
+                    {' '}
+                    — <code>{p.fix}</code>
+                  </>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {waiting.length > 0 && (
+        <section aria-labelledby="waits">
+          <h2 id="waits">Waiting for a person</h2>
+          <ul>
+            {waiting.map(({ r, text }, i) => (
+              <li key={i}>
+                <a href={link(r.id)}>{r.id}</a>: {text}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <section aria-labelledby="all">
+        <h2 id="all">Every rollout</h2>
+        {status.rollouts.length === 0 ? (
+          <p>
+            No rollout yet: the daemon starts one when a policy's target is a build that some selected
+            Collectors are not on.
+          </p>
+        ) : (
+          <table class="rollouts">
+            <thead>
+              <tr>
+                <th scope="col">Rollout</th>
+                <th scope="col">Organization</th>
+                <th scope="col">Phase</th>
+                <th scope="col">Progress</th>
+                <th scope="col">Done</th>
+                <th scope="col">In flight</th>
+                <th scope="col">Waves, holds</th>
+              </tr>
+            </thead>
+            <tbody>
+              {status.rollouts.map((r) => (
+                <RolloutRows key={r.id} r={r} />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
+
+function RolloutRows({ r }: { r: Rollout }) {
+  const parts = r.byOrg.length > 1 ? r.byOrg : [];
+  const holds = [r.holding, r.ringPausedFor && `after ${r.ringPausedFor}`, r.haltReason]
+    .filter(Boolean)
+    .join('; ');
+  return (
+    <>
+      <tr data-rollout={r.id}>
+        <th scope="row">
+          <a href={link(r.id)}>{r.id}</a>
+        </th>
+        <td>{r.byOrg.length > 1 ? 'all' : (r.byOrg[0]?.org ?? '')}</td>
+        <td data-field="phase">{r.phaseText}</td>
+        <td>
+          <ProgressBar counts={r.counts} total={r.total} />
+        </td>
+        <td>
+          <span data-field="done">{r.done}</span> / <span data-field="total">{r.total}</span> (
+          <span data-field="succeeded">{r.counts.succeeded ?? 0}</span> ok)
+        </td>
+        <td>
+          <span data-field="inflight">{r.inflight}</span> / {r.maxInFlight}
+        </td>
+        <td>
+          {waveText(r)}
+          {holds ? `; ${holds}` : ''}
+        </td>
+      </tr>
+      {parts.map((p) => (
+        <tr key={p.org} data-rollout={r.id} data-org={p.org} class="part">
+          <td />
+          <td>{p.org}</td>
+          <td>{r.pausedOrgs?.some((x) => x.org === p.org) ? 'paused' : (p.waiting ?? '')}</td>
+          <td>
+            <ProgressBar counts={p.counts} total={p.total} />
+          </td>
+          <td>
+            <span data-field="done">{p.done}</span> / <span data-field="total">{p.total}</span> (
+            <span data-field="succeeded">{p.counts.succeeded ?? 0}</span> ok)
+          </td>
+          <td>
+            <span data-field="inflight">{p.inflight}</span>
+          </td>
+          <td>{p.build !== r.build ? `to ${p.build}` : ''}</td>
+        </tr>
+      ))}
+    </>
+  );
+}
