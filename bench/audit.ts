@@ -17,6 +17,7 @@
  * Run: npm run bench -- audit [--rate 1000] [--seconds 60] [--workers 50] [--stream 100000]
  * Needs Redis as the other benchmarks do (scripts/provision-redis.mjs).
  */
+
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
@@ -31,6 +32,7 @@ import { closeRedis, createRedis } from '../src/lib/redis/create-redis.js';
 import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { createMetrics } from '../src/metrics/create-metrics.js';
 import { AuditLog, type RolloutSettings } from '../src/rollout/index.js';
+import { TEST_SETTINGS } from '../test/support/rollout-settings.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,19 +43,7 @@ const SECONDS = arg('seconds', 60);
 const WORKERS = arg('workers', 50);
 const STREAM = arg('stream', 100_000);
 const TOKEN = randomBytes(24).toString('hex');
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
+const SETTINGS: RolloutSettings = TEST_SETTINGS;
 
 const logger = createLogger({ level: 'silent', name: 'bench' });
 const provisioned = await provisionRedis({ ensureRedis, logger });

@@ -24,15 +24,15 @@ import { loadConsoleAssets } from '../src/http/serve-console.js';
 import { createLogger } from '../src/lib/logger.js';
 import { closeRedis, createRedis } from '../src/lib/redis/create-redis.js';
 import { ensureRedis } from '../src/lib/redis/redis-server.js';
+import { type LifeSettings, newRecord } from '../src/rollout/collector/index.js';
 import {
   type CollectorEvent,
   type CollectorRecord,
-  type LifeSettings,
-  newRecord,
   type RolloutSettings,
   transition,
 } from '../src/rollout/index.js';
 import { launchChromium, personPage } from '../test/support/console-browser.js';
+import { TEST_SETTINGS } from '../test/support/rollout-settings.js';
 
 /** The page's globals that the functions run in the browser use (this file has no DOM types). */
 declare const document: {
@@ -53,19 +53,7 @@ function arg(name: string, fallback: number): number {
 const CONSOLES = arg('consoles', 20);
 const SECONDS = arg('seconds', 30);
 const RUNS = arg('runs', 3);
-const SETTINGS: RolloutSettings = {
-  pollInitialMs: 60_000,
-  pollMaxMs: 300_000,
-  pollJitter: 0.2,
-  taskTimeoutMs: 35 * 60_000,
-  notAliveAttempts: 3,
-  notAliveBackoffMs: 600_000,
-  errorAttempts: 3,
-  errorBackoffMs: 60_000,
-  transientAttempts: 5,
-  transientBackoffMs: 10_000,
-  maxBackoffMs: 3_600_000,
-};
+const SETTINGS: RolloutSettings = TEST_SETTINGS;
 
 const assets = loadConsoleAssets();
 if (!assets) throw new Error('the console is not built: npm run build');
