@@ -309,6 +309,36 @@ describe('access: who may do what', () => {
     expect(local[0]?.who).toMatch(/^local:\S+@\S+$/);
   }, 60_000);
 
+  it('prints the same report with --server as without, and refuses no identity with 77', async () => {
+    const local = ['--config', h.settingsFile, '--server', ''];
+    for (const form of [
+      ['--format', 'json'],
+      ['--format', 'csv'],
+      ['--format', 'csv', '--worklist'],
+      ['--format', 'json', '--worklist'],
+    ]) {
+      const remote = await cliAs('vera', ['report', ID, ...form]);
+      const here = await cliAs(undefined, ['report', ID, ...form, ...local]);
+      expect([remote.code, here.code], remote.out).toEqual([0, 0]);
+      expect(remote.out.length).toBeGreaterThan(20);
+      if (form[1] === 'csv' || form[2] === '--worklist') {
+        expect(remote.out).toBe(here.out);
+        continue;
+      }
+      // The rollout runs between the two reads (its scans move): the same layout and Collectors.
+      const [a, b] = [JSON.parse(remote.out), JSON.parse(here.out)];
+      expect(remote.out.split('\n')[1]).toBe(here.out.split('\n')[1]);
+      expect(Object.keys(a.rollout).sort()).toEqual(Object.keys(b.rollout).sort());
+      expect(a.collectors).toEqual(b.collectors);
+    }
+    // No identity: refused, 77; the table is local only: 64, saying so.
+    expect((await cliAs(undefined, ['report', ID, '--format', 'json'])).code).toBe(77);
+    const table = await cliAs('vera', ['report', ID, '--format', 'table']);
+    expect(table.code).toBe(64);
+    expect(table.out).toMatch(/with --server, --format csv or json/);
+    expect((await cliAs('vera', ['report', 'nope@1', '--format', 'csv'])).code).toBe(64);
+  }, 60_000);
+
   it('waits for two distinct people to approve, refusing the second click of the same one', async () => {
     const promote = await post('promote', TOKENS.omar);
     expect(promote.status).toBe(409);
