@@ -52,7 +52,7 @@ function scaleOf(clock: object): number {
 export function reportCommand(): Command {
   const command = new Command('report')
     .description(
-      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization.',
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization. With --server: name the rollout, --format csv or json (the table is local only).',
     )
     .argument('[rollout]', ROLLOUT_ARGUMENT)
     .addOption(
