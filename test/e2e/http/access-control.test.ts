@@ -339,6 +339,35 @@ describe('access: who may do what', () => {
     expect((await cliAs('vera', ['report', 'nope@1', '--format', 'csv'])).code).toBe(64);
   }, 60_000);
 
+  it('prints the same fleet with --server as without', async () => {
+    const local = ['--config', h.settingsFile, '--server', ''];
+    // The daemon's first inventory pass writes the policies' shares: compare once they are there.
+    for (let i = 0; i < 40; i++) {
+      const first = await cliAs(undefined, ['fleet', '--format', 'json', ...local]);
+      if (JSON.parse(first.out).policies?.length > 0) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // The rollout upgrades the fleet meanwhile (each pass rewrites it): the same output within a few reads.
+    const strip = (format: string, out: string) =>
+      format === 'json'
+        ? JSON.stringify({ ...JSON.parse(out), now: 0 })
+        : // A rehearsal's clock line is local only (docs/access.md): the rest is the same.
+          out.replace(/^Simulated clock .*\n/, '');
+    for (const format of ['json', 'csv', 'table']) {
+      let pair: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const here = await cliAs(undefined, ['fleet', '--format', format, ...local]);
+        const remote = await cliAs('vera', ['fleet', '--format', format]);
+        expect([remote.code, here.code], remote.out).toEqual([0, 0]);
+        pair = [strip(format, remote.out), strip(format, here.out)];
+        if (pair[0] === pair[1]) break;
+      }
+      expect(pair[0]).toBe(pair[1]);
+    }
+    expect((await cliAs(undefined, ['fleet'])).code).toBe(77);
+    expect((await cliAs('vera', ['fleet', '--org', 'emea'])).code).toBe(64);
+  }, 60_000);
+
   it('waits for two distinct people to approve, refusing the second click of the same one', async () => {
     const promote = await post('promote', TOKENS.omar);
     expect(promote.status).toBe(409);
