@@ -102,7 +102,7 @@ async function readLive(
 export function fleetCommand(): Command {
   const command = new Command('fleet')
     .description(
-      "The whole fleet from the daemon's inventory: installed Collectors by build and organization (alive and offline), the oldest builds, and each policy's share on its target. Works while the daemon is down.",
+      "The whole fleet from the daemon's inventory: installed Collectors by build and organization (alive and offline), the oldest builds, and each policy's share on its target. Works while the daemon is down. With --server: GET /fleet, every organization the daemon reads (--org and --live local only; no simulated-clock line).",
     )
     .option('--org <name>', 'only this organization')
     .addOption(
