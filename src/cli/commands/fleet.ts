@@ -19,8 +19,9 @@ import { createKeys, readBuildsSeen } from '../../rollout/index.js';
 import { createApi } from '../boot/create-api.js';
 import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
-import { addStateOptions } from '../boot/with-control.js';
-import { fleetView, hasInventory } from '../render/fleet-view.js';
+import { callServer, serverOf } from '../boot/server-client.js';
+import { addServerOption, addStateOptions } from '../boot/with-control.js';
+import { type FleetView, fleetView, hasInventory } from '../render/fleet-view.js';
 import { fleetCsv, formatFleet } from '../render/format-fleet.js';
 import { clockNote, wrapText } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
@@ -32,6 +33,7 @@ interface FleetFlags {
   format: 'table' | 'csv' | 'json';
   wide: boolean;
   live: boolean;
+  server?: string;
 }
 
 /** What `fleet` says before the first inventory pass. */
@@ -100,7 +102,7 @@ async function readLive(
 export function fleetCommand(): Command {
   const command = new Command('fleet')
     .description(
-      "The whole fleet from the daemon's inventory: installed Collectors by build and organization (alive and offline), the oldest builds, and each policy's share on its target. Works while the daemon is down.",
+      "The whole fleet from the daemon's inventory: installed Collectors by build and organization (alive and offline), the oldest builds, and each policy's share on its target. Works while the daemon is down. With --server: GET /fleet, every organization the daemon reads (--org and --live local only; no simulated-clock line).",
     )
     .option('--org <name>', 'only this organization')
     .addOption(
@@ -112,7 +114,26 @@ export function fleetCommand(): Command {
       'read the service now instead of the inventory (needs the API settings; pages paced by inventory.pageInterval; counts only)',
       false,
     );
-  return addStateOptions(command).action(async (flags: FleetFlags) => {
+  return addServerOption(addStateOptions(command)).action(async (flags: FleetFlags) => {
+    const server = serverOf(flags, process.env);
+    if (server) {
+      // GET /fleet: the inventory of every organization the daemon reads, as `--format json`.
+      if (flags.live || flags.org !== undefined)
+        throw new FleetError('FLEET_ERR_USAGE', 'with --server, --live and --org are local only');
+      const {
+        source: _source,
+        now,
+        ...view
+      } = (await callServer(server, 'GET', '/fleet')) as {
+        source: string;
+        now: number;
+      } & FleetView;
+      if (flags.format === 'json')
+        process.stdout.write(`${safeJson({ source: 'inventory', now, ...view }, 2)}\n`);
+      else if (flags.format === 'csv') process.stdout.write(`${fleetCsv(view)}\n`);
+      else process.stdout.write(`${formatFleet(view, now, { wide: flags.wide })}\n`);
+      return;
+    }
     const config = loadDaemonConfig({ env: process.env, flags, needApi: flags.live });
     const orgs = orgsOf(config, flags.org);
     const live = flags.live ? alignableClock(config.timeScale) : undefined;

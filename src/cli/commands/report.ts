@@ -27,7 +27,8 @@ import {
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { withState } from '../boot/open-state.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
-import { addStateOptions } from '../boot/with-control.js';
+import { openServer, refusalOf, type ServerTarget, serverOf } from '../boot/server-client.js';
+import { addServerOption, addStateOptions } from '../boot/with-control.js';
 import { formatReport } from '../render/format-report.js';
 
 // The rows live in rollout/life/report-rows.ts (GET /rollouts/{id}/report gives the same).
@@ -51,7 +52,7 @@ function scaleOf(clock: object): number {
 export function reportCommand(): Command {
   const command = new Command('report')
     .description(
-      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization.',
+      'Every Collector of a rollout (default: the newest) with from/to build, task id, outcome, attempts (each with its answer and task), times, message, failure class, cohort and organization. With --server: name the rollout, --format csv or json (the table is local only).',
     )
     .argument('[rollout]', ROLLOUT_ARGUMENT)
     .addOption(
@@ -66,13 +67,24 @@ export function reportCommand(): Command {
       'only the Collectors on the worklist, with the command that tries them again: state manual (their failure needs a person, e.g. disk space or upgrades disabled; class and message) and unknown (a create cut off before its answer: what became of it cannot be known)',
       false,
     );
-  return addStateOptions(command).action(
+  return addServerOption(addStateOptions(command)).action(
     async (
       rolloutArg: string | undefined,
-      flags: { format?: 'table' | 'json' | 'csv'; worklist: boolean; wide: boolean; config?: string },
+      flags: {
+        format?: 'table' | 'json' | 'csv';
+        worklist: boolean;
+        wide: boolean;
+        config?: string;
+        server?: string;
+      },
     ) => {
       // A person at a terminal gets a table; a pipe or a script gets JSON, as before.
       const format = flags.format ?? (process.stdout.isTTY ? 'table' : 'json');
+      const server = serverOf(flags, process.env);
+      if (server) {
+        await reportThroughServer(server, rolloutArg, format, flags.worklist);
+        return;
+      }
       const config = loadDaemonConfig({ env: process.env, flags, needApi: false });
       await withState(config, async (state) => {
         const all = await state.rollouts.list();
@@ -140,4 +152,37 @@ async function rolloutWithAccounts(
   if (!rollout.rollbacks?.length) return rollout;
   const now = (await readFleetStatus(state)).rollouts.find((r) => r.id === rollout.id);
   return now ? { ...rollout, rollbacks: now.rollbacks, rollbackAccounts: now.rollbackAccounts } : rollout;
+}
+
+/**
+ * `report --server`: GET /rollouts/{id}/report (`?worklist=true`), CSV streamed as it comes, JSON
+ * indented as the local command prints it. The table is not served (usage, exit 64), nor is the
+ * default rollout: the endpoint needs its id.
+ */
+async function reportThroughServer(
+  server: ServerTarget,
+  rolloutArg: string | undefined,
+  format: 'table' | 'json' | 'csv',
+  worklist: boolean,
+): Promise<void> {
+  if (!rolloutArg)
+    throw new FleetError('FLEET_ERR_USAGE', 'with --server, name the rollout (see `fleet-upgrade status`)');
+  if (format === 'table')
+    throw new FleetError('FLEET_ERR_USAGE', 'with --server, --format csv or json (the table is local only)');
+  const query = `?format=${format}${worklist ? '&worklist=true' : ''}`;
+  const res = await openServer(server, 'GET', `/rollouts/${encodeURIComponent(rolloutArg)}/report${query}`);
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    const text = (await res.body.text()).slice(0, 4096);
+    let message = `status ${res.statusCode}`;
+    try {
+      const m = (JSON.parse(text) as { error?: { message?: unknown } })?.error?.message;
+      if (typeof m === 'string') message = m;
+    } catch {}
+    throw refusalOf(res.statusCode, message);
+  }
+  if (format === 'csv') {
+    for await (const chunk of res.body) process.stdout.write(chunk as Buffer);
+    return;
+  }
+  process.stdout.write(`${JSON.stringify(await res.body.json(), null, 2)}\n`);
 }

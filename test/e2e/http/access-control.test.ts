@@ -309,6 +309,65 @@ describe('access: who may do what', () => {
     expect(local[0]?.who).toMatch(/^local:\S+@\S+$/);
   }, 60_000);
 
+  it('prints the same report with --server as without, and refuses no identity with 77', async () => {
+    const local = ['--config', h.settingsFile, '--server', ''];
+    for (const form of [
+      ['--format', 'json'],
+      ['--format', 'csv'],
+      ['--format', 'csv', '--worklist'],
+      ['--format', 'json', '--worklist'],
+    ]) {
+      const remote = await cliAs('vera', ['report', ID, ...form]);
+      const here = await cliAs(undefined, ['report', ID, ...form, ...local]);
+      expect([remote.code, here.code], remote.out).toEqual([0, 0]);
+      expect(remote.out.length).toBeGreaterThan(20);
+      if (form[1] === 'csv' || form[2] === '--worklist') {
+        expect(remote.out).toBe(here.out);
+        continue;
+      }
+      // The rollout runs between the two reads (its scans move): the same layout and Collectors.
+      const [a, b] = [JSON.parse(remote.out), JSON.parse(here.out)];
+      expect(remote.out.split('\n')[1]).toBe(here.out.split('\n')[1]);
+      expect(Object.keys(a.rollout).sort()).toEqual(Object.keys(b.rollout).sort());
+      expect(a.collectors).toEqual(b.collectors);
+    }
+    // No identity: refused, 77; the table is local only: 64, saying so.
+    expect((await cliAs(undefined, ['report', ID, '--format', 'json'])).code).toBe(77);
+    const table = await cliAs('vera', ['report', ID, '--format', 'table']);
+    expect(table.code).toBe(64);
+    expect(table.out).toMatch(/with --server, --format csv or json/);
+    expect((await cliAs('vera', ['report', 'nope@1', '--format', 'csv'])).code).toBe(64);
+  }, 60_000);
+
+  it('prints the same fleet with --server as without', async () => {
+    const local = ['--config', h.settingsFile, '--server', ''];
+    // The daemon's first inventory pass writes the policies' shares: compare once they are there.
+    for (let i = 0; i < 40; i++) {
+      const first = await cliAs(undefined, ['fleet', '--format', 'json', ...local]);
+      if (JSON.parse(first.out).policies?.length > 0) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // The rollout upgrades the fleet meanwhile (each pass rewrites it): the same output within a few reads.
+    const strip = (format: string, out: string) =>
+      format === 'json'
+        ? JSON.stringify({ ...JSON.parse(out), now: 0 })
+        : // A rehearsal's clock line is local only (docs/access.md): the rest is the same.
+          out.replace(/^Simulated clock .*\n/, '');
+    for (const format of ['json', 'csv', 'table']) {
+      let pair: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const here = await cliAs(undefined, ['fleet', '--format', format, ...local]);
+        const remote = await cliAs('vera', ['fleet', '--format', format]);
+        expect([remote.code, here.code], remote.out).toEqual([0, 0]);
+        pair = [strip(format, remote.out), strip(format, here.out)];
+        if (pair[0] === pair[1]) break;
+      }
+      expect(pair[0]).toBe(pair[1]);
+    }
+    expect((await cliAs(undefined, ['fleet'])).code).toBe(77);
+    expect((await cliAs('vera', ['fleet', '--org', 'emea'])).code).toBe(64);
+  }, 60_000);
+
   it('waits for two distinct people to approve, refusing the second click of the same one', async () => {
     const promote = await post('promote', TOKENS.omar);
     expect(promote.status).toBe(409);
