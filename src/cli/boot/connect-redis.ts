@@ -69,9 +69,10 @@ export async function connectRedis(
       firstError ??= err.message;
     };
     redis.on('error', keepFirst);
-    // Tried again until the limit: a process that starts during a failover or a restart of Redis
+    // Tried again until the limit, 250 ms to 2 s apart: a process that starts during a failover or a restart of Redis
     // (a supervisor restarting it then) waits for it, as a running one does (issue 25).
     const deadline = Date.now() + REDIS_START_LIMIT_MS;
+    let pauseMs = 250;
     for (;;) {
       const left = Math.max(1, deadline - Date.now());
       const failed = await answerWithin(redis.ping(), { where, what: 'PING', advice }, left).then(
@@ -80,7 +81,7 @@ export async function connectRedis(
       );
       if (failed === undefined) break;
       if (failed instanceof FleetError) throw failed;
-      if (!isRedisUnavailable(failed) || Date.now() + 250 >= deadline) {
+      if (!isRedisUnavailable(failed) || Date.now() + pauseMs >= deadline) {
         const reason = plainReason(firstError ?? (failed instanceof Error ? failed.message : String(failed)));
         throw new FleetError(
           'FLEET_ERR_REDIS_UNAVAILABLE',
@@ -90,7 +91,8 @@ export async function connectRedis(
           },
         );
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, pauseMs));
+      pauseMs = Math.min(pauseMs * 2, 2000);
     }
     redis.off('error', keepFirst);
     const bullConnection = createRedis(target, { logger, name: `${role}-bullmq`, forBullmq: true });
