@@ -8,7 +8,9 @@
  *   the `Host` header names a loopback host too, so that a web page that rebinds its own name to
  *   127.0.0.1 (DNS rebinding) cannot drive the daemon from a browser on the operator's machine.
  *
- * The actor recorded in the history is `http:<remote address>`, never anything of the token.
+ * The actor recorded in the history, the audit trail and the webhooks: the holder of the token is
+ * the admin named `admin` (as with `access:`, docs/access.md); a loopback caller without a token
+ * configured is `http:<remote address>`. Never anything of the token.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { inspect } from 'node:util';
@@ -72,8 +74,10 @@ export type Authorization = { ok: true; actor: string } | { ok: false; error: Ht
 const CHALLENGE = 'Bearer realm="fleet-upgrade"';
 const TOKEN_SOURCES = 'FLEET_UPGRADE_CONTROL_TOKEN or FLEET_UPGRADE_CONTROL_TOKEN_FILE';
 
+/** The name of the control token's holder, with `access:` or without (access-control.ts). */
+export const CONTROL_TOKEN_ADMIN = 'admin';
+
 export function authorizeRequest(input: AuthorizeInput): Authorization {
-  const actor = `http:${input.remoteAddress ?? 'unknown'}`;
   if (input.token) {
     const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(input.authorization ?? '');
     if (!m)
@@ -90,8 +94,9 @@ export function authorizeRequest(input: AuthorizeInput): Authorization {
           'www-authenticate': `${CHALLENGE}, error="invalid_token"`,
         }),
       };
-    return { ok: true, actor };
+    return { ok: true, actor: CONTROL_TOKEN_ADMIN };
   }
+  const actor = `http:${input.remoteAddress ?? 'unknown'}`;
   if (!isLoopbackAddress(input.remoteAddress))
     return {
       ok: false,

@@ -22,8 +22,8 @@ export interface ControlGate {
 
 /**
  * Who calls: with `access`, a person it knows (the control token is its admin `admin`), or a 401
- * HttpError; without it, the holder of the token or a loopback caller, named `http:<address>` as
- * before, with every right.
+ * HttpError; without it, the holder of the token (the admin `admin`, as with `access`) or a
+ * loopback caller when no token is configured (`http:<address>`), with every right.
  */
 export function identifyCaller(
   access: AccessControl | undefined,

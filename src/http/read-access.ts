@@ -18,7 +18,7 @@ import {
   tokenProblem,
 } from './access-control.js';
 import type { AccessSettings, GroupGrant } from './access-settings.js';
-import type { ControlToken } from './authorize-request.js';
+import { CONTROL_TOKEN_ADMIN, type ControlToken } from './authorize-request.js';
 
 export interface ReadAccessInput {
   settings: AccessSettings;
@@ -99,7 +99,7 @@ export function readAccess(input: ReadAccessInput): { plan: AccessPlan; issues: 
   });
   if (input.controlToken)
     users.push({
-      name: 'admin',
+      name: CONTROL_TOKEN_ADMIN,
       grant: { role: 'admin' },
       token: { kind: 'control', token: input.controlToken },
     });

@@ -97,7 +97,7 @@ describe('the console over HTTP', () => {
     const holder = JSON.parse(
       (await get(tokened, '/whoami', { authorization: `Bearer ${TOKEN}` })).body.toString(),
     );
-    expect(holder).toMatchObject({ name: 'http:127.0.0.1', role: 'admin', via: 'token' });
+    expect(holder).toMatchObject({ name: 'admin', role: 'admin', via: 'token' });
     expect(JSON.stringify([me, reader, holder])).not.toContain(TOKEN);
     const closed = await open({ token: TOKEN, authReads: true });
     expect((await get(closed, '/whoami')).status).toBe(401);

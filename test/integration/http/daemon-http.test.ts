@@ -95,7 +95,7 @@ describe('the daemon’s rollout API', () => {
     );
     const paused = await call(base, `${path}/pause`, { method: 'POST', token: TOKEN });
     expect(paused.status).toBe(200);
-    expect(paused.json.event).toMatchObject({ type: 'rollout.paused', actor: 'http:127.0.0.1' });
+    expect(paused.json.event).toMatchObject({ type: 'rollout.paused', actor: 'admin' });
     await h.waitFor((s) => s.rollouts[0]?.inflight === 0, 30_000);
     const created = (await h.simStats()).tasksCreated;
     await new Promise((r) => setTimeout(r, 600)); // 3 simulated minutes
@@ -108,7 +108,7 @@ describe('the daemon’s rollout API', () => {
     expect((await call(base, `${path}/resume`, { method: 'POST', token: TOKEN })).status).toBe(200);
     await h.waitFor(converged, 60_000);
     const events = (await call(base, `${path}/history`)).json.events as { type: string; actor?: string }[];
-    expect(events.filter((e) => e.actor === 'http:127.0.0.1').map((e) => e.type)).toEqual([
+    expect(events.filter((e) => e.actor === 'admin').map((e) => e.type)).toEqual([
       'rollout.paused',
       'rollout.resumed',
     ]);

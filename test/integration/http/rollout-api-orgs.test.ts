@@ -112,12 +112,12 @@ describe('control endpoints scoped to an organization', () => {
     const paused = await post(w, 'pause', { org: 'emea' });
     expect(paused.status).toBe(200);
     expect(paused.json.message).toMatch(
-      /org emea paused by http:127\.0\.0\.1: .*the other organizations go on/,
+      /org emea paused by admin: .*the other organizations go on/,
     );
     expect(paused.json.event).toMatchObject({ type: 'rollout.paused', detail: { org: 'emea' } });
     const rollout = await w.rollouts.get(ID);
     expect(rollout?.phase).toBe('running');
-    expect(rollout?.pausedOrgs).toEqual([{ org: 'emea', by: 'http:127.0.0.1', at: T0 }]);
+    expect(rollout?.pausedOrgs).toEqual([{ org: 'emea', by: 'admin', at: T0 }]);
     // Paused already: a conflict, as for the whole rollout.
     const again = await post(w, 'pause', { org: 'emea' });
     expect([again.status, again.json.error.code]).toEqual([409, 'conflict']);

@@ -2,7 +2,7 @@
  * The rollout API of `run` (src/http/create-rollout-api.ts behind startHttpServer) on a loopback
  * port, over the real Redis with rollouts seeded by the real stores: every read and control
  * endpoint with its answer and its effect (the rollout's phase, its Collectors, its history with
- * the actor `http:<address>`); the refusals with their stable codes and statuses; a missing or
+ * the actor `admin` for the token's holder, `http:<address>` for a loopback caller without one); the refusals with their stable codes and statuses; a missing or
  * wrong token changes nothing; no token configured: loopback callers are served (non-loopback
  * callers are refused by the pure decision, test/unit/http/authorize-request.test.ts);
  * `--auth-reads`; hostile input (`GET //`, broken percent-encodings, a 1 MB body, bad JSON,
@@ -167,7 +167,7 @@ describe('read endpoints', () => {
 });
 
 describe('control endpoints', () => {
-  it('pause and resume: the answer, the phase, and the history with the actor http:<address>', async () => {
+  it('pause and resume: the answer, the phase, and the history with the actor admin (the token holder)', async () => {
     const w = await open({ token: TOKEN });
     await seed(w, { queued: 2, pending: 1 });
     w.clock.set(T0 + MINUTE);
@@ -175,11 +175,11 @@ describe('control endpoints', () => {
     expect(paused.status).toBe(200);
     expect(paused.json).toMatchObject({
       rollout: ID,
-      message: `${ID} paused by http:127.0.0.1: nothing new starts; tasks under way finish`,
-      event: { type: 'rollout.paused', source: 'operator', actor: 'http:127.0.0.1', at: T0 + MINUTE },
+      message: `${ID} paused by admin: nothing new starts; tasks under way finish`,
+      event: { type: 'rollout.paused', source: 'operator', actor: 'admin', at: T0 + MINUTE },
     });
     expect(paused.json.event.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await w.rollouts.get(ID)).toMatchObject({ phase: 'paused', pausedBy: 'http:127.0.0.1' });
+    expect(await w.rollouts.get(ID)).toMatchObject({ phase: 'paused', pausedBy: 'admin' });
 
     const again = await post(w, 'pause', {}, TOKEN);
     expect(again.status).toBe(409);
@@ -197,13 +197,11 @@ describe('control endpoints', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(resumed.status).toBe(200);
-    expect(resumed.json.message).toBe(
-      `${ID} resumed by http:127.0.0.1: released the pause by http:127.0.0.1`,
-    );
+    expect(resumed.json.message).toBe(`${ID} resumed by admin: released the pause by admin`);
     expect((await w.rollouts.get(ID))?.phase).toBe('running');
     expect((await history(w)).map((e) => [e.type, e.actor])).toEqual([
-      ['rollout.paused', 'http:127.0.0.1'],
-      ['rollout.resumed', 'http:127.0.0.1'],
+      ['rollout.paused', 'admin'],
+      ['rollout.resumed', 'admin'],
     ]);
   });
 
@@ -214,9 +212,9 @@ describe('control endpoints', () => {
     expect(res.status).toBe(200);
     expect(res.json.message).toBe(
       // Who, then why, as the command records it (issue #26: status showed the reason without who).
-      `${ID} aborted (by http:127.0.0.1: bad build, see INC-42): 3 Collectors that had not started end aborted; tasks under way finish`,
+      `${ID} aborted (by admin: bad build, see INC-42): 3 Collectors that had not started end aborted; tasks under way finish`,
     );
-    expect(res.json.event).toMatchObject({ type: 'rollout.aborted', actor: 'http:127.0.0.1' });
+    expect(res.json.event).toMatchObject({ type: 'rollout.aborted', actor: 'admin' });
     expect(await w.store.counts(ID)).toEqual({ aborted: 3, pending: 1 });
     for (const [body, message] of [
       [{ reason: '' }, /reason: write a reason/],
@@ -242,11 +240,11 @@ describe('control endpoints', () => {
     await w.rollouts.setWave(ID, 0, { index: 0, waitingFor: 'approval', of: 4 }, T0);
     const res = await post(w, 'promote', {}, TOKEN);
     expect(res.status).toBe(200);
-    expect(res.json.message).toBe(`${ID} promoted by http:127.0.0.1: wave 2 of 4 opens now`);
+    expect(res.json.message).toBe(`${ID} promoted by admin: wave 2 of 4 opens now`);
     expect(res.json.event.detail).toEqual({ full: false, wave: 2, ended: 'approval' });
     await w.rollouts.setWave(ID, 1, { index: 1, waitingFor: 'approval', of: 4 }, T0);
     const full = await post(w, 'promote', { full: true }, TOKEN);
-    expect(full.json.message).toBe(`${ID} promoted by http:127.0.0.1: every remaining wave opens now`);
+    expect(full.json.message).toBe(`${ID} promoted by admin: every remaining wave opens now`);
     expect((await post(w, 'promote', { full: 'yes' }, TOKEN)).json.error.code).toBe('invalid');
     expect((await post(w, 'promote', { ful: true }, TOKEN)).json.error.message).toContain('ful');
   });
@@ -287,7 +285,7 @@ describe('control endpoints', () => {
     expect(res.json.message).toMatch(
       /rollback of 2 Collectors \(unhealthy, failed, timed_out\) to their previous builds requested/,
     );
-    expect(res.json.event).toMatchObject({ type: 'rollback.requested', actor: 'http:127.0.0.1' });
+    expect(res.json.event).toMatchObject({ type: 'rollback.requested', actor: 'admin' });
     const all = await post(w, 'rollback', { all: true }, TOKEN);
     expect(all.json.message).toMatch(
       /rollback of 3 Collectors \(succeeded, verifying, unhealthy, failed, timed_out\)/,
@@ -360,7 +358,7 @@ describe('authorization', () => {
     expect(w.log.lines().some((l) => l.msg === 'http request refused' && l.code === 'unauthorized')).toBe(
       true,
     );
-    expect(w.log.lines().some((l) => l.msg === 'control action' && l.actor === 'http:127.0.0.1')).toBe(true);
+    expect(w.log.lines().some((l) => l.msg === 'control action' && l.actor === 'admin')).toBe(true);
     expect(w.log.text()).not.toContain(TOKEN);
     expect(w.log.text()).not.toContain(wrong);
     // What the logger does with the header should anyone log it (redacted at the logger).

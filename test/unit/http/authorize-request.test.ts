@@ -27,7 +27,7 @@ const decide = (input: Partial<AuthorizeInput>) =>
   });
 
 describe('authorizeRequest with a token configured', () => {
-  it('accepts the token from any caller and names the actor by address only', () => {
+  it('accepts the token from any caller and names its holder admin (issue #28), never the token', () => {
     for (const remoteAddress of ['10.1.2.3', '127.0.0.1', '2001:db8::7']) {
       const d = decide({
         token,
@@ -35,7 +35,7 @@ describe('authorizeRequest with a token configured', () => {
         remoteAddress,
         host: 'fleet.example:9464',
       });
-      expect(d).toEqual({ ok: true, actor: `http:${remoteAddress}` });
+      expect(d).toEqual({ ok: true, actor: 'admin' });
     }
     // The scheme is case-insensitive (RFC 9110); white space after the token is tolerated.
     expect(decide({ token, authorization: `bearer ${SECRET}  ` }).ok).toBe(true);
