@@ -36,6 +36,7 @@ import {
   AuditLog,
   type ControlDeps,
   type ControlResult,
+  DEFAULT_ORG,
   type EventLog,
   HISTORY_LIMIT,
   OrgHealth,
@@ -56,7 +57,7 @@ import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
 import { PLAN_BODY_LIMIT_BYTES, planPolicy } from './post-plan.js';
-import { type OneOffDeps, postUpgrade } from './post-upgrade.js';
+import { type OneOffDeps, oneOffOrgOf, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
 import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
@@ -260,8 +261,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       requireRole(who, 'operator', 'upgrade');
       const parsed = UpgradeBody.safeParse(await readJsonBody(req, UPGRADE_BODY_LIMIT_BYTES));
       if (!parsed.success) throw new HttpError('invalid', describeIssues(parsed.error));
-      const org = parsed.data.org ?? (oneOffs.orgs.length === 1 ? oneOffs.orgs[0] : undefined);
-      const orgs = org === undefined ? undefined : [org];
+      const orgs = [oneOffOrgOf(parsed.data, oneOffs.orgs.length ? oneOffs.orgs : [DEFAULT_ORG])];
       scoped(orgs);
       requireGrant(who, 'operator', 'upgrade', orgs);
       // A one-off writes no rollout yet: its record is appended right after it (not in its step).
@@ -275,7 +275,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         auditRecord(
           who,
           req.socket.remoteAddress,
-          { what: 'upgrade', ...(orgs ? { orgs } : {}) },
+          { what: 'upgrade', orgs },
           {
             answer: 'allowed',
             status: 201,

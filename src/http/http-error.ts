@@ -30,6 +30,8 @@ export class HttpError extends Error {
     message: string,
     /** Extra response headers (`Allow`, `Retry-After`, `WWW-Authenticate`). */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** What the answer says beside `error` (`POST /upgrades`'s 409: what was found of each Collector). */
+    readonly said: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -62,5 +64,5 @@ export function sendJson(
 }
 
 export function sendError(res: ServerResponse, err: HttpError): void {
-  sendJson(res, err.status, { error: { code: err.code, message: err.message } }, err.headers);
+  sendJson(res, err.status, { ...err.said, error: { code: err.code, message: err.message } }, err.headers);
 }

@@ -4,7 +4,8 @@
  * organization's service: a build it does not offer is a 400 and nothing is written; a hosted or
  * unknown Collector is named and left out, one already on the build too, an offline one named and
  * kept. The answer: 201 with the one-off's name and what was said of each named Collector; 409
- * when none of them is left to upgrade (nothing written). The caller has passed the control gate
+ * when none of them is left to upgrade (nothing written), with what was said of each too (so that
+ * `upgrade --server` prints what the command prints on Redis). The caller has passed the control gate
  * (control-gate.ts) and its body is parsed (schema.ts `UpgradeBody`).
  */
 import type { ServerResponse } from 'node:http';
@@ -33,8 +34,11 @@ export interface OneOffDeps {
   client(org: string): CollectorUpgradeClient;
 }
 
-/** The organization of the ids: the body's (one the settings name), or the settings' only one. */
-function orgOf(body: UpgradeBody, orgs: readonly string[]): string {
+/**
+ * The organization of the ids: the body's (one the settings name), or the settings' only one; a
+ * 400 otherwise (asked before the caller's organizations are: a usage error is one for everyone).
+ */
+export function oneOffOrgOf(body: UpgradeBody, orgs: readonly string[]): string {
   if (body.org !== undefined) {
     if (orgs.includes(body.org)) return body.org;
     throw new HttpError(
@@ -63,7 +67,7 @@ export async function postUpgrade(
   body: UpgradeBody,
   actor: string,
 ): Promise<void> {
-  const org = orgOf(body, deps.orgs.length ? deps.orgs : [DEFAULT_ORG]);
+  const org = oneOffOrgOf(body, deps.orgs.length ? deps.orgs : [DEFAULT_ORG]);
   const collectors = [...new Set(body.collectors)];
   let check: Awaited<ReturnType<typeof checkOneOffWith>>;
   try {
@@ -86,6 +90,8 @@ export async function postUpgrade(
     throw new HttpError(
       'conflict',
       `no one-off started: none of the ${collectors.length === 1 ? 'named Collector' : `${collectors.length} named Collectors`} can be upgraded to ${body.to} (${sayFirst(named.map((n) => n.message))})`,
+      {},
+      said,
     );
   const name = await new OneOffPolicies(deps.redis, deps.keys).add(
     {

@@ -78,29 +78,56 @@ export async function callServer(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const res = await openServer(server, method, path, body);
-  const text = await readLimited(res.body);
-  let json: unknown;
+  const answer = await askServer(server, method, path, { body });
+  if (answer.status >= 200 && answer.status < 300) return answer.json;
+  throw refusalOfAnswer(answer);
+}
+
+/** The refusal an answer that is not 2xx is (refusalOf), from its `error.message`. */
+export function refusalOfAnswer(answer: { status: number; json: unknown }): Error {
+  const message = (answer.json as { error?: { message?: unknown } })?.error?.message;
+  return refusalOf(answer.status, typeof message === 'string' ? message : `status ${answer.status}`);
+}
+
+/**
+ * Calls the daemon and answers its status, JSON body (undefined for a 304) and ETag, whatever the
+ * status: for a caller that reads what a refusal says beside its message (`upgrade`'s 409), or
+ * sends `If-None-Match` (`status --watch`). `limit`: the longest body read (default 1 MB).
+ */
+export async function askServer(
+  server: ServerTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  o: { body?: unknown; ifNoneMatch?: string; limit?: number } = {},
+): Promise<{ status: number; json: unknown; etag?: string }> {
+  const res = await openServer(server, method, path, o.body, o.ifNoneMatch);
+  const text = await readLimited(res.body, o.limit ?? ANSWER_LIMIT);
+  const etag = typeof res.headers.etag === 'string' ? { etag: res.headers.etag } : {};
+  if (res.statusCode === 304) return { status: 304, json: undefined, ...etag };
   try {
-    json = text ? JSON.parse(text) : {};
+    return { status: res.statusCode, json: text ? JSON.parse(text) : {}, ...etag };
   } catch {
     throw new FleetError(
       'FLEET_ERR_SERVER',
       `the daemon answered ${res.statusCode} with a body that is not JSON`,
     );
   }
-  if (res.statusCode >= 200 && res.statusCode < 300) return json;
-  const message = (json as { error?: { message?: unknown } })?.error?.message;
-  throw refusalOf(res.statusCode, typeof message === 'string' ? message : `status ${res.statusCode}`);
 }
 
 /** Opens a request to the daemon (its body to be read by the caller: a stream). */
-export async function openServer(server: ServerTarget, method: 'GET' | 'POST', path: string, body?: unknown) {
+export async function openServer(
+  server: ServerTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  ifNoneMatch?: string,
+) {
   try {
     return await request(`${server.url}${path}`, {
       method,
       headers: {
         ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
+        ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -115,12 +142,13 @@ export async function openServer(server: ServerTarget, method: 'GET' | 'POST', p
   }
 }
 
-async function readLimited(body: AsyncIterable<Buffer>): Promise<string> {
+async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += chunk.length;
-    if (size > ANSWER_LIMIT) throw new FleetError('FLEET_ERR_SERVER', 'the daemon answered more than 1 MB');
+    if (size > limit)
+      throw new FleetError('FLEET_ERR_SERVER', `the daemon answered more than ${limit / 1_000_000} MB`);
     parts.push(chunk);
   }
   return Buffer.concat(parts).toString('utf8');

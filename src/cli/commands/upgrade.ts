@@ -10,7 +10,10 @@
  * named and left out; offline: named and kept. None left to upgrade: nothing written, exit 3 (the
  * HTTP API's 409). `latest` is pinned to the build the service names now, so that the printed id
  * (`upgrade-…@BUILD`) is the one `status` and `report` know; when the service could not be asked
- * the daemon resolves it, and the message says where to read the id.
+ * the daemon resolves it, and the message says where to read the id. With `--server URL` (or
+ * `FLEET_UPGRADE_SERVER`) the daemon's `POST /upgrades` does the same as the person of
+ * FLEET_UPGRADE_TOKEN (upgrade-through-server.ts): the same lines, the same exit codes, 77 when
+ * refused (docs/access.md).
  */
 import { hostname } from 'node:os';
 import { Command } from 'commander';
@@ -19,11 +22,13 @@ import { plural } from '../../lib/plural.js';
 import { isBuildVersion } from '../../lib/version.js';
 import { LATEST } from '../../policy/schema.js';
 import { DEFAULT_ORG, ONE_OFF_MAX_COLLECTORS, OneOffPolicies } from '../../rollout/index.js';
-import { checkOneOff, describeFinding, type OneOffCheck } from '../boot/check-one-off.js';
+import { checkOneOff, describeFinding } from '../boot/check-one-off.js';
 import { loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import { EXIT } from '../boot/exit-codes.js';
 import { intOption } from '../boot/int-option.js';
-import { addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { serverOf } from '../boot/server-client.js';
+import { type OneOffOutcome, upgradeThroughServer } from '../boot/upgrade-through-server.js';
+import { addServerOption, addStateOptions, operatorName, withControl } from '../boot/with-control.js';
 import { wrapText } from '../render/format-status.js';
 
 /** `1,2, 3` → [1, 2, 3]; refuses anything that is not a list of positive whole numbers. */
@@ -94,11 +99,16 @@ export function upgradeCommand(): Command {
         '  2   written, but some named Collectors are left out (hosted, not in the\n' +
         '      organization: each named)\n' +
         '  3   nothing written: none of the named Collectors is left to upgrade\n' +
-        '  64  a bad flag, or a build the service does not offer',
+        '  64  a bad flag, or a build the service does not offer\n' +
+        '  77  with --server: refused (no identity, or no operator of the organization)\n' +
+        '\nWith --server URL (or FLEET_UPGRADE_SERVER), the daemon checks and writes the\n' +
+        'one-off (POST /upgrades) as the person of FLEET_UPGRADE_TOKEN or\n' +
+        "FLEET_UPGRADE_TOKEN_FILE; --org then names one of the daemon's organizations.",
     );
-  return addStateOptions(command).action(
+  return addServerOption(addStateOptions(command)).action(
     async (flags: {
       config?: string;
+      server?: string;
       collector: string[];
       to: string;
       allowDowngrade: boolean;
@@ -106,78 +116,111 @@ export function upgradeCommand(): Command {
       org?: string;
     }) => {
       const collectors = parseCollectorIds(flags.collector.join(','));
-      const names = orgNamesOf(loadDaemonConfig({ env: process.env, flags, needApi: false }));
-      const org = oneOffOrg(flags.org, names);
       if (flags.to !== LATEST && !isBuildVersion(flags.to))
         throw new FleetError(
           'FLEET_ERR_USAGE',
           `--to: expected "latest" or a build shaped <major>.<minor>-<build> such as 19.470-4, got '${flags.to}'`,
         );
-      const outcome = await withControl(flags, async (deps) => {
-        const check = await checkOneOff({
-          flags,
-          org,
-          to: flags.to,
-          collectors,
-          state: { redis: deps.state.redis, keys: deps.keys },
-        });
-        const build = check.build ?? flags.to;
-        const lines = [...check.findings].map(([id, f]) => describeFinding(id, f, org, build));
-        const leftOut = new Set([...check.findings].filter(([, f]) => f !== 'offline').map(([id]) => id));
-        const kept = collectors.filter((id) => !leftOut.has(id));
-        const notUpgradable = [...check.findings.values()].some((f) => f === 'hosted' || f === 'unknown');
-        if (kept.length === 0) return { lines, check, notUpgradable };
-        const name = await new OneOffPolicies(deps.state.redis, deps.keys).add(
-          {
-            collectors: kept,
-            // `latest` as the service resolved it: the rollout's id is then known here.
-            to: check.build ?? flags.to,
+      const server = serverOf(flags, process.env);
+      // Through the daemon's POST /upgrades as the person of FLEET_UPGRADE_TOKEN (docs/access.md).
+      const outcome = server
+        ? await upgradeThroughServer(server, {
+            collectors,
+            to: flags.to,
             allowDowngrade: flags.allowDowngrade,
-            org,
             ...(flags.maxInFlight === undefined ? {} : { maxInFlight: flags.maxInFlight }),
-          },
-          operatorName(),
-          deps.clock.now(),
-        );
-        // A one-off writes no rollout yet: its audit record right after it (docs/access.md).
-        await deps.audit.append({
-          who: operatorName(),
-          via: 'local',
-          from: hostname(),
-          what: 'upgrade',
-          orgs: [org],
-          answer: 'allowed',
-          reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
-        });
-        return { name, kept, lines, check, notUpgradable };
-      });
-      const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
-      // Within 80 columns, a sentence's lines after its first indented.
-      const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
-      for (const line of outcome.lines) process.stderr.write(say(line));
-      if (outcome.check.unchecked)
-        process.stderr.write(
-          say(
-            `${outcome.check.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)`,
-          ),
-        );
-      const pinned = outcome.check.build ?? (flags.to === LATEST ? undefined : flags.to);
-      const text =
-        outcome.name === undefined
-          ? notStartedText(collectors.length, ofOrg, flags.to, outcome.check)
-          : startedText({
-              name: outcome.name,
-              kept: outcome.kept?.length ?? 0,
-              ofOrg,
-              to: flags.to,
-              ...(pinned === undefined ? {} : { build: pinned }),
-            });
-      process.stdout.write(say(text));
-      // A script can tell: nothing started (3), or some named Collectors left out (2).
-      if (outcome.name === undefined) process.exitCode = EXIT.conflict;
-      else if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;
+            ...(flags.org === undefined ? {} : { org: flags.org }),
+          })
+        : await upgradeOnRedis(flags, collectors);
+      tellOneOff(outcome, collectors.length, flags.to);
     },
   );
+}
+
+/** The one-off checked and written on Redis as `local:<user>@<host>`, with its audit record. */
+async function upgradeOnRedis(
+  flags: { config?: string; to: string; allowDowngrade: boolean; maxInFlight?: number; org?: string },
+  collectors: number[],
+): Promise<OneOffOutcome> {
+  const names = orgNamesOf(loadDaemonConfig({ env: process.env, flags, needApi: false }));
+  const org = oneOffOrg(flags.org, names);
+  const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
+  return withControl(flags, async (deps) => {
+    const check = await checkOneOff({
+      flags,
+      org,
+      to: flags.to,
+      collectors,
+      state: { redis: deps.state.redis, keys: deps.keys },
+    });
+    const build = check.build ?? flags.to;
+    const said = {
+      ofOrg,
+      lines: [...check.findings].map(([id, f]) => describeFinding(id, f, org, build)),
+      ...(check.build === undefined ? {} : { build: check.build }),
+      findings: check.findings,
+      ...(check.unchecked ? { unchecked: check.unchecked } : {}),
+      notUpgradable: [...check.findings.values()].some((f) => f === 'hosted' || f === 'unknown'),
+    };
+    const leftOut = new Set([...check.findings].filter(([, f]) => f !== 'offline').map(([id]) => id));
+    const kept = collectors.filter((id) => !leftOut.has(id));
+    if (kept.length === 0) return { ...said, kept: 0 };
+    const name = await new OneOffPolicies(deps.state.redis, deps.keys).add(
+      {
+        collectors: kept,
+        // `latest` as the service resolved it: the rollout's id is then known here.
+        to: check.build ?? flags.to,
+        allowDowngrade: flags.allowDowngrade,
+        org,
+        ...(flags.maxInFlight === undefined ? {} : { maxInFlight: flags.maxInFlight }),
+      },
+      operatorName(),
+      deps.clock.now(),
+    );
+    // A one-off writes no rollout yet: its audit record right after it (docs/access.md).
+    await deps.audit.append({
+      who: operatorName(),
+      via: 'local',
+      from: hostname(),
+      what: 'upgrade',
+      orgs: [org],
+      answer: 'allowed',
+      reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
+    });
+    return { ...said, name, kept: kept.length };
+  });
+}
+
+/**
+ * What `upgrade` prints, on Redis or through a daemon alike: each named Collector's sentence and
+ * why the service could not be asked (stderr), then what was written (stdout); exit 3 when
+ * nothing was, 2 when some named Collectors are left out.
+ */
+function tellOneOff(outcome: OneOffOutcome, count: number, to: string): void {
+  // Within 80 columns, a sentence's lines after its first indented.
+  const say = (text: string) => `${wrapText(text, 80, '', '  ').join('\n')}\n`;
+  for (const line of outcome.lines) process.stderr.write(say(line));
+  if (outcome.unchecked)
+    process.stderr.write(
+      say(
+        `${outcome.unchecked}; the daemon checks the build and the Collectors when it starts the one-off (see \`fleet-upgrade status\`)`,
+      ),
+    );
+  const pinned = outcome.build ?? (to === LATEST ? undefined : to);
+  const text =
+    outcome.name === undefined
+      ? notStartedText(count, outcome.ofOrg, to, outcome)
+      : startedText({
+          name: outcome.name,
+          kept: outcome.kept,
+          ofOrg: outcome.ofOrg,
+          to,
+          ...(pinned === undefined ? {} : { build: pinned }),
+        });
+  process.stdout.write(say(text));
+  // A script can tell: nothing started (3), or some named Collectors left out (2).
+  if (outcome.name === undefined) process.exitCode = EXIT.conflict;
+  else if (outcome.notUpgradable) process.exitCode = EXIT.incomplete;
 }
 
 /** Why no one-off was written: every named Collector is already on the build, or none can be upgraded. */
@@ -185,7 +228,7 @@ export function notStartedText(
   count: number,
   ofOrg: string,
   to: string,
-  check: Pick<OneOffCheck, 'build' | 'findings'>,
+  check: { build?: string; findings: ReadonlyMap<number, string> },
 ): string {
   const the = count === 1 ? 'the Collector' : `none of the ${count} Collectors`;
   const build = check.build ?? to;
