@@ -283,3 +283,12 @@ function scopeOf(who: Identity, role: Role): string {
   const orgs = new Set(who.grants.filter((g) => rank(g.role) >= rank(role)).flatMap((g) => g.orgs ?? []));
   return [...orgs].join(', ') || 'no organization';
 }
+
+/**
+ * The organizations whose rollouts `who` may read (docs/access.md): undefined when some grant
+ * covers every organization (or no person is known: no `access:`), else those of the grants.
+ */
+export function readableOrgs(who: Identity | undefined): readonly string[] | undefined {
+  if (!who || who.grants.some((g) => g.orgs === undefined)) return undefined;
+  return [...new Set(who.grants.flatMap((g) => g.orgs ?? []))];
+}

@@ -45,7 +45,13 @@ import {
   readRollbackAccounts,
   rolloutStatus,
 } from '../rollout/index.js';
-import { type AccessControl, type Identity, requireGrant, requireRole } from './access-control.js';
+import {
+  type AccessControl,
+  type Identity,
+  readableOrgs,
+  requireGrant,
+  requireRole,
+} from './access-control.js';
 import { type AuditAsk, type AuditedWork, AuditTrail, auditRecord, runAudited } from './audit-trail.js';
 import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
@@ -60,6 +66,16 @@ import { PLAN_BODY_LIMIT_BYTES, planPolicy } from './post-plan.js';
 import { type OneOffDeps, oneOffOrgOf, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
+import {
+  isReadable,
+  outOfScope,
+  type ReadScope,
+  requireReadable,
+  scopeEvents,
+  scopeFleetStatus,
+  scopeOne,
+  scopeRecord,
+} from './read-scope.js';
 import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
 import { sendTaggedJson } from './send-tagged-json.js';
 
@@ -94,8 +110,11 @@ export interface RolloutApiOptions {
 export interface RolloutApi {
   /** For the index at `/`. */
   endpoints: readonly string[];
-  /** Throws a 401/403 HttpError unless the caller may read (always, without `--auth-reads`). */
-  authorizeRead(req: IncomingMessage): void;
+  /**
+   * Throws a 401/403 HttpError unless the caller may read (always, without `--auth-reads`);
+   * answers the organizations the caller may read (undefined: all of them; read-scope.ts).
+   */
+  authorizeRead(req: IncomingMessage): ReadScope;
   /** Answers the request and resolves true when the path is one of the API's; false otherwise. */
   handle(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<boolean>;
 }
@@ -140,8 +159,11 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     const decision = decide(req);
     return decision.ok ? decision.who : refuse(req, decision.error, level);
   };
-  /** Reads: with `access`, a person with the role viewer (or more); else `--auth-reads` decides. */
-  const authorizeRead = (req: IncomingMessage) => {
+  /**
+   * Reads: with `access`, a person with the role viewer (or more), who reads the organizations of
+   * their grants only (read-scope.ts); else `--auth-reads` decides, and every caller reads all.
+   */
+  const authorizeRead = (req: IncomingMessage): ReadScope => {
     if (access) {
       const who = authorize(req, 'debug');
       try {
@@ -149,9 +171,10 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       } catch (err) {
         refuse(req, err as HttpError, 'debug');
       }
-      return;
+      return readableOrgs(who);
     }
     if (options.authReads) authorize(req, 'debug');
+    return undefined;
   };
   /** Redis work within time: a 503 rather than a request that hangs while Redis is away. */
   const redisWork = <T>(work: Promise<T>, what: string): Promise<T> =>
@@ -161,10 +184,11 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       return r;
     });
 
-  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string) => {
+  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string, scope: ReadScope) => {
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    requireReadable(record, scope);
     const [counts, orgCounts, problems] = await redisWork(
       Promise.all([
         deps.store.counts(id),
@@ -175,19 +199,22 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     );
     // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
     const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    sendTaggedJson(req, res, { ...rolloutStatus(record, counts, orgCounts, problems), ...accounts });
+    const status = scopeOne(rolloutStatus(record, counts, orgCounts, problems), scope);
+    if (!status) throw outOfScope(record.id, scope as readonly string[]);
+    sendTaggedJson(req, res, { ...status, ...accounts });
   };
 
-  const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams) => {
+  const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams, scope: ReadScope) => {
     const raw = query.get('limit');
     const limit = raw === null ? HISTORY_LIMIT : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT)
       throw new HttpError('invalid', `limit: expected a whole number from 1 to ${HISTORY_LIMIT}`);
     checkId(id);
-    if (!(await redisWork(deps.rollouts.get(id), 'try again')))
-      throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    const record = await redisWork(deps.rollouts.get(id), 'try again');
+    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    requireReadable(record, scope);
     const events = await redisWork(deps.events.history(id, limit), 'try again');
-    sendJson(res, 200, { rollout: id, events });
+    sendJson(res, 200, { rollout: id, events: scopeEvents(events, scope) });
   };
 
   const audited = (req: IncomingMessage, ask: AuditAsk, work: AuditedWork) =>
@@ -231,23 +258,31 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
     });
   };
 
-  const getReport = async (req: IncomingMessage, res: ServerResponse, id: string, query: URLSearchParams) => {
+  const getReport = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    id: string,
+    query: URLSearchParams,
+    scope: ReadScope,
+  ) => {
     const format = reportFormat(query, req.headers.accept);
     const worklist = reportWorklist(query);
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
+    requireReadable(record, scope);
     const records = await redisWork(
       (async () => {
         const all: CollectorRecord[] = [];
-        for await (const r of deps.store.all(id)) all.push(r);
+        for await (const r of deps.store.all(id)) if (isReadable(r.org, scope)) all.push(r);
         return all;
       })(),
       'try again',
     );
     // As `report --format json`: the rollout with what became of its rollbacks (rollback-account.ts).
     const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    await sendReport(res, { ...record, ...accounts }, records, format, req.method === 'HEAD', worklist);
+    const shown = { ...scopeRecord(record, scope), ...accounts };
+    await sendReport(res, shown, records, format, req.method === 'HEAD', worklist);
   };
 
   const upgrade = async (
@@ -319,17 +354,19 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (root === 'audit' && id === undefined) {
         allow(req, READ);
         // The trail is a read: the role viewer with `access`, else the control rule (it names people).
-        if (access) authorizeRead(req);
+        let scope: ReadScope;
+        if (access) scope = authorizeRead(req);
         else authorize(req, 'debug');
-        await sendAudit(req, res, trail().log, target.query, Date.now());
+        await sendAudit(req, res, trail().log, target.query, Date.now(), scope);
         return true;
       }
       const fleetOrgs = options.fleetOrgs ?? options.oneOffs?.orgs;
       if (root === 'fleet' && id === undefined && fleetOrgs) {
         allow(req, READ);
-        authorizeRead(req);
+        const scope = authorizeRead(req);
+        const orgs = scope ? fleetOrgs.filter((o) => scope.includes(o)) : fleetOrgs;
         const fleet = await redisWork(
-          readFleet({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
+          readFleet({ redis, keys: deps.keys, orgs, now: deps.clock.now() }),
           'try again',
         );
         sendTaggedJson(req, res, fleet);
@@ -347,30 +384,28 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       if (root !== 'rollouts' || rest.length > 0) return false;
       if (id === undefined) {
         allow(req, READ);
-        authorizeRead(req);
+        const scope = authorizeRead(req);
         const status = await redisWork(
           readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }),
           'try again',
         );
-        sendJson(res, 200, { rollouts: status.rollouts, orgProblems: status.orgProblems });
+        const shown = scopeFleetStatus({ rollouts: status.rollouts, orgProblems: status.orgProblems }, scope);
+        sendJson(res, 200, shown);
         return true;
       }
       if (sub === undefined) {
         allow(req, READ);
-        authorizeRead(req);
-        await getRollout(req, res, id);
+        await getRollout(req, res, id, authorizeRead(req));
         return true;
       }
       if (sub === 'history') {
         allow(req, READ);
-        authorizeRead(req);
-        await getHistory(res, id, target.query);
+        await getHistory(res, id, target.query, authorizeRead(req));
         return true;
       }
       if (sub === 'report') {
         allow(req, READ);
-        authorizeRead(req);
-        await getReport(req, res, id, target.query);
+        await getReport(req, res, id, target.query, authorizeRead(req));
         return true;
       }
       if (!Object.hasOwn(ACTIONS, sub)) return false;

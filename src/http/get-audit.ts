@@ -3,7 +3,8 @@
  * oldest first, with the filters of `fleet-upgrade audit` (audit-query.ts). Streamed: read a page
  * at a time from Redis and written as it comes, each page after the socket took the last, so that
  * 100,000 records hold one page in memory. JSON is JSON Lines (one record per line). Needs the
- * role viewer (the caller is checked before: create-rollout-api.ts).
+ * role viewer (the caller is checked before: create-rollout-api.ts); a person whose `orgs` are
+ * limited reads only the records that name one of them (docs/access.md).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditLog } from '../rollout/index.js';
@@ -20,6 +21,8 @@ export async function sendAudit(
   log: AuditLog,
   query: URLSearchParams,
   now: number,
+  /** The organizations the caller may read (read-scope.ts); undefined: all. */
+  scope?: readonly string[],
 ): Promise<void> {
   const format = query.get('format') ?? 'json';
   if (format !== 'json' && format !== 'csv')
@@ -48,6 +51,8 @@ export async function sendAudit(
   let chunk = format === 'csv' ? auditCsvHeader() : '';
   let n = 0;
   for await (const entry of log.read(filter)) {
+    // A person of some organizations reads the records that name one of them.
+    if (scope && !entry.orgs?.some((o) => scope.includes(o))) continue;
     chunk += format === 'csv' ? auditCsvRow(entry) : auditJsonLine(entry);
     if (++n % CHUNK === 0) {
       await write(res, chunk);
