@@ -7,13 +7,19 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './http-error.js';
 
-export function sendTaggedJson(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+export function sendTaggedJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  /** Headers of both answers (the 304 too) that are not part of the tag (`/status`'s clock). */
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(body);
   const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
   if (req.headers['if-none-match'] === etag) {
-    res.writeHead(304, { etag, 'cache-control': 'no-cache' });
+    res.writeHead(304, { ...headers, etag, 'cache-control': 'no-cache' });
     res.end();
     return;
   }
-  sendJson(res, 200, body, { etag });
+  sendJson(res, 200, body, { ...headers, etag });
 }

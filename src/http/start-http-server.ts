@@ -15,9 +15,11 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
 import { boundedServerOptions, boundServer, type ServerLimits } from '../lib/server-limits.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import type { FleetStatus } from '../rollout/index.js';
 import type { RolloutApi } from './create-rollout-api.js';
 import { echo, HttpError, sendError, sendJson } from './http-error.js';
 import { parseRequestTarget } from './parse-request-target.js';
+import { scopeFleetStatus } from './read-scope.js';
 import { sendTaggedJson } from './send-tagged-json.js';
 import { type ConsoleAssets, loadConsoleAssets } from './serve-console.js';
 
@@ -50,6 +52,11 @@ export interface HttpServerOptions {
   readiness: readonly ReadinessCheck[];
   /** `run`: GET /status. */
   status?: () => Promise<unknown>;
+  /**
+   * `run`: the deployment's clock, sent with /status as `X-Fleet-Upgrade-Clock: <ms>; scale=<n>`
+   * (outside the body, so that the ETag holds while the clock runs): `status --server` draws on it.
+   */
+  clock?: { now(): number; scale?: number };
   /** `run`: the rollout endpoints, and the access rule of the read endpoints (/status included). */
   api?: RolloutApi;
   logger: Logger;
@@ -117,8 +124,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         case 'status':
           if (!options.status) break;
           allowRead(req);
-          options.api?.authorizeRead(req);
-          return sendTaggedJson(req, res, await options.status());
+          {
+            // A person whose `orgs` are limited reads only theirs (read-scope.ts).
+            const scope = options.api?.authorizeRead(req);
+            const status = (await options.status()) as FleetStatus;
+            const clock = options.clock;
+            const told: Record<string, string> = clock
+              ? { 'x-fleet-upgrade-clock': `${Math.round(clock.now())}; scale=${clock.scale ?? 1}` }
+              : {};
+            return sendTaggedJson(req, res, scopeFleetStatus(status, scope), told);
+          }
         case undefined:
           allowRead(req);
           return sendJson(res, 200, { endpoints });

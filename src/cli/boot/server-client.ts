@@ -99,13 +99,14 @@ export async function askServer(
   method: 'GET' | 'POST',
   path: string,
   o: { body?: unknown; ifNoneMatch?: string; limit?: number } = {},
-): Promise<{ status: number; json: unknown; etag?: string }> {
+): Promise<{ status: number; json: unknown; etag?: string; headers: Record<string, unknown> }> {
   const res = await openServer(server, method, path, o.body, o.ifNoneMatch);
   const text = await readLimited(res.body, o.limit ?? ANSWER_LIMIT);
   const etag = typeof res.headers.etag === 'string' ? { etag: res.headers.etag } : {};
-  if (res.statusCode === 304) return { status: 304, json: undefined, ...etag };
+  const { headers } = res;
+  if (res.statusCode === 304) return { status: 304, json: undefined, ...etag, headers };
   try {
-    return { status: res.statusCode, json: text ? JSON.parse(text) : {}, ...etag };
+    return { status: res.statusCode, json: text ? JSON.parse(text) : {}, ...etag, headers };
   } catch {
     throw new FleetError(
       'FLEET_ERR_SERVER',

@@ -302,6 +302,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       registry: metrics.registry,
       logger,
       status,
+      ...(status ? { clock } : {}),
       api: rolloutApi,
       readiness: readinessChecks(
         redis,

@@ -4,11 +4,13 @@
  * organization's (focus-org.ts). Needs no daemon (open-state.ts). `--watch` redraws; when Redis (or the
  * daemon whose private Redis it read) goes away it says so in one sentence and keeps trying,
  * waiting 1, 2, 4 … 30 s between attempts, until Ctrl-C. Holding a private Redis it started
- * itself, it hands the folder over when a `run` starts, and then reads that run's Redis.
+ * itself, it hands the folder over when a `run` starts, and then reads that run's Redis. With
+ * `--server URL` it reads the daemon's `GET /status` instead (as the person of FLEET_UPGRADE_TOKEN),
+ * `--watch` too: the same screen, the daemon's going away said and waited out alike (watch-loop.ts).
  */
 import { Command } from 'commander';
 import { FleetError } from '../../lib/errors.js';
-import { type FleetStatus, readFleetStatus } from '../../rollout/index.js';
+import { ControlError, type FleetStatus, readFleetStatus } from '../../rollout/index.js';
 import { type DaemonConfig, loadDaemonConfig, orgNamesOf } from '../boot/daemon-config.js';
 import {
   isConnectionError,
@@ -17,11 +19,14 @@ import {
   type StateAccess,
   withState,
 } from '../boot/open-state.js';
-import { callServer, serverOf } from '../boot/server-client.js';
+import { askServer, refusalOfAnswer, type ServerTarget, serverOf } from '../boot/server-client.js';
+import { type Look, watchLoop } from '../boot/watch-loop.js';
 import { addServerOption, addStateOptions } from '../boot/with-control.js';
 import { focusOrg } from '../render/focus-org.js';
-import { clockName, formatStatus } from '../render/format-status.js';
+import { formatStatus } from '../render/format-status.js';
 import { safeJson } from '../render/sanitize.js';
+
+export { retryDelayMs, watchHeader } from '../boot/watch-loop.js';
 
 interface StatusFlags {
   config?: string;
@@ -31,11 +36,6 @@ interface StatusFlags {
   watch?: boolean;
   interval: string;
   org?: string;
-}
-
-/** Real ms between two attempts after `failures` failed ones in a row: 1 s, 2 s, 4 s … 30 s. */
-export function retryDelayMs(failures: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.max(0, Math.min(failures - 1, 15)));
 }
 
 /** The time scale of a deployment's clock (1: the system clock). */
@@ -102,7 +102,7 @@ export function statusCommand(): Command {
     .option('--wide', 'a column per state (wider than 80 columns)', false)
     .option(
       '--watch',
-      'redraw until interrupted; when Redis goes away, say so and try again (1 s, 2 s … 30 s apart)',
+      'redraw until interrupted; when Redis (with --server, the daemon) goes away, say so and try again (1 s, 2 s … 30 s apart)',
       false,
     )
     .option('--interval <seconds>', 'with --watch: seconds between redraws', '2')
@@ -113,14 +113,13 @@ export function statusCommand(): Command {
     if (server) {
       // Through the daemon's GET /status as the person of FLEET_UPGRADE_TOKEN (docs/access.md).
       if (flags.watch)
-        throw new FleetError(
-          'FLEET_ERR_USAGE',
-          '--watch reads Redis: leave out --server (or FLEET_UPGRADE_SERVER) to watch',
-        );
-      const all = (await callServer(server, 'GET', '/status')) as FleetStatus;
-      process.stdout.write(
-        `${renderStatus(all, flags, config, { now: Date.now(), daemonRunning: true, scale: 1 })}\n`,
-      );
+        return watchLoop({ intervalMs: intervalOf(flags), look: lookThroughServer(server, flags, config) });
+      const asked = Date.now();
+      const answer = await askServer(server, 'GET', '/status');
+      if (answer.status !== 200) throw refusalOfAnswer(answer);
+      const clock = clockOfAnswer(answer.headers['x-fleet-upgrade-clock'], asked);
+      const at = { ...clock, daemonRunning: true };
+      process.stdout.write(`${renderStatus(answer.json as FleetStatus, flags, config, at)}\n`);
       return;
     }
     if (flags.watch) return watchStatus(config, flags);
@@ -130,71 +129,96 @@ export function statusCommand(): Command {
 }
 
 /**
- * The first line of `status --watch`: the deployment clock's time, and which clock it is, so that
- * the times below (on the same clock) are read right: `2026-11-26T03:34:12Z  (simulated clock,
- * ×60; Ctrl-C to stop)`.
+ * The daemon's clock as `/status` tells it (`X-Fleet-Upgrade-Clock: <ms>; scale=<n>`), so that the
+ * screen is drawn on the deployment's clock as on Redis; an older daemon's: this machine's.
  */
-export function watchHeader(now: number, timeScale: number): string {
-  return `${new Date(now).toISOString().slice(0, 19)}Z  (${clockName(timeScale)}; Ctrl-C to stop)`;
+export function clockOfAnswer(header: unknown, asked: number): { now: number; scale: number } {
+  const m = typeof header === 'string' ? /^(\d{1,16}); scale=(\d{1,9}(?:\.\d{1,9})?)$/.exec(header) : null;
+  const scale = Number(m?.[2]);
+  return m && scale > 0 ? { now: Number(m[1]), scale } : { now: asked, scale: 1 };
 }
 
-/** Sleeps `ms`, waking early when `wake()` turns true (looked at every 100 ms). */
-async function sleepUnless(ms: number, wake: () => boolean): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end && !wake())
-    await new Promise((r) => setTimeout(r, Math.min(100, end - Date.now())));
-}
+/** With --watch: real ms between two redraws (at least 0.2 s). */
+const intervalOf = (flags: StatusFlags) => Math.max(0.2, Number(flags.interval) || 2) * 1000;
 
-async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<void> {
-  const intervalMs = Math.max(0.2, Number(flags.interval) || 2) * 1000;
-  let stop = false;
-  const onSigint = () => {
-    stop = true;
+/**
+ * One look of `status --watch --server`: `GET /status` with the last answer's ETag in
+ * `If-None-Match` (a 304 redraws what was held, on the time now: nothing crosses the network
+ * while nothing changed). A daemon that cannot be reached or answers 5xx or 429 is away (a
+ * sentence; the loop tries again later); a refusal (401, 403) ends the watch with its exit code.
+ * Times are on the daemon's clock as its answer tells it (clockOfAnswer).
+ */
+function lookThroughServer(
+  server: ServerTarget,
+  flags: StatusFlags,
+  config: DaemonConfig,
+): () => Promise<Look> {
+  let held: { status: FleetStatus; etag?: string } | undefined;
+  let told: { now: number; scale: number; at: number } | undefined;
+  return async () => {
+    const now = Date.now();
+    // While the daemon is away, its clock as last told, run on since.
+    const away = (why: string): Look => ({
+      away: `The daemon at ${server.url} ${why}.`,
+      now: told ? told.now + (now - told.at) * told.scale : now,
+      scale: told?.scale ?? 1,
+    });
+    let answer: Awaited<ReturnType<typeof askServer>>;
+    try {
+      answer = await askServer(server, 'GET', '/status', held?.etag ? { ifNoneMatch: held.etag } : {});
+    } catch (err) {
+      if (err instanceof ControlError) throw err;
+      return away(
+        `does not answer (${(err as Error).message.replace(/^cannot reach the daemon at \S+ \((.*)\)$/, '$1')})`,
+      );
+    }
+    if (answer.status === 200)
+      held = { status: answer.json as FleetStatus, ...(answer.etag ? { etag: answer.etag } : {}) };
+    else if (answer.status >= 500 || answer.status === 429) return away(`answered ${answer.status}`);
+    else if (answer.status !== 304 || !held) throw refusalOfAnswer(answer);
+    const clock = clockOfAnswer(answer.headers['x-fleet-upgrade-clock'], now);
+    told = { ...clock, at: now };
+    const screen = renderStatus(held.status, flags, config, { ...clock, daemonRunning: true }, true);
+    return { screen, ...clock };
   };
-  process.once('SIGINT', onSigint);
+}
+
+/** `status --watch` on Redis (its private one, or REDIS_URL's), handing a private one over to a `run`. */
+async function watchStatus(config: DaemonConfig, flags: StatusFlags): Promise<void> {
   let state: StateAccess | undefined;
-  let failures = 0;
-  let last: { text: string; at: number } | undefined;
   // The deployment's clock, kept when Redis goes away: the header and "last seen" stay on it.
   let clock: { now(): number } = { now: () => Date.now() };
   let scale = 1;
   const handover = () => state?.handoverWanted() ?? false;
   try {
-    while (!stop) {
-      let screen: string;
-      let waitMs = intervalMs;
-      try {
-        state ??= await openState(config, { name: 'status --watch' });
-        clock = state.clock;
-        scale = scaleOf(state.clock);
-        const text = await render(state, flags, config, true);
-        last = { text, at: clock.now() };
-        failures = 0;
-        screen = text;
-      } catch (err) {
-        if (!isConnectionError(err)) throw err;
-        const where = state?.where;
-        await state?.close().catch(() => undefined);
-        state = undefined;
-        failures += 1;
-        waitMs = retryDelayMs(failures);
-        const told = where ? redisTrouble(err, where) : err;
-        const sentence = told instanceof FleetError ? told.message : 'Redis does not answer.';
-        screen = `${sentence} Trying again in ${waitMs / 1000} s (Ctrl-C to stop).`;
-        if (last)
-          screen += `\n\nLast seen at ${new Date(last.at).toISOString().slice(11, 19)} UTC:\n${last.text}`;
-      }
-      // Clear the screen and home the cursor, then draw.
-      process.stdout.write(`\x1b[2J\x1b[H${watchHeader(clock.now(), scale)}\n\n${screen}\n`);
-      await sleepUnless(waitMs, () => stop || handover());
-      if (handover()) {
+    await watchLoop({
+      intervalMs: intervalOf(flags),
+      look: async () => {
+        try {
+          state ??= await openState(config, { name: 'status --watch' });
+          clock = state.clock;
+          scale = scaleOf(state.clock);
+          const screen = await render(state, flags, config, true);
+          return { screen, now: clock.now(), scale };
+        } catch (err) {
+          if (!isConnectionError(err)) throw err;
+          const where = state?.where;
+          await state?.close().catch(() => undefined);
+          state = undefined;
+          const told = where ? redisTrouble(err, where) : err;
+          const away = told instanceof FleetError ? told.message : 'Redis does not answer.';
+          return { away, now: clock.now(), scale };
+        }
+      },
+      wake: handover,
+      afterPause: async () => {
+        if (!handover()) return;
         // A `run` waits for the folder of the private Redis this watch started: give it over.
         await state?.close();
         state = undefined;
-      }
-    }
+      },
+    });
   } finally {
-    process.removeListener('SIGINT', onSigint);
     await state?.close();
   }
 }

@@ -111,9 +111,7 @@ describe('control endpoints scoped to an organization', () => {
     const w = await open();
     const paused = await post(w, 'pause', { org: 'emea' });
     expect(paused.status).toBe(200);
-    expect(paused.json.message).toMatch(
-      /org emea paused by admin: .*the other organizations go on/,
-    );
+    expect(paused.json.message).toMatch(/org emea paused by admin: .*the other organizations go on/);
     expect(paused.json.event).toMatchObject({ type: 'rollout.paused', detail: { org: 'emea' } });
     const rollout = await w.rollouts.get(ID);
     expect(rollout?.phase).toBe('running');
