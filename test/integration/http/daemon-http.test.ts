@@ -53,7 +53,7 @@ async function call(base: string, path: string, options: { method?: 'GET' | 'POS
   const json = String(res.headers['content-type']).startsWith('application/json')
     ? JSON.parse(text)
     : undefined;
-  return { status: res.statusCode, json };
+  return { status: res.statusCode, json, text };
 }
 
 /** `GET //` on a raw connection: the status line's code. */
@@ -100,7 +100,24 @@ describe('the daemon’s rollout API', () => {
     const created = (await h.simStats()).tasksCreated;
     await new Promise((r) => setTimeout(r, 600)); // 3 simulated minutes
     expect((await h.simStats()).tasksCreated).toBe(created);
-    expect((await call(base, path)).json.phase).toBe('paused');
+    // Without access:, the token's holder is the admin named admin (issue #28): in status, the
+    // audit trail and the webhooks' outbox as in the history.
+    expect((await call(base, path)).json).toMatchObject({ phase: 'paused', pausedBy: 'admin' });
+    const audit = (await call(base, '/audit?format=json', { token: TOKEN })).text;
+    const records = audit
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { who: string; what: string });
+    expect(records.filter((r) => r.what === 'pause').map((r) => r.who)).toEqual([
+      'unknown',
+      'unknown',
+      'admin',
+    ]);
+    const outbox = await h.redis.xrange(h.state.keys.outbox, '-', '+');
+    const told = outbox
+      .map(([, f]) => JSON.parse(f[f.indexOf('event') + 1] as string) as { type: string; actor?: string })
+      .filter((e) => e.type === 'rollout.paused');
+    expect(told.map((e) => e.actor)).toEqual(['admin']);
 
     expect(await getDoubleSlash(base)).toBe(404);
     expect((await call(base, '/healthz')).status).toBe(200);
