@@ -6,7 +6,7 @@
  * (rolloutStatus with the counts per organization and the organizations' problems).
  */
 import { describe, expect, it } from 'vitest';
-import { focusOrg } from '../../../src/cli/render/focus-org.js';
+import { focusOrg, scopeToOrgs } from '../../../src/cli/render/focus-org.js';
 import { formatStatus } from '../../../src/cli/render/format-status.js';
 import {
   breakAfter,
@@ -255,5 +255,36 @@ describe('breakAfter', () => {
       '    `a b c`',
     ]);
     expect(breakAfter('', 'aaa bbb', 4, '  ')).toEqual(['aaa', '  bbb']);
+  });
+});
+
+describe('scopeToOrgs: what a person of some organizations reads (issue #28)', () => {
+  it('sums the parts in scope, withholds the others and their pauses, leaves out rollouts of none', () => {
+    const wide = spanning(
+      {
+        id: 'w@19.470-4',
+        pausedOrgs: [
+          { org: 'eu', by: 'ada', at: NOW },
+          { org: 'au', by: 'ada', at: NOW },
+        ],
+      },
+      { us: { succeeded: 2, progressing: 1 }, eu: { queued: 3, succeeded: 1 }, au: { queued: 9 } },
+    );
+    const auOnly = spanning({ id: 'au@19.470-4' }, { au: { queued: 2 } });
+    const status = { rollouts: [wide, auOnly], orgProblems: [problem('eu'), problem('au')] };
+    const seen = scopeToOrgs(status, ['us', 'eu']);
+    expect(seen.rollouts.map((r) => r.id)).toEqual(['w@19.470-4']);
+    const [r] = seen.rollouts;
+    expect(r?.byOrg.map((p) => p.org)).toEqual(['us', 'eu']);
+    expect(r).toMatchObject({
+      total: 7,
+      done: 3,
+      inflight: 1,
+      counts: { succeeded: 3, progressing: 1, queued: 3 },
+    });
+    expect(r?.pausedOrgs).toEqual([{ org: 'eu', by: 'ada', at: NOW }]);
+    expect(seen.orgProblems.map((p) => p.org)).toEqual(['eu']);
+    // Every part in scope: the rollout as it is.
+    expect(scopeToOrgs(status, ['us', 'eu', 'au']).rollouts[0]).toBe(wide);
   });
 });
