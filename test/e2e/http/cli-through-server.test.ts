@@ -8,14 +8,16 @@
  * and parts.
  */
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import type { FleetStatus, RolloutStatus } from '../../../src/rollout/index.js';
 import type { CliChild } from '../../support/cli-child.js';
 import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs-harness.js';
 import { freePort } from '../../support/redis-topology.js';
 import { exitOf } from '../../support/rollout-harness.js';
+import { waitUntil } from '../../support/wait-until.js';
 
 const TOKENS = {
   vic: 'vic-token-0123456789abcdef0',
@@ -77,8 +79,6 @@ beforeAll(async () => {
     timeScale: 300,
   });
   const dir = dirname(h.settingsFile);
-  const { parse, stringify } = await import('yaml');
-  const { readFileSync } = await import('node:fs');
   const settings = parse(readFileSync(h.settingsFile, 'utf8')) as Record<string, unknown>;
   const file = (name: keyof typeof TOKENS) => {
     const path = join(dir, `${name}.token`);
@@ -294,14 +294,11 @@ describe('reads scoped to the organizations of a person', () => {
   }, 90_000);
 });
 
-/** Polls `check` every 100 ms for `timeoutMs`; fails naming `what` and showing `show()`. */
-async function until(what: string, check: () => boolean, timeoutMs: number, show: () => string) {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${show().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** waitUntil (test/support), failing with the watch's output so far. */
+const until = (what: string, check: () => boolean, timeoutMs: number, show: () => string) =>
+  waitUntil(check, timeoutMs, what, 100).catch((err: Error) => {
+    throw new Error(`${err.message}:\n${show().slice(-3000)}`);
+  });
 
 /** The screens a watch drew: each without its header line (the clock's time) and the blank line after it. */
 const screens = (child: CliChild) =>
