@@ -27,7 +27,9 @@ const RETRY_ONLY = [
 ];
 
 function actionsFor(r: Rollout, who: WhoAmI | undefined): ActionSpec[] {
-  const orgs = r.byOrg.map((p) => p.org);
+  // Every organization the rollout covers: a person of some reads only their parts (byOrg), and
+  // the whole rollout's actions need all of them (docs/access.md).
+  const orgs = r.orgs?.length ? r.orgs : r.byOrg.map((p) => p.org);
   const whole = (action: ActionName, label: string, body?: Record<string, unknown>): ActionSpec[] =>
     mayAct(who, action, orgs)
       ? [{ action, label, sentence: sentenceOf(action, r.id), ...(body ? { body } : {}) }]
