@@ -22,8 +22,8 @@
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
  * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
  * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
- * inventory as `fleet --format json` (get-fleet.ts), `POST /plan` what `plan` would do with a
- * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
+ * inventory as `fleet --format json` and `GET /fleet/history` its compliance over time
+ * (get-fleet.ts), `POST /plan` what `plan` would do with a policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
  * organization's part only (one the rollout does not cover is a 400 naming those it covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -50,7 +50,7 @@ import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
-import { readFleet } from './get-fleet.js';
+import { readFleet, readFleetHistory } from './get-fleet.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
@@ -295,7 +295,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/report',
       '/audit',
       '/whoami',
-      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet'] : []),
+      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet', '/fleet/history'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades', 'POST /plan'] : []),
     ],
@@ -333,6 +333,16 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
           'try again',
         );
         sendTaggedJson(req, res, fleet);
+        return true;
+      }
+      if (root === 'fleet' && id === 'history' && sub === undefined && fleetOrgs) {
+        allow(req, READ);
+        authorizeRead(req);
+        const history = await redisWork(
+          readFleetHistory({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
+          'try again',
+        );
+        sendTaggedJson(req, res, history);
         return true;
       }
       if (root === 'whoami' && id === undefined) {
