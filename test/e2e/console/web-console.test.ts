@@ -6,7 +6,8 @@
  * forged in the page is refused; an operator of emea pauses emea from the rollout page; two
  * people approve a wave from two browser sessions; the worklist's CSV is `report --worklist
  * --format csv`; the fleet page shows the builds of `fleet --format json`, the plan page what
- * `plan --json` lists; axe-core finds nothing
+ * `plan --json` lists; compliance over time (`GET /fleet/history` and the fleet page's chart)
+ * moved by the rollout, up to what status counts; axe-core finds nothing
  * serious or critical on any page; screenshots at 1280×800
  * and 390×844 go to test/screenshots/.
  */
@@ -120,6 +121,40 @@ async function act(page: Page, label: string): Promise<{ status: string; text: s
     status: (await answer?.evaluate((a) => a.getAttribute('data-answer'))) ?? '',
     text: (await answer?.evaluate((a) => a.textContent)) ?? '',
   };
+}
+
+const HISTORY_BUCKET_MS = 5 * 60_000;
+interface HistorySeries {
+  org: string;
+  policy: string;
+  points: { at: number; target: string | null; compliant: number; selected: number }[];
+}
+
+/**
+ * GET /fleet/history once its last sample of each organization counts what status says succeeded
+ * (the rollout done, an inventory pass since): the series of policy `fleet`.
+ */
+async function historyMoved(): Promise<HistorySeries[]> {
+  const s = await h.waitFor((x) => {
+    const r = rolloutOf(x);
+    return r !== undefined && r.total > 0 && r.done === r.total;
+  }, 60_000);
+  const succeeded = new Map(rolloutOf(s)?.byOrg?.map((p) => [p.org, p.counts.succeeded ?? 0]));
+  expect([...succeeded.values()]).toEqual([3, 3]);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${url}/fleet/history`, { headers: { authorization: `Bearer ${TOKENS.vera}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { bucketMs: number; series: HistorySeries[] };
+    expect(body.bucketMs).toBe(HISTORY_BUCKET_MS);
+    const fleet = body.series.filter((x) => x.policy === 'fleet');
+    const done =
+      fleet.length === 2 && fleet.every((x) => x.points.at(-1)?.compliant === succeeded.get(x.org));
+    if (done) return fleet;
+    if (Date.now() > deadline)
+      throw new Error(`the history did not reach status's counts: ${JSON.stringify(fleet)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function accessible(page: Page, name: string): Promise<void> {
@@ -388,6 +423,43 @@ describe('the web console', () => {
       await accessible(page, 'fleet');
       break;
     }
+  });
+
+  it("keeps compliance over time: the rollout moved each organization's line (GET /fleet/history)", {
+    timeout: 60_000,
+  }, async () => {
+    const series = await historyMoved();
+    for (const s of series) {
+      const known = s.points.filter((p) => p.target !== null && p.selected > 0);
+      expect(
+        known.every((p) => p.target === '19.470-4' && p.selected === 4),
+        s.org,
+      ).toBe(true);
+      // Before the rollout had moved them all: fewer on target than now.
+      expect(Math.min(...known.map((p) => p.compliant)), s.org).toBeLessThan(known.at(-1)?.compliant ?? 0);
+      // One sample per bucket, oldest first.
+      const ats = s.points.map((p) => p.at);
+      expect(ats).toEqual([...new Set(ats)].sort((a, b) => a - b));
+      expect(ats.every((at) => at % HISTORY_BUCKET_MS === 0)).toBe(true);
+    }
+  });
+
+  it('draws that line on the fleet page', { timeout: 60_000 }, async () => {
+    const series = await historyMoved();
+    const page = await person(TOKENS.vera, '#/fleet');
+    for (const s of series) {
+      const last = s.points.at(-1);
+      const item = await page.waitForSelector(`li[data-series="${s.org}/fleet"]`);
+      expect(await item?.evaluate((li) => li.getAttribute('data-compliant'))).toBe(String(last?.compliant));
+      expect(await item?.evaluate((li) => li.getAttribute('data-selected'))).toBe('4');
+      // The line goes up: its points' heights (SVG y grows downwards) are not all the same.
+      const ys = await page.$eval(`polyline[data-series="${s.org}/fleet"]`, (line) =>
+        (line.getAttribute('points') ?? '').split(' ').map((xy: string) => Number(xy.split(',')[1])),
+      );
+      expect(ys.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...ys)).toBeGreaterThan(ys.at(-1) ?? Number.POSITIVE_INFINITY);
+    }
+    await accessible(page, 'fleet-history');
   });
 
   it('shows what plan would do with a pasted policy, and a bad one with its line', async () => {
