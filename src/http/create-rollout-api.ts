@@ -312,7 +312,11 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         // A read that pages through the services: the gate's rate and Origin rule, the role viewer.
         const who = gate.admit(req);
         requireRole(who, 'viewer', 'plan');
-        const plan = await planPolicy(options.oneOffs, await readJsonBody(req, PLAN_BODY_LIMIT_BYTES));
+        const state = { rollouts: deps.rollouts, redis, keys: deps.keys, clock: deps.clock };
+        const plan = await planPolicy(
+          { ...options.oneOffs, state },
+          await readJsonBody(req, PLAN_BODY_LIMIT_BYTES),
+        );
         sendJson(res, 200, plan);
         return true;
       }

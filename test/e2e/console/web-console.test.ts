@@ -462,6 +462,58 @@ describe('the web console', () => {
     await accessible(page, 'fleet-history');
   });
 
+  it('weighs minAge and after in POST /plan as plan does, and shows what they decided', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = dirname(h.settingsFile);
+    const policies = {
+      // Every build was first seen when the daemon started: none is 30 days old.
+      young: 'name: young\ntarget: latest\nminAge: 30d\nverify: false\n',
+      // The ring of policy fleet: its build once fleet's rollout has converged and soaked.
+      ring: 'name: ring\ntarget: latest\nafter: { policy: fleet, soak: 1m }\nverify: false\n',
+    };
+    const planned: Record<string, { notes: string[]; collectors: unknown[] }> = {};
+    for (const [name, text] of Object.entries(policies)) {
+      const file = join(dir, `${name}.yaml`);
+      writeFileSync(file, text);
+      const fromCli = JSON.parse(await cli(['plan', '--policy', file, '--config', h.settingsFile, '--json']));
+      const res = await fetch(`${url}/plan`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKENS.vera}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ policy: text }),
+      });
+      expect(res.status).toBe(200);
+      const fromApi = (await res.json()) as { notes: string[]; collectors: unknown[] } & Record<
+        string,
+        unknown
+      >;
+      const same = ['policy', 'target', 'build', 'builds', 'listed', 'collectors', 'held', 'notes', 'failed'];
+      const pick = (o: Record<string, unknown>) => Object.fromEntries(same.map((k) => [k, o[k]]));
+      expect(pick(fromApi), name).toEqual(pick(fromCli));
+      planned[name] = fromApi;
+    }
+    expect(planned.young?.collectors).toEqual([]);
+    expect(planned.young?.notes).toContain('policy young: no build would start now (minAge)');
+    const page = await person(TOKENS.vera, '#/plan');
+    await page.waitForSelector('textarea#policy-text');
+    await page.$eval(
+      'textarea#policy-text',
+      (t, text) => {
+        const area = t as unknown as { value: string; dispatchEvent(e: unknown): boolean };
+        area.value = text;
+        area.dispatchEvent(new Event('input', { bubbles: true }));
+      },
+      policies.young,
+    );
+    await page.click('form.plan button[type=submit]');
+    await page.waitForSelector('[data-field=plan-note]');
+    const notes = await page.$$eval('[data-field=plan-note]', (ps) => ps.map((p) => p.textContent));
+    expect(notes).toEqual(planned.young?.notes);
+    expect(await page.$eval('[data-field=plan-summary]', (p) => p.textContent)).toContain(
+      'would move to (none); nothing was created.',
+    );
+  });
+
   it('shows what plan would do with a pasted policy, and a bad one with its line', async () => {
     const cliPlan = JSON.parse(
       await cli(['plan', '--policy', h.policyFile, '--config', h.settingsFile, '--json']),
