@@ -64,8 +64,8 @@ export function PlanPage() {
           <button type="submit" disabled={busy || !text.trim()}>
             Plan
           </button>{' '}
-          Nothing is created; <code>minAge</code> and <code>after</code> are not weighed here (
-          <code>fleet-upgrade plan</code> weighs them).
+          Nothing is created; <code>minAge</code> and <code>after</code> are weighed as{' '}
+          <code>fleet-upgrade plan</code> weighs them.
         </p>
       </form>
       {error && (
