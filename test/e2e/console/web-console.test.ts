@@ -112,7 +112,12 @@ async function act(page: Page, label: string): Promise<{ status: string; text: s
   if (!action) throw new Error(`no action ${label}`);
   await (await action.$('button'))?.click();
   await action.waitForSelector('fieldset.confirm button[data-confirm]');
-  expect(await action.$eval('fieldset.confirm p', (p) => p.textContent)).toMatch(/: /);
+  // It says what it will do (the words of the command's help) and names the command.
+  expect(await action.$eval('fieldset.confirm [data-field=sentence]', (p) => p.textContent)).toMatch(/\w/);
+  const name = await action.evaluate((a) => a.getAttribute('data-action'));
+  expect(await action.$eval('fieldset.confirm [data-field=command]', (c) => c.textContent)).toMatch(
+    new RegExp(`^fleet-upgrade ${name} `),
+  );
   // The keyboard's focus is on the confirmation: Enter confirms.
   await page.waitForFunction(() => document.activeElement?.hasAttribute('data-confirm') === true);
   await page.keyboard.press('Enter');
@@ -325,6 +330,49 @@ describe('the web console', () => {
     await accessible(page, 'rollout-operator');
     expect((await act(page, 'Resume emea')).status).toBe('200');
     expect(rolloutOf(await statusJson())?.pausedOrgs ?? []).toEqual([]);
+  });
+
+  it("confirms each action in the words of its command's help, naming the command", {
+    timeout: 60_000,
+  }, async () => {
+    const page = await person(TOKENS.omar, HASH);
+    await page.waitForSelector('[data-action]');
+    const shown = await buttons(page);
+    expect(shown).toEqual(expect.arrayContaining(['Pause emea', 'Approve', 'Abort']));
+    const helps = new Map<string, string>();
+    const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
+    for (const label of shown) {
+      const action = await page.waitForSelector(
+        `::-p-xpath(//div[@data-action][button[normalize-space()="${label}"]])`,
+      );
+      const name = (await action?.evaluate((a) => a.getAttribute('data-action'))) ?? '';
+      await (await action?.$('button'))?.click();
+      await action?.waitForSelector('fieldset.confirm [data-field=sentence]');
+      const said = (await action?.$$eval('fieldset.confirm [data-field=sentence]', (ps) =>
+        ps.map((p) => p.textContent ?? ''),
+      )) as string[];
+      const command = await action?.$eval('fieldset.confirm [data-field=command]', (c) => c.textContent);
+      if (!helps.has(name)) helps.set(name, flat(await cli([name, '--help'])));
+      const help = helps.get(name) ?? '';
+      const [sentence, orgSentence] = said;
+      // The help's description, word for word; with an organization, its --org option's words.
+      expect(help, label).toContain(flat(sentence ?? '-'));
+      const org = label.match(/^(?:Pause|Resume) (\S+)$/)?.[1];
+      if (org) {
+        expect(orgSentence?.startsWith(`--org ${org}: `), label).toBe(true);
+        expect(help, label).toContain(
+          `--org <name> ${flat(orgSentence?.slice(`--org ${org}: `.length) ?? '-')}`,
+        );
+        expect(command).toBe(`fleet-upgrade ${name} ${ID} --org ${org}`);
+      } else {
+        expect(said, label).toHaveLength(1);
+        expect(command, label).toMatch(new RegExp(`^fleet-upgrade ${name} ${ID.replace(/[.@]/g, '\\$&')}`));
+      }
+      // Escape closes it: nothing was sent.
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => !document.querySelector('fieldset.confirm'));
+    }
+    expect(rolloutOf(await statusJson())?.wave.waitingFor).toBe('approval');
   });
 
   it('completes a two-person approval from two browser sessions', async () => {
