@@ -21,10 +21,12 @@
  * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
  * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
- * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
- * inventory as `fleet --format json` and `GET /fleet/history` its compliance over time
- * (get-fleet.ts), `POST /plan` what `plan` would do with a policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
- * organization's part only (one the rollout does not cover is a 400 naming those it covers).
+ * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the inventory
+ * as `fleet --format json` and `GET /fleet/history` its compliance over time (get-fleet.ts), `GET
+ * /eta` each unfinished rollout's time left (get-eta.ts), `POST /plan` what `plan` would do with a
+ * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional
+ * `org`: that organization's part only (one the rollout does not cover is a 400 naming those it
+ * covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
@@ -50,6 +52,7 @@ import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
+import { readEta } from './get-eta.js';
 import { readFleet, readFleetHistory } from './get-fleet.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
@@ -295,6 +298,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/report',
       '/audit',
       '/whoami',
+      '/eta',
       ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet', '/fleet/history'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades', 'POST /plan'] : []),
@@ -356,6 +360,18 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
           access: access !== undefined,
           readsOpen: !access && !options.authReads,
         });
+        return true;
+      }
+      if (root === 'eta' && id === undefined) {
+        allow(req, READ);
+        authorizeRead(req);
+        const eta = await redisWork(
+          readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }).then((status) =>
+            readEta({ redis, keys: deps.keys, rollouts: status.rollouts, now: deps.clock.now() }),
+          ),
+          'try again',
+        );
+        sendTaggedJson(req, res, eta);
         return true;
       }
       if (root !== 'rollouts' || rest.length > 0) return false;

@@ -279,6 +279,43 @@ describe('the web console', () => {
     expect((await post('resume', TOKENS.omar, { org: 'apac' })).status).toBe(200);
   });
 
+  it("shows each rollout's and part's time left: its upgrades left, its limit, its median duration", async () => {
+    const page = await person(TOKENS.vera);
+    const row = `tr[data-rollout="${ID}"]:not([data-org])`;
+    await page.waitForSelector(`${row} [data-field=eta][data-eta-ms]`);
+    // Waiting for approvals: nothing moves while the page and the truth are read.
+    const r = rolloutOf(await statusJson());
+    expect(r?.wave?.waitingFor).toBe('approval');
+    const durations = (await h.redis.lrange(h.state.keys.durations(ID), 0, 99))
+      .map(Number)
+      .sort((a, b) => a - b);
+    expect(durations.length).toBeGreaterThan(0);
+    const median = durations[Math.floor(durations.length / 2)] as number;
+    const expected = (left: number) => Math.ceil(left / (r?.maxInFlight ?? 1)) * median;
+    const shown = (selector: string) =>
+      page.$eval(`${selector} [data-field=eta]`, (c) => ({
+        ms: Number(c.getAttribute('data-eta-ms')),
+        text: c.textContent,
+      }));
+    const whole = await shown(row);
+    expect(whole.ms).toBe(expected((r?.total ?? 0) - (r?.done ?? 0)));
+    expect(whole.text).toMatch(/ of upgrades \(then approval\)$/);
+    for (const part of r?.byOrg ?? [])
+      expect((await shown(`tr[data-rollout="${ID}"][data-org="${part.org}"]`)).ms, part.org).toBe(
+        expected(part.total - part.done),
+      );
+    // The API says the same, with what it is made of.
+    const res = await fetch(`${url}/eta`, { headers: { authorization: `Bearer ${TOKENS.vera}` } });
+    const eta = (await res.json()) as {
+      rollouts: { id: string; etaMs: number; medianMs: number; samples: number }[];
+    };
+    expect(eta.rollouts.find((e) => e.id === ID)).toMatchObject({
+      etaMs: whole.ms,
+      medianMs: median,
+      samples: durations.length,
+    });
+  });
+
   it('shows a viewer no action, and refuses a request forged in the page', async () => {
     const page = await person(TOKENS.vera, HASH);
     await page.waitForSelector('[data-field=org-state]');
