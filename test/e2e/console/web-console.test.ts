@@ -373,7 +373,8 @@ describe('the web console', () => {
     timeout: 60_000,
   }, async () => {
     const page = await person(TOKENS.omar, HASH);
-    await page.waitForSelector('[data-action]');
+    // emea resumed by the test before: its button says Pause again (the page follows within 1.5 s).
+    await page.waitForSelector('::-p-xpath(//div[@data-action][button[normalize-space()="Pause emea"]])');
     const shown = await buttons(page);
     expect(shown).toEqual(expect.arrayContaining(['Pause emea', 'Approve', 'Abort']));
     const helps = new Map<string, string>();
@@ -632,5 +633,34 @@ describe('the web console', () => {
     await page.click('form.plan button[type=submit]');
     const alert = await page.waitForSelector('[role=alert][data-answer="400"]');
     expect(await alert?.evaluate((a) => a.textContent)).toMatch(/^400: .*policy\.yaml:3:\d+: maxInFlight/);
+  });
+  it("puts the daemon's problems first on the overview, named with the alert rule they raise", {
+    timeout: 60_000,
+  }, async () => {
+    const page = await person(TOKENS.vera);
+    await page.waitForSelector(`tr[data-rollout="${ID}"]`);
+    expect(await page.$('[data-alert]')).toBeNull();
+    const valid = readFileSync(h.policyFile, 'utf8');
+    // A policy file broken under the running daemon: it keeps the last valid one and says so.
+    writeFileSync(h.policyFile, `${valid}maxInFlight: many\n`);
+    try {
+      const item = await page.waitForSelector('li[data-alert=FleetUpgradeDaemonProblem]', {
+        timeout: 10_000,
+      });
+      const shown = (await item?.evaluate((li) => li.textContent)) ?? '';
+      const problems = (await statusJson()).daemonProblems;
+      expect(problems.length).toBe(1);
+      expect(shown).toContain(problems[0]?.reason);
+      expect(shown).toContain(problems[0]?.fix);
+      expect(shown).toContain('(alert rule FleetUpgradeDaemonProblem (after 5 min))');
+      // First: the problems come before what waits and before every rollout.
+      const order = await page.$$eval('main section h2', (hs) => hs.map((x) => x.textContent));
+      expect(order[0]).toBe('Problems and alerts');
+      await accessible(page, 'overview-problem');
+    } finally {
+      writeFileSync(h.policyFile, valid);
+    }
+    // Valid again: the problem goes at the daemon's next heartbeat (5 s), and the page follows.
+    await page.waitForFunction(() => !document.querySelector('[data-alert]'), { timeout: 20_000 });
   });
 });
