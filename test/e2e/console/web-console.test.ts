@@ -1,20 +1,22 @@
 /**
  * The web console (issue #29) through the real path: `run` of the built CLI with `access:`, two
  * simulator organizations (emea, apac), the test Redis, and Debian's Chromium driven by
- * puppeteer-core, one incognito context per person. The overview shows the numbers of
- * `status --json` and follows a change without a reload; a viewer sees no action and a request
- * forged in the page is refused; an operator of emea pauses emea from the rollout page; two
- * people approve a wave from two browser sessions; the worklist's CSV is `report --worklist
- * --format csv`; the fleet page shows the builds of `fleet --format json`, the plan page what
- * `plan --json` lists; compliance over time (`GET /fleet/history` and the fleet page's chart)
- * moved by the rollout, up to what status counts; axe-core finds nothing
- * serious or critical on any page; screenshots at 1280×800
- * and 390×844 go to test/screenshots/.
+ * puppeteer-core, one incognito context per person. A person signed in by the proxy's headers
+ * from its address (ignored from another); the overview shows the numbers of `status --json`,
+ * each rollout's time left (`GET /eta`), follows a change without a reload and puts a problem of
+ * the daemon first; a viewer sees no action and a request forged in the page is refused; an
+ * operator of emea pauses emea from the rollout page; each confirmation says what the command's
+ * `--help` says; two people approve a wave from two browser sessions; the worklist's CSV is
+ * `report --worklist --format csv`; the fleet page shows the builds of `fleet --format json` and
+ * compliance over time (`GET /fleet/history`) moved by the rollout; the plan page what `plan
+ * --json` lists, `minAge` and `after` weighed alike; axe-core finds nothing serious or critical on
+ * any page; screenshots at 1280×800 and 390×844 go to test/screenshots/.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InventoryStore } from '../../../src/inventory/index.js';
 import type { FleetStatus, RolloutStatus } from '../../../src/rollout/index.js';
@@ -191,6 +193,14 @@ beforeAll(async () => {
   const { parse, stringify } = await import('yaml');
   const settings = parse(readFileSync(h.settingsFile, 'utf8')) as Record<string, unknown>;
   settings.access = {
+    // Single sign-on: the proxy is on this machine (127.0.0.1); the same headers from any other
+    // address are ignored.
+    proxy: {
+      userHeader: 'X-Forwarded-User',
+      groupsHeader: 'X-Forwarded-Groups',
+      trustedAddresses: ['127.0.0.1/32'],
+      groups: { 'emea-ops': { role: 'operator', orgs: ['emea'] } },
+    },
     users: [
       { name: 'vera', tokenFile: files.vera, role: 'viewer' },
       { name: 'olga', tokenFile: files.olga, role: 'operator', orgs: ['emea'] },
@@ -236,6 +246,38 @@ describe('the web console', () => {
       cookie: document.cookie,
     }));
     expect(JSON.stringify(kept)).not.toContain(TOKENS.vera);
+  });
+
+  it("signs in a person by the proxy's headers from its address, and ignores them from another", async () => {
+    const page = await personPage(browser);
+    pages.push(page);
+    // As oauth2-proxy in front of the daemon would send them, on every request of the page.
+    await page.setExtraHTTPHeaders({ 'X-Forwarded-User': 'pat', 'X-Forwarded-Groups': 'emea-ops' });
+    await openConsole(page, url);
+    expect(await page.$('form.signin')).toBeNull();
+    expect(await page.$eval('[data-field=who]', (w) => w.textContent)).toBe('pat (operator of emea)');
+    await page.goto(`${url}/${HASH}`);
+    await page.waitForSelector('[data-action]');
+    expect(await buttons(page)).toEqual(['Pause emea']);
+    // The same headers from 127.0.0.2 (loopback too, but not the proxy's address): nobody.
+    const whoami = async (localAddress: string) => {
+      const dispatcher = new Agent({ localAddress });
+      try {
+        const res = await request(`${url}/whoami`, {
+          dispatcher,
+          headers: { 'x-forwarded-user': 'pat', 'x-forwarded-groups': 'emea-ops' },
+        });
+        return { status: res.statusCode, body: await res.body.text() };
+      } finally {
+        await dispatcher.close();
+      }
+    };
+    const trusted = await whoami('127.0.0.1');
+    expect(trusted.status).toBe(200);
+    expect(JSON.parse(trusted.body)).toMatchObject({ name: 'pat', role: 'operator', via: 'proxy' });
+    const untrusted = await whoami('127.0.0.2');
+    expect(untrusted.status, untrusted.body).toBe(401);
+    expect(untrusted.body).not.toContain('pat');
   });
 
   it('shows on the overview the numbers of status --json, and follows a change without a reload', async () => {
