@@ -12,7 +12,6 @@ import type { FleetStatus, Problem, Rollout } from './types.js';
 
 /** `GET /eta` (src/http/get-eta.ts). */
 export interface Eta {
-  now: number;
   rollouts: {
     id: string;
     etaMs?: number;

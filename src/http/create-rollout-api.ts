@@ -367,7 +367,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         authorizeRead(req);
         const eta = await redisWork(
           readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }).then((status) =>
-            readEta({ redis, keys: deps.keys, rollouts: status.rollouts, now: deps.clock.now() }),
+            readEta({ redis, keys: deps.keys, rollouts: status.rollouts }),
           ),
           'try again',
         );

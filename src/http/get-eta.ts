@@ -11,7 +11,8 @@
  * it: the rollout's is the longest it can be). Waits for people and for time (approvals, bakes,
  * analysis, windows, a pause) are not counted: they are said beside it (`waitingFor`). Without a
  * duration yet there is no estimate (`etaMs` absent). Times are the deployment's clock's (a
- * rehearsal's are the simulator's). `status` has no ETA: this is the console's alone.
+ * rehearsal's are the simulator's). `status` has no ETA: this is the console's alone. The answer
+ * carries no time of its own, so that its ETag holds while nothing changed (a `304`).
  */
 import type { Redis } from 'ioredis';
 import { quantile } from '../lib/quantile.js';
@@ -65,14 +66,12 @@ export async function readEta(deps: {
   redis: Redis;
   keys: Pick<Keys, 'durations'>;
   rollouts: readonly RolloutStatus[];
-  now: number;
-}): Promise<{ now: number; rollouts: RolloutEta[] }> {
+}): Promise<{ rollouts: RolloutEta[] }> {
   const open = deps.rollouts.filter((r) => !FINISHED.has(r.phase));
   const pipe = deps.redis.pipeline();
   for (const r of open) pipe.lrange(deps.keys.durations(r.id), 0, DURATIONS_READ - 1);
   const replies = open.length ? ((await pipe.exec()) ?? []) : [];
   return {
-    now: deps.now,
     rollouts: open.map((r, i) => {
       const [err, list] = replies[i] ?? [null, []];
       if (err) throw err;
