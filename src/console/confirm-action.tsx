@@ -1,8 +1,11 @@
 /**
- * One action on a rollout: a button that opens a confirmation saying what it will do, then the
- * server's answer shown as it is (its `message`, or its error), in a live region.
+ * One action on a rollout: a button that opens a confirmation saying what it will do, in the words
+ * of the command's help (src/cli/render/action-sentences.ts, shared with the CLI) and the command
+ * that does the same, then the server's answer shown as it is (its `message`, or its error), in a
+ * live region.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Confirmation } from '../cli/render/action-sentences.js';
 import { type Answer, call, rolloutPath } from './api.js';
 import type { ActionName } from './may-act.js';
 
@@ -10,32 +13,9 @@ export interface ActionSpec {
   action: ActionName;
   /** The button's words, e.g. `Pause emea`. */
   label: string;
-  /** What it will do, in one sentence. */
-  sentence: string;
+  /** What it will do: the command that does the same and its help's words (action-sentences.ts). */
+  confirmation: Confirmation;
   body?: Record<string, unknown>;
-}
-
-/** The sentence that says what an action will do (as the CLI's help says it). */
-export function sentenceOf(action: ActionName, id: string, org?: string): string {
-  const where = org ? ` in ${org}` : '';
-  switch (action) {
-    case 'pause':
-      return `Pause ${id}${where}: no new Collector${where} starts its upgrade until someone resumes; those under way finish.`;
-    case 'resume':
-      return `Resume ${id}${where}: its Collectors${where} start their upgrades again.`;
-    case 'abort':
-      return `Abort ${id}: no Collector starts any more, those waiting are marked aborted; this cannot be resumed.`;
-    case 'promote':
-      return `Promote ${id}: end the wait of this wave (bake or manual approval) and start the next wave now.`;
-    case 'approve':
-      return `Approve the next wave of ${id} as yourself: it starts once enough people have approved.`;
-    case 'retry':
-      return `Retry the Collectors of ${id}${where} on the worklist (manual, unknown): they are queued again.`;
-    case 'rollback':
-      return `Roll back the failed Collectors of ${id}${where} to the build they were on.`;
-    case 'forget':
-      return `Forget ${id}: delete its state from Redis; the daemon may start it again from the policy.`;
-  }
 }
 
 export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpec; onDone: () => void }) {
@@ -73,7 +53,14 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
           }}
         >
           <legend>Confirm: {spec.label}</legend>
-          <p>{spec.sentence}</p>
+          {spec.confirmation.sentences.map((sentence) => (
+            <p key={sentence} data-field="sentence">
+              {sentence}
+            </p>
+          ))}
+          <p>
+            As <code data-field="command">{spec.confirmation.command}</code>
+          </p>
           <button
             type="button"
             class="primary"

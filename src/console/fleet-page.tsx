@@ -1,10 +1,11 @@
 /**
  * The fleet (`GET /fleet`, as `fleet-upgrade fleet`): installed Collectors by build and
- * organization, each policy's share on its target per organization, the oldest builds. The
- * daemon keeps the inventory's last pass only, so there is no chart over time.
+ * organization, each policy's share on its target per organization, the oldest builds, and
+ * that share over time (`GET /fleet/history`, compliance-chart.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { call } from './api.js';
+import { ComplianceChart, type History } from './compliance-chart.js';
 
 interface BuildCount {
   build: string;
@@ -36,12 +37,17 @@ const pct = (n: number, of: number) => (of ? `${((100 * n) / of).toFixed(1)} %` 
 
 export function FleetPage({ tick }: { tick: number }) {
   const [fleet, setFleet] = useState<Fleet | undefined>();
+  const [history, setHistory] = useState<History | undefined>();
   const [error, setError] = useState<string | undefined>();
   // The inventory changes once a pass: every tenth tick is plenty.
   const slow = Math.floor(tick / 10);
   useEffect(() => {
     call<Fleet>('GET', '/fleet').then(
       (a) => (a.ok && a.json ? setFleet(a.json) : setError(`${a.status}: ${a.text}`)),
+      (e: Error) => setError(e.message),
+    );
+    call<History>('GET', '/fleet/history').then(
+      (a) => (a.ok && a.json ? setHistory(a.json) : setError(`${a.status}: ${a.text}`)),
       (e: Error) => setError(e.message),
     );
   }, [slow]);
@@ -61,7 +67,7 @@ export function FleetPage({ tick }: { tick: number }) {
           {fleet.orgs
             .map((o) => `${o.org} at ${o.inventoriedAt ? time(o.inventoriedAt) : 'never'}`)
             .join(', ')}{' '}
-          (UTC). The daemon keeps the last pass only: no history to chart.
+          (UTC).
         </p>
       )}
       <section aria-labelledby="builds">
@@ -122,6 +128,10 @@ export function FleetPage({ tick }: { tick: number }) {
             ))}
           </tbody>
         </table>
+      </section>
+      <section aria-labelledby="over-time">
+        <h2 id="over-time">Compliance over time</h2>
+        {history ? <ComplianceChart history={history} /> : <p>Loading the history…</p>}
       </section>
       {fleet.oldest.length > 0 && (
         <section aria-labelledby="oldest">

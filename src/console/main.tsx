@@ -10,7 +10,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { call, hasToken, signIn } from './api.js';
 import { AuditPage } from './audit-page.js';
 import { FleetPage } from './fleet-page.js';
-import { Overview } from './overview.js';
+import { type Eta, Overview } from './overview.js';
 import { PlanPage } from './plan-page.js';
 import { RolloutPage } from './rollout-page.js';
 import type { FleetStatus, WhoAmI } from './types.js';
@@ -78,7 +78,16 @@ function SignIn({ onSignedIn, reason }: { onSignedIn: () => void; reason: string
 
 function OverviewLive({ tick }: { tick: number }) {
   const [status, setStatus] = useState<FleetStatus | undefined>();
+  const [eta, setEta] = useState<Eta | undefined>();
   const [error, setError] = useState<string | undefined>();
+  // The time left is in minutes: every tenth tick (15 s) is enough, and spares the daemon.
+  const slow = Math.floor(tick / 10);
+  useEffect(() => {
+    call<Eta>('GET', '/eta').then(
+      (a) => setEta(a.ok ? a.json : undefined),
+      () => setEta(undefined),
+    );
+  }, [slow]);
   useEffect(() => {
     call<FleetStatus>('GET', '/status').then(
       (a) => {
@@ -97,7 +106,7 @@ function OverviewLive({ tick }: { tick: number }) {
           {error}
         </p>
       )}
-      {status ? <Overview status={status} /> : !error && <p>Loading…</p>}
+      {status ? <Overview status={status} eta={eta} /> : !error && <p>Loading…</p>}
     </>
   );
 }

@@ -1,11 +1,69 @@
 /**
- * The overview: the daemon's problems and every organization's first, then what waits for a
- * person (approvals, paused parts, quarantines, the worklist), then every rollout × organization
- * with its phase, progress bar, in-flight count and limit, waves and holds. Numbers are those of
+ * The overview: first the problems and alerts the daemon can tell (its own problems and every
+ * organization's, halted rollouts, quarantined cohorts: each the condition of one of the
+ * Prometheus rules in deploy/prometheus/rules, named with it; whether Prometheus fires it the
+ * daemon cannot know), then what waits for a person (approvals, paused parts, quarantines, the
+ * worklist), then every rollout × organization with its phase, progress bar, in-flight count and
+ * limit, the time its upgrades still need (`GET /eta`), waves and holds. Numbers are those of
  * `GET /status` (`fleet-upgrade status --json`), unchanged.
  */
 import { ProgressBar, segments } from './progress-bar.js';
-import type { FleetStatus, Rollout } from './types.js';
+import type { FleetStatus, Problem, Rollout } from './types.js';
+
+/** `GET /eta` (src/http/get-eta.ts). */
+export interface Eta {
+  rollouts: {
+    id: string;
+    etaMs?: number;
+    medianMs?: number;
+    samples: number;
+    maxInFlight: number;
+    waitingFor?: string;
+    parts: { org: string; etaMs?: number }[];
+  }[];
+}
+
+/** A duration as a person reads it: `under a minute`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
+export function durationText(ms: number): string {
+  const min = Math.round(ms / 60_000);
+  if (min < 1) return 'under a minute';
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return `${h} h${min % 60 ? ` ${min % 60} min` : ''}`;
+  return `${Math.floor(h / 24)} d${h % 24 ? ` ${h % 24} h` : ''}`;
+}
+
+function EtaCell({ etaMs, waitingFor }: { etaMs: number | undefined; waitingFor?: string | undefined }) {
+  if (etaMs === undefined) return <td data-field="eta" />;
+  return (
+    <td data-field="eta" data-eta-ms={etaMs}>
+      {durationText(etaMs)} of upgrades{waitingFor ? ` (then ${waitingFor})` : ''}
+    </td>
+  );
+}
+
+/** The problems and the conditions of alert rules the daemon knows, each named with its rule. */
+function alertsOf(status: FleetStatus): { text: string; alert: string; fix?: string | undefined }[] {
+  const told = (p: Problem, alert: string) => ({ text: p.text ?? p.reason ?? '', alert, fix: p.fix });
+  return [
+    ...status.rollouts
+      .filter((r) => r.phase === 'halted')
+      .map((r) => ({
+        text: `${r.id} is halted${r.haltReason ? `: ${r.haltReason}` : ''}`,
+        alert: 'FleetUpgradeRolloutHalted (after 1 min)',
+        fix: `fleet-upgrade resume ${r.id}`,
+      })),
+    ...status.rollouts.flatMap((r) =>
+      (r.quarantined ?? []).map((q) => ({
+        text: `${r.id}: cohort ${q.cohort} quarantined (${q.held} held): ${q.reason}`,
+        alert: 'FleetUpgradeCohortQuarantined (after 1 min)',
+        fix: `fleet-upgrade retry ${r.id} --only quarantined`,
+      })),
+    ),
+    ...status.daemonProblems.map((p) => told(p, 'FleetUpgradeDaemonProblem (after 5 min)')),
+    ...status.orgProblems.map((p) => told(p, 'FleetUpgradeOrganizationWaiting (after 10 min)')),
+  ];
+}
 
 const link = (id: string) => `#/rollout/${encodeURIComponent(id)}`;
 
@@ -34,25 +92,26 @@ function waveText(r: Rollout): string {
   return `wave ${w.index + 1}${of}${waiting}`;
 }
 
-export function Overview({ status }: { status: FleetStatus }) {
-  const problems = [...status.daemonProblems, ...status.orgProblems];
+export function Overview({ status, eta }: { status: FleetStatus; eta?: Eta | undefined }) {
+  const alerts = alertsOf(status);
   const waiting = status.rollouts.flatMap((r) => waitsFor(r).map((text) => ({ r, text })));
   return (
     <>
       <h1>Rollouts</h1>
-      {problems.length > 0 && (
+      {alerts.length > 0 && (
         <section aria-labelledby="problems" class="problems">
-          <h2 id="problems">Problems</h2>
+          <h2 id="problems">Problems and alerts</h2>
           <ul>
-            {problems.map((p, i) => (
-              <li key={i}>
-                {p.text ?? p.reason}
+            {alerts.map((p, i) => (
+              <li key={i} data-alert={p.alert.split(' ')[0]}>
+                {p.text}
                 {p.fix ? (
                   <>
                     {' '}
                     — <code>{p.fix}</code>
                   </>
-                ) : null}
+                ) : null}{' '}
+                <small>(alert rule {p.alert})</small>
               </li>
             ))}
           </ul>
@@ -87,12 +146,13 @@ export function Overview({ status }: { status: FleetStatus }) {
                 <th scope="col">Progress</th>
                 <th scope="col">Done</th>
                 <th scope="col">In flight</th>
+                <th scope="col">Time left</th>
                 <th scope="col">Waves, holds</th>
               </tr>
             </thead>
             <tbody>
               {status.rollouts.map((r) => (
-                <RolloutRows key={r.id} r={r} />
+                <RolloutRows key={r.id} r={r} eta={eta?.rollouts.find((e) => e.id === r.id)} />
               ))}
             </tbody>
           </table>
@@ -102,7 +162,7 @@ export function Overview({ status }: { status: FleetStatus }) {
   );
 }
 
-function RolloutRows({ r }: { r: Rollout }) {
+function RolloutRows({ r, eta }: { r: Rollout; eta: Eta['rollouts'][number] | undefined }) {
   const parts = r.byOrg.length > 1 ? r.byOrg : [];
   const holds = [r.holding, r.ringPausedFor && `after ${r.ringPausedFor}`, r.haltReason]
     .filter(Boolean)
@@ -125,6 +185,7 @@ function RolloutRows({ r }: { r: Rollout }) {
         <td>
           <span data-field="inflight">{r.inflight}</span> / {r.maxInFlight}
         </td>
+        <EtaCell etaMs={eta?.etaMs} waitingFor={eta?.waitingFor} />
         <td>
           {waveText(r)}
           {holds ? `; ${holds}` : ''}
@@ -145,6 +206,7 @@ function RolloutRows({ r }: { r: Rollout }) {
           <td>
             <span data-field="inflight">{p.inflight}</span>
           </td>
+          <EtaCell etaMs={eta?.parts.find((x) => x.org === p.org)?.etaMs} />
           <td>{p.build !== r.build ? `to ${p.build}` : ''}</td>
         </tr>
       ))}

@@ -1,7 +1,7 @@
 /**
  * Plan (`POST /plan`): a policy pasted, what `fleet-upgrade plan` would do with it: which
- * Collectors would move from which build to which, and those a known issue holds back. Nothing
- * is created; the daemon's answer (a policy's error names its line and field) is shown as it is.
+ * Collectors would move from which build to which, those a known issue holds back, and what the
+ * policy's `minAge` and `after` decide (the command's notes, word for word). Nothing is created; the daemon's answer (a policy's error names its line and field) is shown as it is.
  */
 import { useState } from 'preact/hooks';
 import { type Answer, call } from './api.js';
@@ -17,10 +17,12 @@ interface PlanRow {
 }
 interface Plan {
   policy: string;
+  build: string;
   builds: Record<string, string>;
   listed: number;
   collectors: PlanRow[];
   held: { org: string; id: number; name: string; action: string; note: string }[];
+  notes: string[];
   failed: string[];
 }
 
@@ -62,8 +64,8 @@ export function PlanPage() {
           <button type="submit" disabled={busy || !text.trim()}>
             Plan
           </button>{' '}
-          Nothing is created; <code>minAge</code> and <code>after</code> are not weighed here (
-          <code>fleet-upgrade plan</code> weighs them).
+          Nothing is created; <code>minAge</code> and <code>after</code> are weighed as{' '}
+          <code>fleet-upgrade plan</code> weighs them.
         </p>
       </form>
       {error && (
@@ -76,8 +78,13 @@ export function PlanPage() {
           <h2 id="planned">What it would do</h2>
           <p data-field="plan-summary">
             policy {plan.policy}: {plan.collectors.length} of {plan.listed} offered Collectors would move to{' '}
-            {[...new Set(Object.values(plan.builds))].join(', ') || '(none)'}; nothing was created.
+            {plan.build || '(none)'}; nothing was created.
           </p>
+          {plan.notes.map((n) => (
+            <p data-field="plan-note" key={n}>
+              {n}
+            </p>
+          ))}
           {plan.held.length > 0 && <p>{plan.held.length} held back by a known issue of the build.</p>}
           {plan.failed.map((f) => (
             <p class="answer bad" key={f}>

@@ -5,8 +5,9 @@
  * they may not take are not shown.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { confirmationOf } from '../cli/render/action-sentences.js';
 import { call, rolloutPath } from './api.js';
-import { ActionButton, type ActionSpec, sentenceOf } from './confirm-action.js';
+import { ActionButton, type ActionSpec } from './confirm-action.js';
 import { type ActionName, mayAct } from './may-act.js';
 import { ProgressBar, segments } from './progress-bar.js';
 import type { HistoryEvent, Rollout, WhoAmI } from './types.js';
@@ -32,7 +33,14 @@ function actionsFor(r: Rollout, who: WhoAmI | undefined): ActionSpec[] {
   const orgs = r.orgs?.length ? r.orgs : r.byOrg.map((p) => p.org);
   const whole = (action: ActionName, label: string, body?: Record<string, unknown>): ActionSpec[] =>
     mayAct(who, action, orgs)
-      ? [{ action, label, sentence: sentenceOf(action, r.id), ...(body ? { body } : {}) }]
+      ? [
+          {
+            action,
+            label,
+            confirmation: confirmationOf(action, r.id, Array.isArray(body?.only) ? { only: body.only } : {}),
+            ...(body ? { body } : {}),
+          },
+        ]
       : [];
   const out: ActionSpec[] = [];
   const finished = FINISHED.includes(r.phase);
@@ -48,7 +56,7 @@ function actionsFor(r: Rollout, who: WhoAmI | undefined): ActionSpec[] {
           out.push({
             action,
             label: `${paused ? 'Resume' : 'Pause'} ${org}`,
-            sentence: sentenceOf(action, r.id, org),
+            confirmation: confirmationOf(action, r.id, { org }),
             body: { org },
           });
       }

@@ -21,10 +21,12 @@
  * Every control request, allowed or refused, is one audit record (audit-trail.ts): an action's
  * own in its atomic step. The history records the person's name (without `access`: `admin` for
  * the control token, `http:<address>` for a loopback caller). `GET /audit` reads the trail, `GET
- * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the
- * inventory as `fleet --format json` (get-fleet.ts), `POST /plan` what `plan` would do with a
- * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional `org`: that
- * organization's part only (one the rollout does not cover is a 400 naming those it covers).
+ * /whoami` says who the caller is and what they may do (get-whoami.ts), `GET /fleet` the inventory
+ * as `fleet --format json` and `GET /fleet/history` its compliance over time (get-fleet.ts), `GET
+ * /eta` each unfinished rollout's time left (get-eta.ts), `POST /plan` what `plan` would do with a
+ * policy in the body (post-plan.ts). `pause`, `resume`, `retry` and `rollback` take an optional
+ * `org`: that organization's part only (one the rollout does not cover is a 400 naming those it
+ * covers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
@@ -57,7 +59,8 @@ import type { ControlToken } from './authorize-request.js';
 import { ACTIONS, type Action } from './control-actions.js';
 import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
-import { readFleet } from './get-fleet.js';
+import { readEta } from './get-eta.js';
+import { readFleet, readFleetHistory } from './get-fleet.js';
 import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
@@ -330,7 +333,8 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       '/rollouts/{id}/report',
       '/audit',
       '/whoami',
-      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet'] : []),
+      '/eta',
+      ...((options.fleetOrgs ?? options.oneOffs) ? ['/fleet', '/fleet/history'] : []),
       ...Object.keys(ACTIONS).map((a) => `POST /rollouts/{id}/${a}`),
       ...(options.oneOffs ? ['POST /upgrades', 'POST /plan'] : []),
     ],
@@ -347,7 +351,11 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         // A read that pages through the services: the gate's rate and Origin rule, the role viewer.
         const who = gate.admit(req);
         requireRole(who, 'viewer', 'plan');
-        const plan = await planPolicy(options.oneOffs, await readJsonBody(req, PLAN_BODY_LIMIT_BYTES));
+        const state = { rollouts: deps.rollouts, redis, keys: deps.keys, clock: deps.clock };
+        const plan = await planPolicy(
+          { ...options.oneOffs, state },
+          await readJsonBody(req, PLAN_BODY_LIMIT_BYTES),
+        );
         sendJson(res, 200, plan);
         return true;
       }
@@ -372,6 +380,16 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
         sendTaggedJson(req, res, fleet);
         return true;
       }
+      if (root === 'fleet' && id === 'history' && sub === undefined && fleetOrgs) {
+        allow(req, READ);
+        authorizeRead(req);
+        const history = await redisWork(
+          readFleetHistory({ redis, keys: deps.keys, orgs: fleetOrgs, now: deps.clock.now() }),
+          'try again',
+        );
+        sendTaggedJson(req, res, history);
+        return true;
+      }
       if (root === 'whoami' && id === undefined) {
         allow(req, READ);
         // Reads open (no `access`, no `--auth-reads`): an unknown caller is a reader without a name.
@@ -379,6 +397,18 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
           access: access !== undefined,
           readsOpen: !access && !options.authReads,
         });
+        return true;
+      }
+      if (root === 'eta' && id === undefined) {
+        allow(req, READ);
+        authorizeRead(req);
+        const eta = await redisWork(
+          readFleetStatus({ redis, keys: deps.keys, rollouts: deps.rollouts }).then((status) =>
+            readEta({ redis, keys: deps.keys, rollouts: status.rollouts }),
+          ),
+          'try again',
+        );
+        sendTaggedJson(req, res, eta);
         return true;
       }
       if (root !== 'rollouts' || rest.length > 0) return false;

@@ -11,6 +11,12 @@ export {
   complianceRatios,
 } from './compliance.js';
 export {
+  ComplianceHistory,
+  type ComplianceSeries,
+  DEFAULT_HISTORY_LIMITS,
+  type HistoryLimits,
+} from './compliance-history.js';
+export {
   type InventoryCompliance,
   type InventoryPass,
   type InventorySchedule,

@@ -9,7 +9,9 @@
  *     when the last pass counted (then at most every MIN_GAP_MS); passes of different
  *     organizations run side by side, each in its own API budget;
  *   - judges each organization's compliance from its last pass (judge-compliance.ts) and writes
- *     it when it changed.
+ *     it when it changed;
+ *   - records that judgement as the sample of the current bucket of the compliance history
+ *     (compliance-history.ts), once a bucket.
  * A leader that loses the lock aborts its passes; a pass aborted or failed leaves the last
  * complete one in place.
  *
@@ -22,6 +24,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Policy } from '../policy/schema.js';
 import { policyOrgs } from '../policy/select/select-collectors.js';
 import type { LeaderLock, RolloutRecord } from '../rollout/index.js';
+import type { ComplianceHistory } from './compliance-history.js';
 import type { InventorySchedule, InventoryStore, OrgInventory } from './inventory-store.js';
 import { judgeCompliance, sameCompliance } from './judge-compliance.js';
 import { runInventoryPass } from './run-inventory-pass.js';
@@ -41,6 +44,8 @@ export interface InventoryDeps {
   orgs: readonly string[];
   client: (org: string) => Pick<CollectorUpgradeClient, 'inventoryPages'>;
   store: InventoryStore;
+  /** Compliance over time (absent: no history kept). */
+  history?: ComplianceHistory;
   /** Each policy's current rollout (RolloutStore's `currentIds` and `get`). */
   rollouts: {
     currentIds(): Promise<Map<string, string>>;
@@ -164,7 +169,9 @@ export function startInventory(deps: InventoryDeps): InventoryLoop {
       const current = await currentRollouts();
       for (const inv of inventories) {
         const judged = judgeCompliance({ inventory: inv, policies, current, now });
-        if (judged && !sameCompliance(inv.compliance, judged)) await store.writeCompliance(inv.org, judged);
+        if (!judged) continue;
+        if (!sameCompliance(inv.compliance, judged)) await store.writeCompliance(inv.org, judged);
+        await deps.history?.record(inv.org, judged, now);
       }
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'inventory round failed');

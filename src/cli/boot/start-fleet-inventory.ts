@@ -2,10 +2,15 @@
  * `run`'s inventory of the whole fleet (src/inventory): the leader-only loop that pages each
  * organization's `GET collectors` every `inventory.interval`, from start-up on, and the
  * inventory and compliance gauges of /metrics (read from Redis at each scrape, whichever process
- * leads). With `inventory.enabled: false` only the gauges are served (another `run` may keep it).
+ * leads), and the compliance history of the console's chart (once a 5-minute bucket). With `inventory.enabled: false` only the gauges are served (another `run` may keep it).
  */
 import type { CollectorUpgradeClient } from '../../api/index.js';
-import { type InventoryLoop, InventoryStore, startInventory } from '../../inventory/index.js';
+import {
+  ComplianceHistory,
+  type InventoryLoop,
+  InventoryStore,
+  startInventory,
+} from '../../inventory/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Redis } from '../../lib/redis/create-redis.js';
@@ -42,6 +47,7 @@ export function startFleetInventory(deps: FleetInventoryDeps): InventoryLoop | u
     orgs: deps.orgs,
     client: deps.client,
     store,
+    history: new ComplianceHistory(redis, keys),
     rollouts: deps.rollouts,
     policies: deps.policies,
     lock: new LeaderLock(redis, keys.inventoryLeader, Math.max(10_000, roundMs * 5)),

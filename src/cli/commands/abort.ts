@@ -4,12 +4,11 @@ import { abort } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
+import { ACTION_SENTENCES } from '../render/action-sentences.js';
 
 export function abortCommand(): Command {
   const command = new Command('abort')
-    .description(
-      'Abort a rollout: nothing more starts in it, ever (Collectors not yet started end `aborted`); tasks under way are followed to their end. Its policy starts no newer build until the policy file changes or `resume ROLLOUT` releases it.',
-    )
+    .description(ACTION_SENTENCES.abort)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--reason <text>', 'why, for the history and the notifications');
   return addServerOption(addStateOptions(command)).action(

@@ -8,12 +8,11 @@ import { approve } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
+import { ACTION_SENTENCES } from '../render/action-sentences.js';
 
 export function approveCommand(): Command {
   const command = new Command('approve')
-    .description(
-      'Approve the wave a rollout waits for: once as many distinct people as its policy asks (approval: { approvers: N }) have approved, it opens. Each person approves once.',
-    )
+    .description(ACTION_SENTENCES.approve)
     .argument('<rollout>', ROLLOUT_ARGUMENT);
   return addServerOption(addStateOptions(command)).action(
     (id: string, flags: { config?: string; server?: string }) =>

@@ -11,14 +11,11 @@ import { actAndTell } from '../boot/act-and-tell.js';
 import { loadDaemonConfig } from '../boot/daemon-config.js';
 import { ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions } from '../boot/with-control.js';
+import { ACTION_SENTENCES } from '../render/action-sentences.js';
 
 export function forgetCommand(): Command {
   const command = new Command('forget')
-    .description(
-      "Remove a converged, aborted, superseded or orphaned (policy removed) rollout's data: records, counts, history; its metric series disappear at the next scrape. " +
-        'Refused while a rollback request of it waits for the daemon, or while its policy is enabled and still selects its build (the daemon would start it again); ' +
-        'its quarantined cohorts stay held if it starts again.',
-    )
+    .description(ACTION_SENTENCES.forget)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option('--policies <dir>', 'folder of policy files (default config/policies, as `run`)')
     .option(

@@ -7,14 +7,13 @@ import { pause } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT, remoteOf } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
+import { ACTION_SENTENCES, ORG_SENTENCES } from '../render/action-sentences.js';
 
 export function pauseCommand(): Command {
   const command = new Command('pause')
-    .description(
-      'Pause a rollout: no Collector is admitted (first attempts and retries); tasks under way are followed to their end. `resume` lets it go on.',
-    )
+    .description(ACTION_SENTENCES.pause)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
-    .option('--org <name>', "only this organization's part: nothing new starts there; the others go on");
+    .option('--org <name>', ORG_SENTENCES.pause);
   return addServerOption(addStateOptions(command)).action(
     (id: string, flags: { config?: string; server?: string; org?: string }) =>
       actAndTell(

@@ -13,7 +13,7 @@ import { FleetError } from '../../lib/errors.js';
 import type { Policy } from '../../policy/schema.js';
 import { chooseBuild, readBuildsSeen } from '../../rollout/index.js';
 import type { DaemonConfig } from '../boot/daemon-config.js';
-import { openState } from '../boot/open-state.js';
+import { openState, type StateAccess } from '../boot/open-state.js';
 import { sanitizeLine } from '../render/sanitize.js';
 
 export interface PlannedBuilds {
@@ -55,40 +55,57 @@ export async function plannedBuilds(
     };
   }
   try {
-    const { rollouts, redis, keys, clock } = state;
-    const seen = new Map<string, ReadonlyMap<string, number>>();
-    for (const org of lists.keys()) seen.set(org, await readBuildsSeen(redis, keys, org));
-    const currentId = await rollouts.currentOf(policy.name);
-    const [current] = currentId ? await rollouts.readMany([currentId]) : [];
-    const choice = await chooseBuild({
-      policy,
-      lists,
-      seen: (org) => seen.get(org) ?? new Map(),
-      ...(current ? { current } : {}),
-      readRing: (ids) => rollouts.readMany(ids),
-      now: clock.now(),
-    });
-    const notes: string[] = [];
-    if (choice.wait) notes.push(`policy ${policy.name}: ${sanitizeLine(choice.wait.text)}`);
-    if (choice.build === undefined) {
-      notes.push(`policy ${policy.name}: no build would start now (${rulesOf(policy)})`);
-      return { builds: {}, notes };
-    }
-    let builds = choice.builds;
-    if (current && choice.build === current.rollout.build) {
-      notes.push(
-        `policy ${policy.name}: its rollout ${sanitizeLine(current.rollout.id)} goes on (a rollout never goes back)`,
-      );
-      // Its Collectors not on the build yet, in each organization that offers it.
-      if (Object.keys(builds).length === 0)
-        builds = Object.fromEntries(
-          [...lists].flatMap(([org, list]) =>
-            list.some((t) => t.version === choice.build) ? [[org, choice.build as string]] : [],
-          ),
-        );
-    }
-    return { builds, notes };
+    return await decideBuilds(state, policy, lists, named);
   } finally {
     await state.close();
   }
+}
+
+/** What the deployment's Redis holds that `decideBuilds` reads: the daemon's own, or a command's. */
+export type BuildState = Pick<StateAccess, 'rollouts' | 'redis' | 'keys' | 'clock'>;
+
+/**
+ * The builds `policy` would go to now, decided from `state` as the scheduler does. `plan` calls it
+ * through plannedBuilds; the daemon's `POST /plan` with its own Redis, so both say the same.
+ */
+export async function decideBuilds(
+  state: BuildState,
+  policy: Pick<Policy, 'name' | 'target' | 'minAge' | 'after'>,
+  lists: ReadonlyMap<string, readonly BuildTarget[]>,
+  named: Record<string, string>,
+): Promise<PlannedBuilds> {
+  if (policy.minAge === undefined && !policy.after) return { builds: named, notes: [] };
+  const { rollouts, redis, keys, clock } = state;
+  const seen = new Map<string, ReadonlyMap<string, number>>();
+  for (const org of lists.keys()) seen.set(org, await readBuildsSeen(redis, keys, org));
+  const currentId = await rollouts.currentOf(policy.name);
+  const [current] = currentId ? await rollouts.readMany([currentId]) : [];
+  const choice = await chooseBuild({
+    policy,
+    lists,
+    seen: (org) => seen.get(org) ?? new Map(),
+    ...(current ? { current } : {}),
+    readRing: (ids) => rollouts.readMany(ids),
+    now: clock.now(),
+  });
+  const notes: string[] = [];
+  if (choice.wait) notes.push(`policy ${policy.name}: ${sanitizeLine(choice.wait.text)}`);
+  if (choice.build === undefined) {
+    notes.push(`policy ${policy.name}: no build would start now (${rulesOf(policy)})`);
+    return { builds: {}, notes };
+  }
+  let builds = choice.builds;
+  if (current && choice.build === current.rollout.build) {
+    notes.push(
+      `policy ${policy.name}: its rollout ${sanitizeLine(current.rollout.id)} goes on (a rollout never goes back)`,
+    );
+    // Its Collectors not on the build yet, in each organization that offers it.
+    if (Object.keys(builds).length === 0)
+      builds = Object.fromEntries(
+        [...lists].flatMap(([org, list]) =>
+          list.some((t) => t.version === choice.build) ? [[org, choice.build as string]] : [],
+        ),
+      );
+  }
+  return { builds, notes };
 }

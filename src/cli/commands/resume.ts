@@ -9,14 +9,13 @@ import { resume } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT, remoteOf } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
+import { ACTION_SENTENCES, ORG_SENTENCES } from '../render/action-sentences.js';
 
 export function resumeCommand(): Command {
   const command = new Command('resume')
-    .description(
-      'Resume a halted or paused rollout (the failure gate then judges only later outcomes), or release the policy of an aborted one; says what it released.',
-    )
+    .description(ACTION_SENTENCES.resume)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
-    .option('--org <name>', "only this organization's part, paused by `pause --org`");
+    .option('--org <name>', ORG_SENTENCES.resume);
   return addServerOption(addStateOptions(command)).action(
     (id: string, flags: { config?: string; server?: string; org?: string }) =>
       actAndTell(

@@ -8,15 +8,14 @@ import { ControlError, RETRYABLE_STATES, retry } from '../../rollout/index.js';
 import { actAndTell } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT, remoteOf } from '../boot/rollout-argument.js';
 import { addServerOption, addStateOptions, operatorName } from '../boot/with-control.js';
+import { ACTION_SENTENCES, ORG_SENTENCES } from '../render/action-sentences.js';
 
 export function retryCommand(): Command {
   const command = new Command('retry')
-    .description(
-      'Give the Collectors of a rollout that ended in the named outcomes one new attempt each (through the same admission: waves, windows, slots). Counted as an attempt of the same Collector, never a new one.',
-    )
+    .description(ACTION_SENTENCES.retry)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .requiredOption('--only <outcomes>', `comma-separated outcomes: ${RETRYABLE_STATES.join(', ')}`)
-    .option('--org <name>', "only this organization's Collectors");
+    .option('--org <name>', ORG_SENTENCES.retry);
   return addServerOption(addStateOptions(command)).action(
     async (id: string, flags: { config?: string; server?: string; only: string; org?: string }) => {
       const only = flags.only

@@ -27,6 +27,7 @@ import { auditedLocally } from '../boot/act-and-tell.js';
 import { orgScope, ROLLOUT_ARGUMENT } from '../boot/rollout-argument.js';
 import { callServer, serverOf } from '../boot/server-client.js';
 import { addServerOption, addStateOptions, operatorName, withControl } from '../boot/with-control.js';
+import { ACTION_SENTENCES, ORG_SENTENCES } from '../render/action-sentences.js';
 import { wrapText } from '../render/format-status.js';
 
 /** Real seconds `--wait` follows a rollback by default. */
@@ -43,12 +44,7 @@ const STILL: ReadonlySet<string> = new Set([
 
 export function rollbackCommand(): Command {
   const command = new Command('rollback')
-    .description(
-      'Take Collectors of a rollout back to the build each had before it (recorded when the rollout found it), ' +
-        'as rollouts of their own with one task each (same budget, slots, verification, gate and report). ' +
-        'A previous build the service no longer offers is reported, not guessed. ' +
-        '`status` then says what became of them: rolled back, already on their previous build, not alive, failed, under way.',
-    )
+    .description(ACTION_SENTENCES.rollback)
     .argument('<rollout>', ROLLOUT_ARGUMENT)
     .option(
       '--only <outcomes>',
@@ -59,7 +55,7 @@ export function rollbackCommand(): Command {
       'every Collector whose task ran (succeeded, verifying, unhealthy, failed, timed_out)',
       false,
     )
-    .option('--org <name>', "only this organization's Collectors")
+    .option('--org <name>', ORG_SENTENCES.rollback)
     .option(
       '--wait [seconds]',
       `follow the rollback (needs the daemon) until nothing of it is under way, at most this long (default ${WAIT_SECONDS}), and say what became of each Collector`,

@@ -78,6 +78,7 @@ describe('createRolloutApi when Redis fails', () => {
       '/rollouts/{id}/report',
       '/audit',
       '/whoami',
+      '/eta',
       'POST /rollouts/{id}/pause',
       'POST /rollouts/{id}/resume',
       'POST /rollouts/{id}/abort',
