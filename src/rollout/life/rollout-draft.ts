@@ -10,7 +10,8 @@ import type { Logger } from '../../lib/logger.js';
 import type { RolloutNews } from './rollout-events.js';
 import type { PhaseEvent } from './rollout-phase.js';
 import { applyPatch, type RolloutCounter, type RolloutPatch, type RolloutRecord } from './rollout-record.js';
-import { moveChange, type RolloutStore } from './rollout-store.js';
+import type { RolloutStore } from './rollout-store.js';
+import { moveChange } from './rollout-write.js';
 
 export class RolloutDraft {
   private pending: RolloutPatch = {};

@@ -179,7 +179,7 @@ export class Scheduler {
         { rollout: sourceId },
         'rollback request unreadable or its rollout gone; dropped',
       );
-    await this.deps.rollouts.rollbackRequestDone(sourceId, json);
+    await this.deps.rollouts.rollbacks.done(sourceId, json);
   }
 
   private async guarded(policy: string, work: () => Promise<unknown>): Promise<void> {

@@ -37,7 +37,14 @@ const record = (what: string): AuditRecord => ({
 async function world() {
   const state = createState(ctx.redis, ctx.prefix);
   const clock = createManualClock(T0);
-  await state.rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0);
+  await state.rollouts.start({
+    policy: 'linux-fleet',
+    target: '19.470-4',
+    build: '19.470-4',
+    maxInFlight: 10,
+    settings: SETTINGS,
+    now: T0,
+  });
   const audit = new AuditLog(ctx.redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
   const deps = { rollouts: state.rollouts, store: state.store, clock, keys: state.keys };
   return { state, clock, audit, deps };

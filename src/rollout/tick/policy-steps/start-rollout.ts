@@ -23,15 +23,16 @@ export async function startRollout(
   await ctx.chooser.started(policy, build, resolved.choice);
   const source = rollbackSource(policy);
   const patch = { policyHash: policyHash(policy), builds, orgs, ...(source ? { rollbackOf: source } : {}) };
-  const { rollout, replaced } = await rollouts.start(
-    policy.name,
-    policy.target,
+  const { rollout, replaced } = await rollouts.start({
+    policy: policy.name,
+    target: policy.target,
     build,
-    policy.maxInFlight,
-    settingsOf(policy),
+    maxInFlight: policy.maxInFlight,
+    settings: settingsOf(policy),
     now,
-    { patch, tell: true },
-  );
+    patch,
+    tell: true,
+  });
   if (replaced) await supersedeRollout(ctx, replaced, rollout.id, now);
   if (rollout.phase === 'superseded') await rollouts.move(rollout, 'restart', now);
   const [view] = await rollouts.readMany([rollout.id]);
