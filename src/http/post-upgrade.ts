@@ -13,6 +13,7 @@ import type { CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
 import {
+  type AuditNote,
   checkOneOffWith,
   DEFAULT_ORG,
   describeFinding,
@@ -62,6 +63,8 @@ export async function postUpgrade(
   deps: OneOffDeps,
   body: UpgradeBody,
   actor: string,
+  /** The request's audit record, written in the one-off's own step. */
+  audit?: (name: string) => AuditNote,
 ): Promise<void> {
   const org = orgOf(body, deps.orgs.length ? deps.orgs : [DEFAULT_ORG]);
   const collectors = [...new Set(body.collectors)];
@@ -98,6 +101,7 @@ export async function postUpgrade(
     },
     actor,
     deps.clock.now(),
+    audit,
   );
   sendJson(res, 201, {
     oneOff: name,

@@ -138,17 +138,18 @@ export function upgradeCommand(): Command {
           },
           operatorName(),
           deps.clock.now(),
+          // Its audit record is written in the one-off's own step (lua/add-one-off-3.lua).
+          (name) =>
+            deps.audit.note({
+              who: operatorName(),
+              via: 'local',
+              from: hostname(),
+              what: 'upgrade',
+              orgs: [org],
+              answer: 'allowed',
+              reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
+            }),
         );
-        // A one-off writes no rollout yet: its audit record right after it (docs/access.md).
-        await deps.audit.append({
-          who: operatorName(),
-          via: 'local',
-          from: hostname(),
-          what: 'upgrade',
-          orgs: [org],
-          answer: 'allowed',
-          reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
-        });
         return { name, kept, lines, check, notUpgradable };
       });
       const ofOrg = names.length > 1 || org !== DEFAULT_ORG ? ` of org ${org}` : '';
