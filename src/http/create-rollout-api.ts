@@ -2,7 +2,7 @@
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`,
  * `/rollouts/{id}/history`, `/rollouts/{id}/report` as CSV or JSON, streamed, or its worklist:
  * get-report.ts, and the access rule of `/status`), the operator actions of
- * src/rollout/operator/control.ts as
+ * src/rollout/operator/ (one verb a file) as
  * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`, and one-off upgrades
  * as `POST /upgrades` (post-upgrade.ts: the checks of `fleet-upgrade upgrade`).
  *

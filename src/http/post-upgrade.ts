@@ -1,6 +1,6 @@
 /**
  * `POST /upgrades`: a one-off rollout of the named Collectors, with the checks of `fleet-upgrade
- * upgrade` (rollout/operator/check-one-off.ts) through the daemon's own client of the
+ * upgrade` (rollout/one-off/check-one-off.ts) through the daemon's own client of the
  * organization's service: a build it does not offer is a 400 and nothing is written; a hosted or
  * unknown Collector is named and left out, one already on the build too, an offline one named and
  * kept. The answer: 201 with the one-off's name and what was said of each named Collector; 409

@@ -1,5 +1,5 @@
 /**
- * The one-off policies as stored (keys.oneOffs: name → policy JSON, operator/one-off-policies.ts),
+ * The one-off policies as stored (keys.oneOffs: name → policy JSON, one-off/one-off-policies.ts),
  * as the rollouts' store reads them: a one-off that never started (it has no rollout yet) may be
  * removed, as read and while it has none (lua/remove-one-off-2.lua).
  */

@@ -76,7 +76,7 @@ export class RolloutReads {
   async readTick(): Promise<{
     current: Map<string, CurrentRollout>;
     followed: CurrentRollout[];
-    /** The one-off policies (operator/one-off-policies.ts), as stored. */
+    /** The one-off policies (one-off/one-off-policies.ts), as stored. */
     oneOffs: Record<string, string>;
     /** Rollback requests not yet taken (operator/rollback.ts), as stored. */
     rollbackRequests: Record<string, string>;

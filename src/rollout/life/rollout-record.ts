@@ -109,7 +109,7 @@ export interface RolloutRecord {
   /** This rollout takes Collectors of that rollout back to their previous builds. */
   rollbackOf?: string;
   /**
-   * A one-off's named Collectors that its first scan did not find, and why (tick/one-off-starts.ts);
+   * A one-off's named Collectors that its first scan did not find, and why (one-off/one-off-starts.ts);
    * `[]` once every one was found. Absent until that first scan was looked at.
    */
   unmatched?: UnmatchedCollector[];
@@ -140,7 +140,7 @@ export interface RollbackEntry {
   /** `started`, or `unavailable`: the service no longer offers the build (reported, not guessed). */
   state: 'started' | 'unavailable';
   /**
-   * What became of its Collectors when its rollout was forgotten (operator/control.ts `forget`, or
+   * What became of its Collectors when its rollout was forgotten (operator/forget.ts `forget`, or
    * retention): the account (rollback-account.ts) keeps them once that rollout is gone.
    */
   final?: RollbackTally & { phase: string };

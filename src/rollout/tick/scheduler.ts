@@ -9,16 +9,14 @@ import {
 } from '../life/index.js';
 import { reconcileUnknownTasks } from '../listings/index.js';
 import {
-  carryOutRollback,
-  expireRollouts,
+  lookedAtOneOff,
   OneOffPolicies,
   oneOffDue,
   parseOneOffRecord,
   parseOneOffs,
-  parseRollbackRequest,
-} from '../operator/index.js';
+} from '../one-off/index.js';
+import { carryOutRollback, expireRollouts, parseRollbackRequest } from '../operator/index.js';
 import { advanceRollout } from './advance-rollout.js';
-import { lookedAtOneOff } from './one-off-starts.js';
 import { OrgService } from './org-service.js';
 import { policyHash } from './policy-settings.js';
 import { followAborted } from './policy-steps/follow-aborted.js';
@@ -99,7 +97,7 @@ export class Scheduler {
     this.live = [...current.values()].map((c) => c.rollout);
     await this.guarded('*', () => this.orgs.refresh(this.live));
     // One-off rollouts come first (an operator's explicit request wins), until they are done; one
-    // that could not start is looked at again only when its next look is due (one-off-starts.ts).
+    // that could not start is looked at again only when its next look is due (one-off/one-off-starts.ts).
     const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
       const phase = current.get(p.name)?.rollout.phase;
       if (phase === undefined) return oneOffDue(parseOneOffRecord(rawOneOffs[p.name]), clock.now());

@@ -17,7 +17,8 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { AuditLog, type AuditRecord } from '../../../src/rollout/index.js';
-import { ControlError, forget, OneOffPolicies, pause } from '../../../src/rollout/operator/index.js';
+import { OneOffPolicies } from '../../../src/rollout/one-off/index.js';
+import { ControlError, forget, pause } from '../../../src/rollout/operator/index.js';
 import { testRedisUrl, useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 

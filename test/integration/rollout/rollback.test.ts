@@ -11,13 +11,12 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
 import type { CollectorState } from '../../../src/rollout/collector/index.js';
+import { OneOffPolicies, rollbackSource } from '../../../src/rollout/one-off/index.js';
 import {
   ControlError,
   carryOutRollback,
-  OneOffPolicies,
   parseRollbackRequest,
   requestRollback,
-  rollbackSource,
   rollbackStates,
 } from '../../../src/rollout/operator/index.js';
 import { settingsOf } from '../../../src/rollout/tick/index.js';

@@ -5,7 +5,7 @@
  * round (policy-steps/) declares the few members it needs.
  */
 import type { CurrentRollout, RolloutRecord } from '../../life/index.js';
-import type { OneOffPolicies } from '../../operator/index.js';
+import type { OneOffPolicies } from '../../one-off/index.js';
 import type { OrgService } from '../org-service.js';
 import type { TargetChooser } from '../target-chooser.js';
 import type { TickContext } from '../tick-context.js';

@@ -6,7 +6,8 @@
  */
 import type { Policy } from '../../../policy/schema.js';
 import type { CurrentRollout } from '../../life/index.js';
-import { isOneOffPolicy, rollbackSource, supersedeRollout } from '../../operator/index.js';
+import { isOneOffPolicy, rollbackSource } from '../../one-off/index.js';
+import { supersedeRollout } from '../../operator/index.js';
 import { policyHash, settingsOf } from '../policy-settings.js';
 import type { PolicyContext } from './policy-context.js';
 import type { ResolvedBuilds } from './resolve-builds.js';
