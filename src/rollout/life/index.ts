@@ -8,11 +8,13 @@
  * start (target-waits.ts), and its report's rows (report-rows.ts: the CLI's and the HTTP API's).
  */
 export * from './audit-log.js';
+export * from './describe-event.js';
 export * from './event-log.js';
 export * from './one-off-views.js';
 export * from './read-fleet-status.js';
 export * from './report-rows.js';
 export * from './rollback-account.js';
+export * from './rollout-codec.js';
 export * from './rollout-draft.js';
 export * from './rollout-events.js';
 export * from './rollout-phase.js';

@@ -15,7 +15,8 @@ import {
 } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import { policyOf } from '../rollout-id.js';
-import { decodeRollout, type RolloutRecord } from './rollout-record.js';
+import { decodeRollout } from './rollout-codec.js';
+import type { RolloutRecord } from './rollout-record.js';
 
 export interface CurrentRollout {
   rollout: RolloutRecord;

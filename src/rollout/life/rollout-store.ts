@@ -22,16 +22,11 @@ import { type AuditNote, auditArgs } from './audit-log.js';
 import { heldWhenForgotten } from './forgotten-holds.js';
 import { OneOffRecords } from './one-off-records.js';
 import { RollbackRequests } from './rollback-requests.js';
+import { decodeRollout, type RolloutPatch } from './rollout-codec.js';
 import type { RolloutNews } from './rollout-events.js';
 import { nextPhase, type PhaseEvent, type RolloutPhase } from './rollout-phase.js';
 import { RolloutReads } from './rollout-reads.js';
-import {
-  decodeRollout,
-  type RolloutPatch,
-  type RolloutRecord,
-  type RolloutSettings,
-  type WaveProgress,
-} from './rollout-record.js';
+import type { RolloutRecord, RolloutSettings, WaveProgress } from './rollout-record.js';
 import {
   type MoveOptions,
   moveChange,

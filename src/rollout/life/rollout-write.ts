@@ -8,16 +8,12 @@ import { randomUUID } from 'node:crypto';
 import type { Keys } from '../keys.js';
 import { policyOf } from '../rollout-id.js';
 import { type AuditNote, auditArgs } from './audit-log.js';
+import { describeEvent } from './describe-event.js';
 import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
-import { describeEvent, type RecordedEvent, type RolloutNews } from './rollout-events.js';
+import { encodePatch, type RolloutCounter, type RolloutPatch } from './rollout-codec.js';
+import type { RecordedEvent, RolloutNews } from './rollout-events.js';
 import type { PhaseEvent, RolloutPhase } from './rollout-phase.js';
-import {
-  encodePatch,
-  type RolloutCounter,
-  type RolloutPatch,
-  type RolloutRecord,
-  type WaveProgress,
-} from './rollout-record.js';
+import type { RolloutRecord, WaveProgress } from './rollout-record.js';
 
 /** One change of a rollout, written atomically with the events that tell of it. */
 export interface RolloutWrite {
