@@ -54,14 +54,14 @@ const clock = systemClock;
 const audit = new AuditLog(redis, state.keys);
 const ids: string[] = [];
 for (let w = 0; w < WORKERS; w++) {
-  const { rollout } = await state.rollouts.start(
-    `bench-${w}`,
-    '19.470-4',
-    '19.470-4',
-    10,
-    SETTINGS,
-    clock.now(),
-  );
+  const { rollout } = await state.rollouts.start({
+    policy: `bench-${w}`,
+    target: '19.470-4',
+    build: '19.470-4',
+    maxInFlight: 10,
+    settings: SETTINGS,
+    now: clock.now(),
+  });
   ids.push(rollout.id);
 }
 const access = new AccessControl(

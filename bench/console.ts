@@ -106,7 +106,14 @@ const ids: string[] = [];
 let next = 1;
 const seeded = performance.now();
 for (let i = 0; i < 10; i++) {
-  const { rollout } = await state.rollouts.start(`policy-${i}`, 'latest', '19.470-4', 100, SETTINGS, now);
+  const { rollout } = await state.rollouts.start({
+    policy: `policy-${i}`,
+    target: 'latest',
+    build: '19.470-4',
+    maxInFlight: 100,
+    settings: SETTINGS,
+    now,
+  });
   ids.push(rollout.id);
   const count = i === 0 ? 5_000 : 556;
   await seed(

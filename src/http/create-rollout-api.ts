@@ -2,7 +2,7 @@
  * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`,
  * `/rollouts/{id}/history`, `/rollouts/{id}/report` as CSV or JSON, streamed, or its worklist:
  * get-report.ts, and the access rule of `/status`), the operator actions of
- * src/rollout/operator/control.ts as
+ * src/rollout/operator/ (one verb a file) as
  * `POST /rollouts/{id}/{pause|resume|abort|promote|retry|rollback|forget}`, and one-off upgrades
  * as `POST /upgrades` (post-upgrade.ts: the checks of `fleet-upgrade upgrade`).
  *
@@ -33,7 +33,7 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { CollectorRecord } from '../rollout/index.js';
+import type { AuditNote, CollectorRecord } from '../rollout/index.js';
 import {
   AuditLog,
   type ControlDeps,
@@ -302,26 +302,31 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       const orgs = [oneOffOrgOf(parsed.data, oneOffs.orgs.length ? oneOffs.orgs : [DEFAULT_ORG])];
       scoped(orgs);
       requireGrant(who, 'operator', 'upgrade', orgs);
-      // A one-off writes no rollout yet: its record is appended right after it (not in its step).
+      // Its audit record is written in the one-off's own step (lua/add-one-off-3.lua).
+      let note: AuditNote | undefined;
+      const audit = () => {
+        note = trail().note(
+          auditRecord(
+            who,
+            req.socket.remoteAddress,
+            { what: 'upgrade', orgs },
+            {
+              answer: 'allowed',
+              status: 201,
+              reason: `${parsed.data.collectors.length} Collectors to ${parsed.data.to}`,
+            },
+          ),
+        );
+        return note;
+      };
       await postUpgrade(
         res,
         { ...oneOffs, redis, keys: deps.keys, clock: deps.clock },
         parsed.data,
         who.name,
+        audit,
       );
-      const note = trail().note(
-        auditRecord(
-          who,
-          req.socket.remoteAddress,
-          { what: 'upgrade', orgs },
-          {
-            answer: 'allowed',
-            status: 201,
-            reason: `${parsed.data.collectors.length} Collectors to ${parsed.data.to}`,
-          },
-        ),
-      );
-      return { note, answer: () => {} };
+      return { ...(note ? { note } : {}), answer: () => {} };
     });
   };
 

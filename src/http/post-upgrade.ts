@@ -1,6 +1,6 @@
 /**
  * `POST /upgrades`: a one-off rollout of the named Collectors, with the checks of `fleet-upgrade
- * upgrade` (rollout/operator/check-one-off.ts) through the daemon's own client of the
+ * upgrade` (rollout/one-off/check-one-off.ts) through the daemon's own client of the
  * organization's service: a build it does not offer is a 400 and nothing is written; a hosted or
  * unknown Collector is named and left out, one already on the build too, an offline one named and
  * kept. The answer: 201 with the one-off's name and what was said of each named Collector; 409
@@ -14,6 +14,7 @@ import type { CollectorUpgradeClient } from '../api/index.js';
 import type { Clock } from '../lib/clock.js';
 import { FleetError } from '../lib/errors.js';
 import {
+  type AuditNote,
   checkOneOffWith,
   DEFAULT_ORG,
   describeFinding,
@@ -66,6 +67,8 @@ export async function postUpgrade(
   deps: OneOffDeps,
   body: UpgradeBody,
   actor: string,
+  /** The request's audit record, written in the one-off's own step. */
+  audit?: (name: string) => AuditNote,
 ): Promise<void> {
   const org = oneOffOrgOf(body, deps.orgs.length ? deps.orgs : [DEFAULT_ORG]);
   const collectors = [...new Set(body.collectors)];
@@ -104,6 +107,7 @@ export async function postUpgrade(
     },
     actor,
     deps.clock.now(),
+    audit,
   );
   sendJson(res, 201, {
     oneOff: name,

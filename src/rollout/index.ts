@@ -118,7 +118,15 @@ export {
   healthVerdictOf,
   sendsHealthEvents,
 } from './listings/index.js';
-// What a one-off asks the service first (`upgrade`, POST /upgrades).
+// One-off upgrades: what a one-off asks the service first (`upgrade`, POST /upgrades), its policy.
+export {
+  checkOneOffWith,
+  describeFinding,
+  ONE_OFF_MAX_COLLECTORS,
+  type OneOffCheck,
+  OneOffPolicies,
+  whereOf,
+} from './one-off/index.js';
 export {
   abort,
   approvalsOf,
@@ -126,12 +134,7 @@ export {
   type ControlDeps,
   ControlError,
   type ControlResult,
-  checkOneOffWith,
-  describeFinding,
   forget,
-  ONE_OFF_MAX_COLLECTORS,
-  type OneOffCheck,
-  OneOffPolicies,
   type PolicyView,
   pause,
   promote,
@@ -140,7 +143,6 @@ export {
   retry,
   retryable,
   rollbackStates,
-  whereOf,
 } from './operator/index.js';
 export {
   OrgHealth,

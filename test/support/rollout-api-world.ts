@@ -71,7 +71,7 @@ export async function seedRollout(
   states: Partial<Record<CollectorState, number>>,
 ): Promise<void> {
   const [policy, build] = id.split('@') as [string, string];
-  await w.rollouts.start(policy, 'latest', build, 50, SETTINGS, T0);
+  await w.rollouts.start({ policy, target: 'latest', build, maxInFlight: 50, settings: SETTINGS, now: T0 });
   let next = 1;
   for (const [state, n] of Object.entries(states) as [CollectorState, number][]) {
     for (let i = 0; i < n; i++) {

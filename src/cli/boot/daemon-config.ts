@@ -25,6 +25,7 @@ import {
   DEFAULT_RETENTION_MS,
 } from '../../rollout/index.js';
 import { boundedDuration, type SETTING_BOUNDS } from './bounded-duration.js';
+import { envBoolean, envNumber } from './env-values.js';
 import { parseListen } from './parse-listen.js';
 import { DEFAULT_ORG, type OrgSettings, readOrgs } from './read-orgs.js';
 import { readRedisSettings } from './read-redis-settings.js';
@@ -116,31 +117,6 @@ export interface DaemonConfig {
   access?: AccessPlan;
   /** The audit trail's bounds (`audit:`). */
   audit: AuditBounds;
-}
-
-function envNumber(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  issues: SourceIssue[],
-  check: (n: number) => boolean,
-): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || !check(n)) {
-    issues.push({ file: 'environment', field: name, reason: `invalid value '${raw}'` });
-    return undefined;
-  }
-  return n;
-}
-
-function envBoolean(env: NodeJS.ProcessEnv, name: string, issues: SourceIssue[]): boolean | undefined {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return undefined;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  issues.push({ file: 'environment', field: name, reason: `expected true or false, got '${env[name]}'` });
-  return undefined;
 }
 
 export interface LoadDaemonConfigInput {

@@ -137,7 +137,7 @@ export function upgradeCommand(): Command {
   );
 }
 
-/** The one-off checked and written on Redis as `local:<user>@<host>`, with its audit record. */
+/** The one-off checked and written on Redis as `local:<user>@<host>`, with its audit record in the same step. */
 async function upgradeOnRedis(
   flags: { config?: string; to: string; allowDowngrade: boolean; maxInFlight?: number; org?: string },
   collectors: number[],
@@ -176,17 +176,18 @@ async function upgradeOnRedis(
       },
       operatorName(),
       deps.clock.now(),
+      // Its audit record is written in the one-off's own step (lua/add-one-off-3.lua).
+      (name) =>
+        deps.audit.note({
+          who: operatorName(),
+          via: 'local',
+          from: hostname(),
+          what: 'upgrade',
+          orgs: [org],
+          answer: 'allowed',
+          reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
+        }),
     );
-    // A one-off writes no rollout yet: its audit record right after it (docs/access.md).
-    await deps.audit.append({
-      who: operatorName(),
-      via: 'local',
-      from: hostname(),
-      what: 'upgrade',
-      orgs: [org],
-      answer: 'allowed',
-      reason: `${kept.length} Collectors to ${flags.to}: ${name}`,
-    });
     return { ...said, name, kept: kept.length };
   });
 }

@@ -28,10 +28,17 @@ import { formatInstant } from '../../policy/calendar/format-instant.js';
 import { nextWindowChange } from '../../policy/calendar/next-window-change.js';
 import { windowFits } from '../../policy/calendar/window-fits.js';
 import type { Policy } from '../../policy/schema.js';
-import { knownIssueFor } from '../../policy/select/known-issue-match.js';
 import { enqueueUpgrades, jobFor, type UpgradeJobData, type UpgradeQueue } from '../../queue/upgrade-job.js';
 import type { CollectorStore } from '../collector/index.js';
-import { type CollectorRecord, type Move, orgOf, type StateCounts, transition } from '../collector/index.js';
+import {
+  type CollectorRecord,
+  knownIssueHold,
+  type Move,
+  orgOf,
+  type StateCounts,
+  transition,
+  writeKnownIssueHolds,
+} from '../collector/index.js';
 import type { RolloutRecord } from '../life/index.js';
 import { admits } from '../life/index.js';
 import type { LengthModel } from './upgrade-length.js';
@@ -141,14 +148,14 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
       if (t.ok) hold.push(t.move);
       return false;
     }
-    const issue = knownIssueFor(policy, { ...r, org, collectorVersion: r.from }, r.to);
-    if (issue) {
-      const t = transition(
-        r,
-        { type: 'known_issue', action: issue.action, note: issue.note },
-        { now, settings: rollout.settings },
-      );
-      if (t.ok) (r.state === 'queued' ? known[issue.action] : known.retried).push(t.move);
+    const held = knownIssueHold(
+      policy,
+      r,
+      { ...r, org, collectorVersion: r.from },
+      { now, settings: rollout.settings },
+    );
+    if (held) {
+      if (held.move) (r.state === 'queued' ? known[held.action] : known.retried).push(held.move);
       return false;
     }
     if (r.state === 'waiting_retry' && (r.nextAttemptAt ?? 0) <= now && (r.belowMinimum || fits(r))) {
@@ -166,14 +173,13 @@ export async function admit(deps: AdmitDeps, input: AdmitInput): Promise<Admitte
     }
     return false;
   }
-  const settle = async (moves: Move[], countWritten?: 'knownIssueSkipped' | 'knownIssueManual') => {
+  const settle = async (moves: Move[]) => {
     if (moves.length === 0) return;
     // The store tells the outcomes it writes (the metrics count them there).
-    await deps.store.apply(rollout.id, moves, countWritten ? { countWritten } : {});
+    await deps.store.apply(rollout.id, moves, {});
   };
   await settle(hold);
-  await settle(known.skip, 'knownIssueSkipped');
-  await settle(known.manual, 'knownIssueManual');
+  await writeKnownIssueHolds(deps.store, rollout.id, known);
   await settle(known.retried);
   const heldByWindow = held.length;
   const windowDetail = heldByWindow ? windowWait(policy.windows, now, held[0] as CollectorRecord) : undefined;

@@ -146,7 +146,7 @@ export async function tripFailureGate(
       at: now,
       reason: `the failure gate tripped: ${verdict.trip}`,
     };
-    await deps.rollouts.requestRollback(rollout.id, JSON.stringify(request));
+    await deps.rollouts.rollbacks.request(rollout.id, JSON.stringify(request));
   }
   if (verdict.onTrip === 'abort') {
     const aborted = await abortRollout(deps, draft.view, {

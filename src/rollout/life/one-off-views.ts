@@ -1,5 +1,5 @@
 /**
- * The one-offs (`fleet-upgrade upgrade`, operator/one-off-policies.ts) that have no rollout yet,
+ * The one-offs (`fleet-upgrade upgrade`, one-off/one-off-policies.ts) that have no rollout yet,
  * as `status` and `/status` show them: the daemon has not started them, and why when it looked
  * and could not (`notStarted`: the build is not offered; when it looks again, or that it gave up).
  * Read from the one-offs' records as stored, without their policy's validation: a view, not a

@@ -128,7 +128,7 @@ export function rollbackAccounts(
  * of one rollout: `GET /rollouts/{id}`), and its entries with their rollouts' phases.
  */
 export async function readRollbackAccounts(
-  rollouts: Pick<RolloutStore, 'readMany' | 'unstartedOneOff'>,
+  rollouts: Pick<RolloutStore, 'readMany' | 'oneOffs'>,
   source: Pick<RolloutRecord, 'rollbacks'>,
 ): Promise<
   | {
@@ -147,7 +147,7 @@ export async function readRollbackAccounts(
   });
   const policies = [...new Set(entries.flatMap((e) => (e.policy === undefined ? [] : [e.policy])))];
   const waiting = new Set<string>();
-  for (const p of policies) if ((await rollouts.unstartedOneOff(p)) !== undefined) waiting.add(p);
+  for (const p of policies) if ((await rollouts.oneOffs.unstarted(p)) !== undefined) waiting.add(p);
   const rollbackAccounts = rollbackAccountsOf(entries, views, waiting);
   const phases = new Map(
     rollbackAccounts.flatMap((a) => a.rollouts.map((x) => [x.policy, x.phase] as const)),

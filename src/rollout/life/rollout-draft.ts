@@ -7,10 +7,12 @@
  * what is still pending.
  */
 import type { Logger } from '../../lib/logger.js';
+import { applyPatch, type RolloutCounter, type RolloutPatch } from './rollout-codec.js';
 import type { RolloutNews } from './rollout-events.js';
 import type { PhaseEvent } from './rollout-phase.js';
-import { applyPatch, type RolloutCounter, type RolloutPatch, type RolloutRecord } from './rollout-record.js';
-import { moveChange, type RolloutStore } from './rollout-store.js';
+import type { RolloutRecord } from './rollout-record.js';
+import type { RolloutStore } from './rollout-store.js';
+import { moveChange } from './rollout-write.js';
 
 export class RolloutDraft {
   private pending: RolloutPatch = {};

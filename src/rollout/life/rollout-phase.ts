@@ -1,6 +1,6 @@
 /**
  * A rollout's own life: its phases and the events that move it. Every change of phase goes
- * through `nextPhase`, so that operator actions (src/rollout/operator/control.ts), the failure gate, the
+ * through `nextPhase`, so that operator actions (src/rollout/operator/: one verb a file), the failure gate, the
  * policy files and the scheduler are all events of one machine, recorded in the rollout's
  * history (event-log.ts).
  *

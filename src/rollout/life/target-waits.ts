@@ -13,7 +13,7 @@ import type { Keys } from '../keys.js';
 import { rolloutId } from '../rollout-id.js';
 import { HISTORY_LIMIT, OUTBOX_LIMIT } from './event-log.js';
 import type { RolloutNews } from './rollout-events.js';
-import { recordedEvent } from './rollout-store.js';
+import { recordedEvent } from './rollout-write.js';
 
 /** How long the history of a rollout that never started is kept (that of retention). */
 const UNSTARTED_HISTORY_MS = 30 * 86_400_000;

@@ -30,11 +30,13 @@ import {
   collectorKey,
   DEFAULT_ORG,
   keyOf,
+  knownIssueHold,
   type Move,
   newRecord,
   OFF_LISTING_STATES,
   parseCollectorKey,
   transition,
+  writeKnownIssueHolds,
 } from '../collector/index.js';
 import { admits, buildOf, type RolloutRecord } from '../life/index.js';
 
@@ -225,17 +227,15 @@ async function holdKnownIssues(
   for (const r of fresh) {
     const c = byId.get(r.id);
     if (!c || !isNew.has(keyOf(r))) continue;
-    const issue = knownIssueFor(policy, { ...c, org }, r.to);
-    if (!issue) continue;
-    const t = transition(
+    const held = knownIssueHold(
+      policy,
       r,
-      { type: 'known_issue', action: issue.action, note: issue.note },
+      { ...c, org },
       { now: r.discoveredAt, settings: rollout.settings },
     );
-    if (t.ok) moves[issue.action].push(t.move);
+    if (held?.move) moves[held.action].push(held.move);
   }
-  if (moves.skip.length) await store.apply(rollout.id, moves.skip, { countWritten: 'knownIssueSkipped' });
-  if (moves.manual.length) await store.apply(rollout.id, moves.manual, { countWritten: 'knownIssueManual' });
+  await writeKnownIssueHolds(store, rollout.id, moves);
 }
 
 /**

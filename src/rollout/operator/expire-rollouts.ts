@@ -5,7 +5,8 @@
  * go with it at the next scrape. A rollout whose Collectors still hold slots is left for later.
  */
 import type { Logger } from '../../lib/logger.js';
-import { type ControlDeps, ControlError, forget, forgettable } from './control.js';
+import { type ControlDeps, ControlError } from './control.js';
+import { forget, forgettable } from './forget.js';
 
 /** When a rollout finished: its convergence, or its last change of phase. */
 export function finishedAt(r: { convergedAt?: number; updatedAt: number }): number {

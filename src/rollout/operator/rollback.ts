@@ -38,8 +38,8 @@ import {
   type RolloutSettings,
   type RolloutStore,
 } from '../life/index.js';
+import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from '../one-off/index.js';
 import { type ControlDeps, ControlError, type ControlResult } from './control.js';
-import { ONE_OFF_MAX_COLLECTORS, type OneOffPolicies, rollbackDescription } from './one-off-policies.js';
 
 export { DEFAULT_ROLLBACK_STATES, ROLLBACK_STATES };
 /** Ids listed per build that is no longer offered (the rest are counted). */

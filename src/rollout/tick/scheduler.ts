@@ -1,54 +1,34 @@
-/**
- * The scheduler (run by the one leader) decides when things run. Each tick reads every policy's
- * current rollout with its counts and slots once (two round trips), and each organization's
- * health (a sick one is probed: org-service.ts), then per policy in file order:
- * - a disabled policy pauses its rollout (`paused (policy disabled)`), a removed one too
- *   (`paused (policy removed)`); a policy enabled again un-pauses it;
- * - the target resolves to a build in each organization the policy covers (`latest` in each one's
- *   build list); the rollout's build is the target's, or the newest of its organizations'; a new
- *   build starts a new rollout and supersedes the old one (not after an abort, until the policy
- *   changes or the aborted rollout is resumed);
- * - the rollout moves on (advance-rollout.ts): scans, the gates, the waves, admission,
- *   convergence.
- * Scans are the only API calls (besides reading the build list once per scan interval); the rest
- * is a few Redis round trips per tick, whatever the size of the fleet. What happens is recorded
- * with each change, in the rollout's history and the outbox of notifications (life/).
- */
-import { maxInFlightOf, resolveMaxInFlight } from '../../policy/max-in-flight.js';
 import type { Policy } from '../../policy/schema.js';
 import { policyOrgs } from '../../policy/select/select-collectors.js';
-import { COLLECTOR_STATES, sumStates } from '../collector/index.js';
 import {
   admits,
   type CurrentRollout,
-  isPolicyPause,
   PAUSE_REASONS,
   RolloutDraft,
   type RolloutRecord,
 } from '../life/index.js';
 import { reconcileUnknownTasks } from '../listings/index.js';
 import {
-  abortWaiting,
-  carryOutRollback,
-  expireRollouts,
-  isOneOffPolicy,
+  lookedAtOneOff,
   OneOffPolicies,
   oneOffDue,
   parseOneOffRecord,
   parseOneOffs,
-  parseRollbackRequest,
-  rollbackSource,
-  supersedeRollout,
-} from '../operator/index.js';
+} from '../one-off/index.js';
+import { carryOutRollback, expireRollouts, parseRollbackRequest } from '../operator/index.js';
 import { advanceRollout } from './advance-rollout.js';
-import { narrowResolution } from './choose-build.js';
-import { lookedAtOneOff } from './one-off-starts.js';
 import { OrgService } from './org-service.js';
-import { policyHash, resolveTarget, settingsOf } from './policy-settings.js';
+import { policyHash } from './policy-settings.js';
+import { followAborted } from './policy-steps/follow-aborted.js';
+import type { PolicyContext } from './policy-steps/policy-context.js';
+import { policyPass } from './policy-steps/policy-pass.js';
+import { resolveBuilds } from './policy-steps/resolve-builds.js';
+import { startRollout } from './policy-steps/start-rollout.js';
+import { takeSettings } from './policy-steps/take-settings.js';
 import { repairJobs } from './repair-jobs.js';
 import { TargetChooser } from './target-chooser.js';
 import { ProblemTeller } from './tell-problems.js';
-import { newTickMemory, type OrgPart, type TickContext, type TickDeps } from './tick-context.js';
+import { newTickMemory, type TickContext, type TickDeps } from './tick-context.js';
 import { UnofferedTargets } from './unoffered-targets.js';
 import { listingDue } from './watch-step.js';
 
@@ -117,7 +97,7 @@ export class Scheduler {
     this.live = [...current.values()].map((c) => c.rollout);
     await this.guarded('*', () => this.orgs.refresh(this.live));
     // One-off rollouts come first (an operator's explicit request wins), until they are done; one
-    // that could not start is looked at again only when its next look is due (one-off-starts.ts).
+    // that could not start is looked at again only when its next look is due (one-off/one-off-starts.ts).
     const oneOffs = parseOneOffs(rawOneOffs, this.deps.logger).filter((p) => {
       const phase = current.get(p.name)?.rollout.phase;
       if (phase === undefined) return oneOffDue(parseOneOffRecord(rawOneOffs[p.name]), clock.now());
@@ -197,7 +177,7 @@ export class Scheduler {
         { rollout: sourceId },
         'rollback request unreadable or its rollout gone; dropped',
       );
-    await this.deps.rollouts.rollbackRequestDone(sourceId, json);
+    await this.deps.rollouts.rollbacks.done(sourceId, json);
   }
 
   private async guarded(policy: string, work: () => Promise<unknown>): Promise<void> {
@@ -206,6 +186,20 @@ export class Scheduler {
     } catch (err) {
       this.deps.logger.error({ policy, err: (err as Error).message }, 'scheduler pass failed');
     }
+  }
+
+  /** The context of a policy's round (policy-steps/policy-context.ts). */
+  private get policyCtx(): PolicyContext {
+    return {
+      ...this.ctx,
+      orgService: this.orgs,
+      chooser: this.chooser,
+      unoffered: this.unoffered,
+      oneOffs: this.oneOffs,
+      live: this.live,
+      reconcileNow: (rollout, now, pageSize) => this.reconcileNow(rollout, now, pageSize),
+      verifyNow: (cur, now, pageSize) => this.verifyNow(cur, now, pageSize),
+    };
   }
 
   /** Resolves tasks of unknown id of a rollout that no longer moves on, now and then. */
@@ -263,153 +257,40 @@ export class Scheduler {
   }
 
   /**
-   * The build the policy's target names in each of its organizations that answers (`latest`:
-   * each one's latest), those whose service has a problem (they wait), and those that do not
-   * offer the target (with the builds they offer). Their build lists are read afresh when the
-   * target's next look is due (unoffered-targets.ts).
-   */
-  private async resolve(policy: Policy, orgs: readonly string[]) {
-    const builds: Record<string, string> = {};
-    const parts: OrgPart[] = [];
-    const notOffered: string[] = [];
-    const offers: string[] = [];
-    const looked = this.unoffered.due(policy.name, this.deps.clock.now());
-    for (const org of orgs) {
-      const targets = await this.orgs.builds(org, this.live, looked ? 0 : undefined);
-      if (!targets) continue;
-      const build = resolveTarget(policy.target, targets);
-      if (!build) {
-        notOffered.push(org);
-        offers.push(...targets.map((t) => t.version));
-        continue;
-      }
-      builds[org] = build;
-      if (this.orgs.readable(org)) parts.push({ org, api: this.orgs.apis.get(org).client, targets });
-    }
-    return { builds, parts, notOffered, offers, looked };
-  }
-
-  /**
-   * One policy's round: its rollout of the build its target names (started, and the one it
-   * replaces superseded, when the build is new), its edited settings taken, un-paused when its
-   * policy is back, then moved on (advance-rollout.ts). Answers the rollout as it stands.
+   * One policy's round, in order: the build its target names in each organization (policy-steps/),
+   * its aborted rollout followed while it stays aborted, the rollout of a new build started (and
+   * the one it replaces superseded), its edited settings taken and a policy pause ended, the ring
+   * it follows, then the rollout moved on (advance-rollout.ts). Answers the rollout as it stands.
    */
   async tickPolicy(
     policy: Policy,
     cur: CurrentRollout | undefined,
     earlier: readonly Policy[] = [],
   ): Promise<RolloutRecord | undefined> {
-    const { rollouts, clock, logger } = this.deps;
+    const ctx = this.policyCtx;
     const orgs = policyOrgs(policy, this.orgs.apis.names);
     if (orgs.length === 0) {
-      logger.error(
-        { policy: policy.name, orgs: policy.orgs, known: this.orgs.apis.names },
+      const known = this.orgs.apis.names;
+      ctx.logger.error(
+        { policy: policy.name, orgs: policy.orgs, known },
         'the policy covers no organization of the settings',
       );
       return undefined;
     }
-    const { builds, parts, notOffered, offers, looked } = await this.resolve(policy, orgs);
-    // Said once, shown in `status` until offered, looked at again with a back-off.
-    if (notOffered.length)
-      this.unoffered.notOffered(policy, { orgs: notOffered, covered: orgs, offers }, clock.now(), looked);
-    else this.unoffered.offered(policy.name);
-    const resolved = Object.values(builds);
-    if (resolved.length === 0) return undefined;
-    // `latest-N`, `minAge` and the ring it follows (`after`) decide among the builds the target
-    // allows; the current rollout goes on while a newer one waits (choose-build.ts).
-    const choice = await this.chooser.choose(policy, orgs, cur, this.live);
-    if (choice.build === undefined) return undefined;
-    narrowResolution(builds, parts, choice, cur?.rollout);
-    const build = choice.build;
-    const now = clock.now();
-    const settings = settingsOf(policy);
-    const hash = policyHash(policy);
-    const where = { builds, orgs };
-    let view = cur;
-    if (view?.rollout.phase === 'aborted') {
-      const released = view.rollout.releasedAt !== undefined || view.rollout.policyHash !== hash;
-      if (!released || view.rollout.build === build) {
-        const waiting = (view.counts.queued ?? 0) + (view.counts.waiting_retry ?? 0);
-        if (waiting > 0)
-          await abortWaiting(this.deps, view.rollout, view.rollout.abortReason ?? 'aborted', now);
-        if ((view.counts.reconciling ?? 0) > 0) await this.reconcileNow(view.rollout, now, policy.pageSize);
-        await this.verifyNow(view, now, policy.pageSize);
-        return view.rollout;
-      }
-    }
-    if (!view || view.rollout.build !== build) {
-      await this.chooser.started(policy, build, choice);
-      const source = rollbackSource(policy);
-      const { rollout, replaced } = await rollouts.start(
-        policy.name,
-        policy.target,
-        build,
-        policy.maxInFlight,
-        settings,
-        now,
-        { patch: { policyHash: hash, ...where, ...(source ? { rollbackOf: source } : {}) }, tell: true },
-      );
-      if (replaced) await supersedeRollout(this.deps, replaced, rollout.id, now);
-      if (rollout.phase === 'superseded') await rollouts.move(rollout, 'restart', now);
-      [view] = await rollouts.readMany([rollout.id]);
-      if (!view) return undefined;
-      logger.info({ rollout: rollout.id, policy: policy.name, build, replaced }, 'rollout started');
-      this.live.push(view.rollout);
-      await this.orgs.started(view.rollout);
-      if (policy.target !== build && isOneOffPolicy(policy)) await this.oneOffs.pin(policy.name, build);
-    }
+    const resolved = await resolveBuilds(ctx, policy, orgs, cur);
+    if (!resolved) return undefined;
+    const now = ctx.clock.now();
+    const aborted = { build: resolved.build, hash: policyHash(policy), pageSize: policy.pageSize, now };
+    if (cur && (await followAborted(ctx, cur, aborted))) return cur.rollout;
+    const view =
+      cur && cur.rollout.build === resolved.build
+        ? cur
+        : await startRollout(ctx, policy, resolved, { orgs, now });
+    if (!view) return undefined;
     const draft = new RolloutDraft(view.rollout);
-    const r = draft.view;
-    // The limit as the policy says it for the Collectors found so far (a share grows with them).
-    const limit = resolveMaxInFlight(maxInFlightOf(policy), sumStates(view.counts, COLLECTOR_STATES));
-    if (
-      r.maxInFlight !== limit ||
-      r.target !== policy.target ||
-      r.policyHash !== hash ||
-      JSON.stringify(r.settings) !== JSON.stringify(settings) ||
-      JSON.stringify(r.builds) !== JSON.stringify({ ...r.builds, ...builds }) ||
-      JSON.stringify(r.orgs) !== JSON.stringify(orgs)
-    ) {
-      // An organization's build moved on (its build list offers a newer latest): scan now, so that
-      // its Collectors not sent yet go to the new build (`retarget`) before this tick admits any.
-      if (Object.entries(builds).some(([org, b]) => r.builds?.[org] !== undefined && r.builds[org] !== b))
-        this.memory.lastScan.delete(r.id);
-      // Written at once: the jobs this tick admits read the settings. An organization that waits
-      // keeps the build it had.
-      draft.set({
-        maxInFlight: limit,
-        target: policy.target,
-        settings,
-        policyHash: hash,
-        builds: { ...r.builds, ...builds },
-        orgs,
-      });
-      await draft.flush(rollouts, now, logger);
-    }
-    if (r.phase === 'paused' && isPolicyPause(r.pauseReason)) {
-      const news = [
-        { type: 'rollout.resumed' as const, source: 'policy' as const, released: 'policy' as const },
-      ];
-      if (await draft.move(rollouts, 'unpause', now, { news }))
-        logger.info({ rollout: r.id }, 'rollout running again: its policy is enabled');
-    }
-    await this.chooser.follow(draft, policy, choice, now);
-    await advanceRollout(this.ctx, {
-      policy,
-      draft,
-      counts: view.counts,
-      slotsHeld: view.slotsHeld,
-      ...(view.nextRetryAt === undefined ? {} : { nextRetryAt: view.nextRetryAt }),
-      orgs: parts,
-      // Organizations whose service has a problem, or that an operator paused (`pause --org`), wait.
-      waiting: new Set([
-        ...orgs.filter((o) => !parts.some((p) => p.org === o) || this.orgs.waiting.has(o)),
-        ...(draft.view.pausedOrgs ?? []).map((p) => p.org),
-      ]),
-      probes: new Set(orgs.filter((o) => this.orgs.probes.has(o))),
-      earlier,
-      now,
-    });
+    await takeSettings(ctx, draft, policy, { counts: view.counts, builds: resolved.builds, orgs, now });
+    await this.chooser.follow(draft, policy, resolved.choice, now);
+    await advanceRollout(ctx, policyPass(ctx, view, draft, { policy, resolved, orgs, earlier, now }));
     return draft.view;
   }
 }

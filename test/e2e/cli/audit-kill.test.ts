@@ -25,14 +25,14 @@ afterEach(() => {
 describe('a SIGKILL of the acting process', () => {
   it('never separates an action from its audit record', async () => {
     const state = createState(ctx.redis, ctx.prefix);
-    const { rollout } = await state.rollouts.start(
-      'web',
-      '19.470-4',
-      '19.470-4',
-      10,
-      TEST_SETTINGS,
-      Date.now(),
-    );
+    const { rollout } = await state.rollouts.start({
+      policy: 'web',
+      target: '19.470-4',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: TEST_SETTINGS,
+      now: Date.now(),
+    });
     const env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

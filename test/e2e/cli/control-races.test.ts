@@ -28,7 +28,14 @@ const env = () => ({
 
 async function seedAborted() {
   const state = createState(ctx.redis, ctx.prefix);
-  await state.rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+  await state.rollouts.start({
+    policy: 'linux-fleet',
+    target: 'latest',
+    build: '19.470-4',
+    maxInFlight: 50,
+    settings: SETTINGS,
+    now: T0,
+  });
   for (const [i, s] of (['queued', 'succeeded', 'failed'] as const).entries())
     await seedCollector(
       { store: state.store, rolloutId: ID, settings: SETTINGS, now: T0 },

@@ -33,7 +33,14 @@ describe('a quarantined cohort in status', () => {
     });
     const h = harness;
     const now = Date.now();
-    const { rollout } = await h.state.rollouts.start('web', 'latest', '19.470-4', 10, SETTINGS, now);
+    const { rollout } = await h.state.rollouts.start({
+      policy: 'web',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now,
+    });
     const held = [{ cohort: 'osName=Mac OS X', reason: '4 of 5 upgrades failed', at: now, held: 8 }];
     expect(
       await h.state.rollouts.write(rollout, { phase: 'running', patch: { quarantined: held } }, now),

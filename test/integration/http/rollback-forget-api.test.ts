@@ -71,7 +71,13 @@ describe('GET /rollouts/{id}', () => {
     const source = await w.rollouts.get(ID);
     await w.rollouts.write(source as never, { patch: { rollbacks: [entry] } }, T0);
     // Its rollout: one back, one not alive; the third was on its previous build already.
-    await w.rollouts.start('rollback-x', '19.400-5', '19.400-5', 3, SETTINGS, T0, {
+    await w.rollouts.start({
+      policy: 'rollback-x',
+      target: '19.400-5',
+      build: '19.400-5',
+      maxInFlight: 3,
+      settings: SETTINGS,
+      now: T0,
       patch: { rollbackOf: ID, unmatched: [{ id: 3, finding: 'on_build' }] },
     });
     for (const [id, state] of [

@@ -30,7 +30,13 @@ async function open(): Promise<ApiWorld> {
   const state = await openRolloutApi(ctx.redis, ctx.prefix, { token: TOKEN, at: T0 });
   worlds.push(state);
   // us: 2 failed, 1 queued; emea: 1 failed, 2 queued (ids repeat across the two).
-  await state.rollouts.start('spread', 'latest', '19.470-4', 50, SETTINGS, T0, {
+  await state.rollouts.start({
+    policy: 'spread',
+    target: 'latest',
+    build: '19.470-4',
+    maxInFlight: 50,
+    settings: SETTINGS,
+    now: T0,
     patch: { orgs: ['us', 'emea'] },
   });
   const seeds: [string, number, CollectorState][] = [

@@ -225,7 +225,14 @@ describe('GET /rollouts/{id}/report', () => {
 
   /** A rollout of `n` Collectors, their records written as the store keeps them. */
   async function seedBig(w: World, n: number): Promise<void> {
-    await w.rollouts.start('big', 'latest', '19.470-4', 50, SETTINGS, T0);
+    await w.rollouts.start({
+      policy: 'big',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     const pipeline = ctx.redis.pipeline();
     for (let i = 1; i <= n; i++) {
       const r = {
@@ -272,7 +279,14 @@ describe('GET /rollouts/{id}/report', () => {
 
   it('?worklist=true: only the Collectors that need a person, with the command that resolves each, as report --worklist', async () => {
     const w = await open();
-    await w.rollouts.start('big', 'latest', '19.470-4', 50, SETTINGS, T0);
+    await w.rollouts.start({
+      policy: 'big',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     const states = ['succeeded', 'manual', 'failed', 'unknown', 'queued'] as const;
     for (const [i, state] of states.entries())
       await seedCollector(

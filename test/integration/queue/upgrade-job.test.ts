@@ -222,7 +222,14 @@ describe('startUpgradeWorker', () => {
     const settings = settingsOf(
       Policy.parse({ name: 'linux-fleet', maxInFlight: 5, poll: { jitter: 0 }, verify: false }),
     );
-    const { rollout } = await rollouts.start('linux-fleet', 'latest', BUILD, 5, settings, clock.now());
+    const { rollout } = await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 5,
+      settings,
+      now: clock.now(),
+    });
     const found = newRecord(
       { id: C.web1, name: 'web-1', hostName: 'web-1.prod.internal', collectorVersion: '19.400-5' },
       BUILD,

@@ -664,7 +664,14 @@ describe('CollectorStore: discovery', () => {
 
   it('puts canaries first in the admission order, in the order found, and counts them in the rollout', async () => {
     const s = open();
-    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 10, SETTINGS, T0);
+    await s.rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0,
+    });
     await s.store.discover(ROLLOUT, [5, 3].map(collector));
     // A scan finds 9 and 1 (canaries) among 8, 9, 1, 4.
     expect(await s.store.discover(ROLLOUT, [8, 9, 1, 4].map(collector), new Set([9, 1, 77]))).toEqual([
@@ -687,7 +694,14 @@ describe('CollectorStore: discovery', () => {
 
   it('a Collector retargeted while queued (its organization’s build moved on) keeps its place and count', async () => {
     const s = open();
-    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 10, SETTINGS, T0);
+    await s.rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0,
+    });
     await s.store.discover(ROLLOUT, [5, 3].map(collector), new Set([3]));
     await s.store.discover(ROLLOUT, [8, 4].map(collector));
     const before = await zset(s.keys.queued(ROLLOUT));
@@ -959,7 +973,14 @@ describe('CollectorStore: indexes and candidates', () => {
 describe('CollectorStore: counters, durations and the slot-freed channel', () => {
   it('adds counters to the rollout even when its moves are stale, refused or absent', async () => {
     const s = open();
-    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 10, SETTINGS, T0);
+    await s.rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0,
+    });
     await put(s.store, ROLLOUT, 1, 'pending');
     const late = await moveOf(s.store, ROLLOUT, 1, ev.status(1));
     expect(await step(s.store, ROLLOUT, 1, ev.succeeded, { counters: { statusReads: 1 } })).toBe('written');
@@ -1050,7 +1071,14 @@ describe('CollectorStore: all() and loadStep', () => {
 
   it('the rollout store’s loadStep returns the record and the rollout’s fields in one round trip', async () => {
     const s = open();
-    await s.rollouts.start('linux-fleet', 'latest', '19.470-4', 12, SETTINGS, T0);
+    await s.rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 12,
+      settings: SETTINGS,
+      now: T0,
+    });
     const { rollout } = (await s.rollouts.readMany([ROLLOUT]))[0] ?? {};
     if (rollout) await s.rollouts.write(rollout, { patch: { firstPollMs: Math.round(45_000.4) } }, T0);
     const record = await put(s.store, ROLLOUT, 7, 'pending');

@@ -54,8 +54,22 @@ async function collector(rolloutId: string, id: number, events: CollectorEvent[]
 describe('readFleetStatus', () => {
   it('reads every rollout, newest first, with its counts, its own in-flight count, total and done', async () => {
     const s = open();
-    await s.rollouts.start('a', 'latest', '19.450-12', 5, SETTINGS, 1000);
-    await s.rollouts.start('b', '19.470-4', '19.470-4', 2, SETTINGS, 2000);
+    await s.rollouts.start({
+      policy: 'a',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: 1000,
+    });
+    await s.rollouts.start({
+      policy: 'b',
+      target: '19.470-4',
+      build: '19.470-4',
+      maxInFlight: 2,
+      settings: SETTINGS,
+      now: 2000,
+    });
     const a = 'a@19.450-12';
     await collector(a, 1, [admit, send, created, { type: 'succeeded' }]);
     await collector(a, 2, [admit, send, created, { type: 'failed', message: 'disk full' }]);
@@ -106,8 +120,22 @@ describe('readFleetStatus', () => {
     const s = open();
     const older = 'linux@19.450-12';
     const newer = 'linux@19.470-4';
-    await s.rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, 1000);
-    await s.rollouts.start('linux', 'latest', '19.470-4', 5, SETTINGS, 2000);
+    await s.rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: 1000,
+    });
+    await s.rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: 2000,
+    });
     await collector(older, 1, [admit, send, unknown]);
     await collector(older, 2, [admit, send, created]);
     await collector(newer, 1, [admit]);
@@ -125,8 +153,22 @@ describe('readFleetStatus', () => {
 
   it('shows why a rollout is paused, and halted ones as halted', async () => {
     const s = open();
-    const { rollout: a } = await s.rollouts.start('a', 'latest', '19.470-4', 5, SETTINGS, 1000);
-    const { rollout: b } = await s.rollouts.start('b', 'latest', '19.470-4', 5, SETTINGS, 2000);
+    const { rollout: a } = await s.rollouts.start({
+      policy: 'a',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: 1000,
+    });
+    const { rollout: b } = await s.rollouts.start({
+      policy: 'b',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: 2000,
+    });
     await s.rollouts.move(a, 'pause', 3000, PAUSE_REASONS.policyDisabled);
     await s.rollouts.move(b, 'halt', 3000, '3 of 4 outcomes failed');
     const status = await readFleetStatus(s);

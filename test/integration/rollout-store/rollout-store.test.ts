@@ -70,7 +70,14 @@ describe('rolloutId and policyOf', () => {
 describe('RolloutStore.start', () => {
   it('creates a rollout once, with every field, and finds the same one later', async () => {
     const { rollouts, store } = open();
-    const first = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const first = await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(first.replaced).toBeUndefined();
     // Every field with a value; optional ones without a value read back as undefined (toEqual
     // treats an undefined field as absent, so optional fields added later need no change here).
@@ -103,7 +110,14 @@ describe('RolloutStore.start', () => {
       expect(first.rollout[field], field).toBeUndefined();
     await store.apply(first.rollout.id, [], { counters: { statusReads: 1 } });
     // Started again (the next tick, another leader): nothing is rewritten, not even the limits.
-    const again = await rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0 + 60_000);
+    const again = await rollouts.start({
+      policy: 'linux-fleet',
+      target: '19.470-4',
+      build: '19.470-4',
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0 + 60_000,
+    });
     expect(again.replaced).toBeUndefined();
     expect(again.rollout).toEqual({ ...expected, statusReads: 1 });
     expect((await rollouts.list()).map((r) => r.id)).toEqual(['linux-fleet@19.470-4']);
@@ -112,7 +126,14 @@ describe('RolloutStore.start', () => {
 
   it('update takes the policy’s edited limits, target and settings into an existing rollout', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     const edited: RolloutSettings = { ...SETTINGS, pollInitialMs: 30_000, notAliveAttempts: 2 };
     delete edited.notAliveUntilMs;
     await rollouts.write(
@@ -130,14 +151,37 @@ describe('RolloutStore.start', () => {
 
   it('returns the replaced id when the policy’s build changes, and lists newest first', async () => {
     const { rollouts } = open();
-    await rollouts.start('linux-fleet', 'latest', '19.450-12', 50, SETTINGS, T0);
-    const next = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 1000);
+    await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
+    const next = await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0 + 1000,
+    });
     expect(next.replaced).toBe('linux-fleet@19.450-12');
     expect(next.rollout.id).toBe('linux-fleet@19.470-4');
     expect(await rollouts.currentOf('linux-fleet')).toBe('linux-fleet@19.470-4');
     // The next round finds nothing replaced.
     expect(
-      (await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0 + 2000)).replaced,
+      (
+        await rollouts.start({
+          policy: 'linux-fleet',
+          target: 'latest',
+          build: '19.470-4',
+          maxInFlight: 50,
+          settings: SETTINGS,
+          now: T0 + 2000,
+        })
+      ).replaced,
     ).toBeUndefined();
     expect((await rollouts.list()).map((r) => r.id)).toEqual([
       'linux-fleet@19.470-4',
@@ -146,15 +190,36 @@ describe('RolloutStore.start', () => {
     // The old rollout is kept as it was.
     expect(await rollouts.get('linux-fleet@19.450-12')).toMatchObject({ build: '19.450-12', startedAt: T0 });
     // The old build becoming the target again makes its rollout current again.
-    const back = await rollouts.start('linux-fleet', '19.450-12', '19.450-12', 50, SETTINGS, T0 + 3000);
+    const back = await rollouts.start({
+      policy: 'linux-fleet',
+      target: '19.450-12',
+      build: '19.450-12',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0 + 3000,
+    });
     expect(back.replaced).toBe('linux-fleet@19.470-4');
     expect(back.rollout.startedAt).toBe(T0);
   });
 
   it('keeps policies apart', async () => {
     const { rollouts } = open();
-    await rollouts.start('a', 'latest', '19.470-4', 5, SETTINGS, T0);
-    const b = await rollouts.start('b', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
+    await rollouts.start({
+      policy: 'a',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
+    const b = await rollouts.start({
+      policy: 'b',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0 + 1,
+    });
     expect(b.replaced).toBeUndefined();
     expect(await rollouts.currentOf('a')).toBe('a@19.470-4');
     expect(await rollouts.currentOf('b')).toBe('b@19.470-4');
@@ -173,7 +238,14 @@ describe('RolloutStore.start', () => {
     const { rollouts, keys } = open();
     await ctx.redis.hset(keys.rollout('linux-fleet@19.470-4'), 'id', 'linux-fleet@19.470-4');
     expect(await rollouts.get('linux-fleet@19.470-4')).toBeUndefined();
-    const { rollout } = await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(rollout).toMatchObject({
       policy: 'linux-fleet',
       build: '19.470-4',
@@ -189,7 +261,14 @@ describe('RolloutStore.start', () => {
   it('keeps the admission order of Collectors discovered before the rollout was written', async () => {
     const { rollouts, store } = open();
     await collectors('linux-fleet@19.470-4', [5, 3], []);
-    await rollouts.start('linux-fleet', 'latest', '19.470-4', 50, SETTINGS, T0);
+    await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     await collectors('linux-fleet@19.470-4', [1], []);
     expect(await store.indexed('linux-fleet@19.470-4', 'queued')).toEqual([5, 3, 1]);
   });
@@ -198,7 +277,14 @@ describe('RolloutStore.start', () => {
 describe('RolloutStore.move: the phase table', () => {
   it('moves along the table, stamping updatedAt; converge stamps convergedAt', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(await phaseOf(rollouts.move(rollout, 'converge', T0 + 10))).toBe('converged');
     expect(await rollouts.get(rollout.id)).toMatchObject({
       phase: 'converged',
@@ -221,7 +307,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('a move that does not apply to the phase writes nothing and returns undefined', async () => {
     const { rollouts, keys } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     const before = await ctx.redis.hgetall(keys.rollout(rollout.id));
     for (const event of ['resume', 'unpause', 'reopen', 'restart'] as const) {
       expect(await phaseOf(rollouts.move(rollout, event, T0 + 10, 'why'))).toBeUndefined();
@@ -237,7 +330,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('is a compare-and-set: a move from a phase that is no longer stored writes nothing', async () => {
     const { rollouts, keys } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     // An operator pauses it while a tick that read `running` still holds its copy.
     expect(
       await phaseOf(
@@ -271,7 +371,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('of two concurrent moves from the same phase read, exactly one is written', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     for (let round = 0; round < 10; round++) {
       const read = { id: rollout.id, phase: 'running' as const };
       const results = await Promise.all([
@@ -294,7 +401,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('writes the extra fields with the move, and a move on a missing rollout writes nothing', async () => {
     const { rollouts, keys } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(
       await phaseOf(
         rollouts.move(rollout, 'pause', T0 + 5, {
@@ -317,7 +431,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('aborted is for good: nothing moves an aborted rollout', async () => {
     const { rollouts, keys } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(await phaseOf(rollouts.move(rollout, 'abort', T0 + 1, 'the failure gate: too many failed'))).toBe(
       'aborted',
     );
@@ -346,7 +467,14 @@ describe('RolloutStore.move: the phase table', () => {
 
   it('paused carries a pauseReason, halted a haltReason, and running clears both', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(await phaseOf(rollouts.move(rollout, 'pause', T0 + 1, PAUSE_REASONS.policyDisabled))).toBe(
       'paused',
     );
@@ -386,7 +514,14 @@ describe('RolloutStore.move: the phase table', () => {
 describe('RolloutStore.resume', () => {
   it('resumes only a halted rollout, recording the counts as the gate’s baseline', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(await wrote(rollouts.resume(rollout.id, { failed: 9 }, T0 + 1))).toBe(false);
     expect(await rollouts.get(rollout.id)).toStrictEqual(rollout);
     expect(await wrote(rollouts.resume('nobody@1.0-1', {}, T0 + 1))).toBe(false);
@@ -409,7 +544,14 @@ describe('RolloutStore.resume', () => {
 
   it('resumes a paused rollout too, recording both baselines: over the rollout and per wave', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     await phaseOf(
       rollouts.move(rollout, 'pause', T0 + 1, {
         reason: 'by ops',
@@ -438,7 +580,14 @@ describe('RolloutStore.resume', () => {
 describe('RolloutStore.setWave and write', () => {
   it('writes the waves’ progress only when its seq is the one read, and counts the seq up', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(rollout.wave).toEqual({ index: 0, seq: 0 });
     expect(await wrote(rollouts.setWave(rollout.id, 1, { index: 1 }, T0))).toBe(false);
     expect((await rollouts.get(rollout.id))?.wave).toEqual({ index: 0, seq: 0 });
@@ -462,7 +611,14 @@ describe('RolloutStore.setWave and write', () => {
 
   it('of concurrent writers that read the same seq, exactly one writes', async () => {
     const { rollouts } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     await wrote(rollouts.setWave(rollout.id, 0, { index: 0, waitingFor: 'approval' }, T0));
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -475,7 +631,14 @@ describe('RolloutStore.setWave and write', () => {
 
   it('a patch writes typed fields that read back as the record’s, and null clears one', async () => {
     const { rollouts, keys } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     await rollouts.write(rollout, { patch: { releasedAt: T0 + 9, policyHash: 'abc123' } }, T0 + 9);
     expect(await rollouts.get(rollout.id)).toMatchObject({ releasedAt: T0 + 9, policyHash: 'abc123' });
     await rollouts.write(rollout, { patch: { releasedAt: null } }, T0 + 10);
@@ -507,10 +670,38 @@ describe('parseWaveCounts', () => {
 describe('RolloutStore: reading the current rollouts', () => {
   it('readCurrent returns each policy’s current rollout with its counts and its policy’s slots held', async () => {
     const { rollouts } = open();
-    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
-    await rollouts.start('linux', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
-    await rollouts.start('windows', 'latest', '19.470-4', 3, SETTINGS, T0 + 2);
-    await rollouts.start('empty', 'latest', '19.470-4', 3, SETTINGS, T0 + 3);
+    await rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
+    await rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0 + 1,
+    });
+    await rollouts.start({
+      policy: 'windows',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 3,
+      settings: SETTINGS,
+      now: T0 + 2,
+    });
+    await rollouts.start({
+      policy: 'empty',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 3,
+      settings: SETTINGS,
+      now: T0 + 3,
+    });
     // The older linux rollout still holds two slots of its policy; the current one holds one.
     await collectors('linux@19.450-12', [1, 2], [{ type: 'admit' }]);
     await collectors('linux@19.470-4', [1], [{ type: 'admit' }, { type: 'send' }]);
@@ -534,8 +725,22 @@ describe('RolloutStore: reading the current rollouts', () => {
 
   it('readMany reads the rollouts asked for in one round trip, in order, undefined for unknown ones', async () => {
     const { rollouts, redis } = open();
-    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
-    await rollouts.start('windows', 'latest', '19.470-4', 5, SETTINGS, T0);
+    await rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
+    await rollouts.start({
+      policy: 'windows',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     await collectors('linux@19.450-12', [1], [{ type: 'admit' }]);
     await collectors('windows@19.470-4', [1, 2], []);
     const pipeline = vi.spyOn(redis, 'pipeline');
@@ -552,9 +757,23 @@ describe('RolloutStore: reading the current rollouts', () => {
 
   it('readTick also reads the rollouts still followed, until they are no longer followed', async () => {
     const { rollouts } = open();
-    await rollouts.start('linux', 'latest', '19.450-12', 5, SETTINGS, T0);
+    await rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     await collectors('linux@19.450-12', [1], [{ type: 'admit' }, { type: 'send' }]);
-    await rollouts.start('linux', 'latest', '19.470-4', 5, SETTINGS, T0 + 1);
+    await rollouts.start({
+      policy: 'linux',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0 + 1,
+    });
     expect((await rollouts.readTick()).followed).toEqual([]);
     await rollouts.follow('linux@19.450-12', true);
     await rollouts.follow('gone@1.0-1', true);
@@ -573,7 +792,14 @@ describe('RolloutStore: reading the current rollouts', () => {
 describe('RolloutStore: settings, counters, scans, first poll', () => {
   it('settings and firstPollMs round-trip; scans are counted with the last scan’s time', async () => {
     const { rollouts, store } = open();
-    const { rollout } = await rollouts.start('p', 'latest', '19.470-4', 5, SETTINGS, T0);
+    const { rollout } = await rollouts.start({
+      policy: 'p',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect((await rollouts.get(rollout.id))?.settings).toStrictEqual(SETTINGS);
     await rollouts.write(rollout, { patch: { firstPollMs: Math.round(42_123.6) } }, T0);
     await Promise.all([

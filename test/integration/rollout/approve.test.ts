@@ -18,7 +18,14 @@ const T0 = Date.UTC(2026, 10, 28, 9, 0, 0);
 async function waiting() {
   const state = createState(ctx.redis, ctx.prefix);
   const clock = createManualClock(T0);
-  const { rollout } = await state.rollouts.start('web', '19.470-4', '19.470-4', 10, TEST_SETTINGS, T0);
+  const { rollout } = await state.rollouts.start({
+    policy: 'web',
+    target: '19.470-4',
+    build: '19.470-4',
+    maxInFlight: 10,
+    settings: TEST_SETTINGS,
+    now: T0,
+  });
   await state.rollouts.setWave(
     rollout,
     0,

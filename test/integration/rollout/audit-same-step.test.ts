@@ -8,7 +8,8 @@
  * - an audit stream that cannot be written (a key of the wrong type) fails the whole step: the
  *   rollout is not paused and has no history event (no action without its record);
  * - a refused action (wrong phase) writes no `allowed` record;
- * - forget carries its record in its own step too;
+ * - forget carries its record in its own step too, and so does a one-off upgrade (it writes no
+ *   rollout yet: lua/add-one-off-3.lua writes its policy and its record together);
  * - the size cap drops the oldest records and counts them.
  */
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import { AuditLog, type AuditRecord } from '../../../src/rollout/index.js';
+import { OneOffPolicies } from '../../../src/rollout/one-off/index.js';
 import { ControlError, forget, pause } from '../../../src/rollout/operator/index.js';
 import { testRedisUrl, useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
@@ -37,7 +39,14 @@ const record = (what: string): AuditRecord => ({
 async function world() {
   const state = createState(ctx.redis, ctx.prefix);
   const clock = createManualClock(T0);
-  await state.rollouts.start('linux-fleet', '19.470-4', '19.470-4', 10, SETTINGS, T0);
+  await state.rollouts.start({
+    policy: 'linux-fleet',
+    target: '19.470-4',
+    build: '19.470-4',
+    maxInFlight: 10,
+    settings: SETTINGS,
+    now: T0,
+  });
   const audit = new AuditLog(ctx.redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
   const deps = { rollouts: state.rollouts, store: state.store, clock, keys: state.keys };
   return { state, clock, audit, deps };
@@ -102,6 +111,58 @@ describe('an action and its audit record', () => {
     expect(again.written).toBe(true);
     expect(await state.rollouts.get(ID)).toBeUndefined();
     expect((await collect(audit)).map((e) => e.what)).toEqual(['forget']);
+  });
+
+  it('carries a one-off upgrade’s record in the step that writes the one-off, or writes neither', async () => {
+    const { state, audit } = await world();
+    const oneOffs = new OneOffPolicies(ctx.redis, state.keys);
+    const request = { collectors: [101, 102], to: '19.470-4', allowDowngrade: false };
+    const monitor = createRedis(testRedisUrl(), { name: 'monitor' });
+    const seen: string[][] = [];
+    const m = await monitor.monitor();
+    m.on('monitor', (_time: string, args: string[], source: string) => seen.push([source, ...args]));
+    let note: ReturnType<AuditLog['note']> | undefined;
+    let name: string;
+    try {
+      name = await oneOffs.add(request, 'alice', T0, (n) => {
+        note = audit.note({ ...record('upgrade'), reason: `2 Collectors to 19.470-4: ${n}` });
+        return note;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      m.disconnect();
+      await closeRedis(monitor);
+    }
+    expect(note?.written).toBe(true);
+    const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
+    const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"upgrade"')));
+    expect(carrying).toHaveLength(1);
+    // The same call writes the one-off's policy and appends the record.
+    expect(carrying[0]).toEqual(expect.arrayContaining([state.keys.oneOffs, state.keys.audit, name]));
+    const outside = seen.filter(
+      ([source, cmd]) => !/lua/.test(source ?? '') && /^(xadd|hset)$/i.test(cmd ?? ''),
+    );
+    expect(outside.filter((a) => a.includes(state.keys.audit) || a.includes(state.keys.oneOffs))).toEqual([]);
+    expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
+    const [entry] = await collect(audit);
+    expect(entry).toMatchObject({
+      who: 'alice',
+      what: 'upgrade',
+      reason: `2 Collectors to 19.470-4: ${name}`,
+    });
+
+    // An audit stream that cannot be written: neither the one-off nor its record.
+    await ctx.redis.del(state.keys.audit);
+    await ctx.redis.set(state.keys.audit, 'not a stream');
+    let refused: ReturnType<AuditLog['note']> | undefined;
+    await expect(
+      oneOffs.add(request, 'alice', T0 + 1000, () => {
+        refused = audit.note(record('upgrade'));
+        return refused;
+      }),
+    ).rejects.toThrow(/WRONGTYPE/);
+    expect(refused?.written).toBe(false);
+    expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
   });
 
   it('keeps at most the cap, dropping the oldest and counting them', async () => {

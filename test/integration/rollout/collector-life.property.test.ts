@@ -227,14 +227,14 @@ async function runSequence(actions: readonly Action[], prefix: string): Promise<
     cohorts: { by: 'osName', maxFailureRatio: 0.3, minSample: 2, confidence: 0.6 },
   });
   const settings = settingsOf(policy);
-  const { rollout } = await rollouts.start(
-    policy.name,
-    policy.target,
-    TO,
-    MAX_IN_FLIGHT,
+  const { rollout } = await rollouts.start({
+    policy: policy.name,
+    target: policy.target,
+    build: TO,
+    maxInFlight: MAX_IN_FLIGHT,
     settings,
-    clock.now(),
-  );
+    now: clock.now(),
+  });
   const rolloutId = rollout.id;
   const queue = { addBulk: async () => [] } as unknown as UpgradeQueue;
   const service = new Map<number, ServiceCollector>(

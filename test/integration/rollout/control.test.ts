@@ -74,7 +74,7 @@ async function rollout(
   firstId = 1,
 ): Promise<Record<string, number[]>> {
   const [policy, build] = id.split('@') as [string, string];
-  await w.rollouts.start(policy, 'latest', build, 50, SETTINGS, T0);
+  await w.rollouts.start({ policy, target: 'latest', build, maxInFlight: 50, settings: SETTINGS, now: T0 });
   const ids: Record<string, number[]> = {};
   let next = firstId;
   for (const [state, n] of Object.entries(states) as [CollectorState, number][]) {
@@ -214,7 +214,14 @@ describe('pause and resume', () => {
         r = t.move.next;
       }
     }
-    const { rollout: r } = await w.rollouts.start(POLICY, 'latest', BUILD, 50, SETTINGS, T0);
+    const { rollout: r } = await w.rollouts.start({
+      policy: POLICY,
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(
       await w.rollouts.move(
         r,
@@ -239,7 +246,14 @@ describe('pause and resume', () => {
   it('refuses to resume a rollout its policy paused: the policy file decides', async () => {
     const w = open();
     await rollout(w, { queued: 1 });
-    const { rollout: r } = await w.rollouts.start(POLICY, 'latest', BUILD, 50, SETTINGS, T0);
+    const { rollout: r } = await w.rollouts.start({
+      policy: POLICY,
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     for (const [reason, word] of [
       [PAUSE_REASONS.policyDisabled, 'disabled'],
       [PAUSE_REASONS.policyRemoved, 'removed'],
@@ -344,7 +358,14 @@ describe('abort', () => {
 
   it('aborts waiting Collectors in batches: all of 1,200 queued and retried ones', async () => {
     const w = open();
-    await w.rollouts.start(POLICY, 'latest', BUILD, 50, SETTINGS, T0);
+    await w.rollouts.start({
+      policy: POLICY,
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 50,
+      settings: SETTINGS,
+      now: T0,
+    });
     const ids = Array.from({ length: 1_200 }, (_, i) => i + 1);
     await w.store.discover(
       ID,

@@ -24,7 +24,14 @@ describe('expireRollouts', () => {
     const clock = createManualClock(T0);
     const deps = { ...state, clock, logger: captureLogger('warn').logger };
     const start = async (policy: string, build: string, states: Parameters<typeof seedCollector>[2][]) => {
-      const { rollout } = await state.rollouts.start(policy, 'latest', build, 5, SETTINGS, clock.now());
+      const { rollout } = await state.rollouts.start({
+        policy,
+        target: 'latest',
+        build,
+        maxInFlight: 5,
+        settings: SETTINGS,
+        now: clock.now(),
+      });
       for (const [i, s] of states.entries())
         await seedCollector(
           { store: state.store, rolloutId: rollout.id, settings: SETTINGS, now: clock.now() },

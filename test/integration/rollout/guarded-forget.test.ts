@@ -36,7 +36,14 @@ async function world(policies?: readonly PolicyView[]) {
     keys: state.keys,
     ...(policies ? { policies: () => policies } : {}),
   };
-  const { rollout } = await state.rollouts.start(POLICY, 'latest', BUILD, 10, SETTINGS, T0);
+  const { rollout } = await state.rollouts.start({
+    policy: POLICY,
+    target: 'latest',
+    build: BUILD,
+    maxInFlight: 10,
+    settings: SETTINGS,
+    now: T0,
+  });
   for (const [i, s] of (['succeeded', 'failed', 'quarantined'] as const).entries())
     await seedCollector(
       { store: state.store, rolloutId: ID, settings: SETTINGS, now: T0 },
@@ -74,7 +81,7 @@ describe('guarded forget', () => {
     const forced = await forget(deps, ID, { force: true });
     expect(forced.message).toMatch(/^forgot linux-fleet@19\.470-4 and the records of its 3 Collectors/);
     expect(await state.rollouts.get(ID)).toBeUndefined();
-    expect(await state.rollouts.rollbackRequestOf(ID)).toBeUndefined();
+    expect(await state.rollouts.rollbacks.of(ID)).toBeUndefined();
   });
 
   it('is refused while its policy is enabled and still selects its build; not once disabled or removed', async () => {
@@ -95,7 +102,14 @@ describe('guarded forget', () => {
   it('lets an orphaned rollout go even when the policy files cannot be read', async () => {
     const { state, deps } = await world();
     const orphan = 'gone@19.470-4';
-    await state.rollouts.start('gone', 'latest', BUILD, 10, SETTINGS, T0);
+    await state.rollouts.start({
+      policy: 'gone',
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0,
+    });
     expect(
       await state.rollouts.move({ id: orphan, phase: 'running' }, 'pause', T0, PAUSE_REASONS.policyRemoved),
     ).toBe('paused');
@@ -109,7 +123,13 @@ describe('guarded forget', () => {
       /its quarantined cohort \(osName=Linux\) stays held if the rollout starts again/,
     );
     expect(await state.rollouts.get(ID)).toBeUndefined();
-    const { rollout } = await state.rollouts.start(POLICY, 'latest', BUILD, 10, SETTINGS, T0 + 1, {
+    const { rollout } = await state.rollouts.start({
+      policy: POLICY,
+      target: 'latest',
+      build: BUILD,
+      maxInFlight: 10,
+      settings: SETTINGS,
+      now: T0 + 1,
       tell: true,
     });
     expect(rollout.quarantined?.map((q) => q.cohort)).toEqual(['osName=Linux']);

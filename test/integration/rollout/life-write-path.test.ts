@@ -29,7 +29,14 @@ const GATE = FailureGate.parse({ failed: { max: 1 } });
 
 /** A rollout with two failed Collectors and one that succeeded: its gate (failed max 1) trips. */
 async function failingRollout(state: ReturnType<typeof createState>) {
-  const { rollout } = await state.rollouts.start('web', 'latest', BUILD, 10, settingsOf(POLICY), T0);
+  const { rollout } = await state.rollouts.start({
+    policy: 'web',
+    target: 'latest',
+    build: BUILD,
+    maxInFlight: 10,
+    settings: settingsOf(POLICY),
+    now: T0,
+  });
   const seed = { store: state.store, rolloutId: rollout.id, settings: rollout.settings, now: T0 };
   for (const [id, outcome] of [
     [1, 'failed'],

@@ -11,13 +11,12 @@ import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { Policy } from '../../../src/policy/schema.js';
 import type { CollectorState } from '../../../src/rollout/collector/index.js';
+import { OneOffPolicies, rollbackSource } from '../../../src/rollout/one-off/index.js';
 import {
   ControlError,
   carryOutRollback,
-  OneOffPolicies,
   parseRollbackRequest,
   requestRollback,
-  rollbackSource,
   rollbackStates,
 } from '../../../src/rollout/operator/index.js';
 import { settingsOf } from '../../../src/rollout/tick/index.js';
@@ -48,7 +47,14 @@ async function world() {
     keys: state.keys,
   };
   const settings = settingsOf(POLICY);
-  await state.rollouts.start('linux-fleet', 'latest', BUILD, 20, settings, T0);
+  await state.rollouts.start({
+    policy: 'linux-fleet',
+    target: 'latest',
+    build: BUILD,
+    maxInFlight: 20,
+    settings,
+    now: T0,
+  });
   /** Collectors `ids` from build `from`, each put into `state`. */
   const seed = async (ids: number[], from: string, state: CollectorState) => {
     for (const id of ids)
@@ -133,7 +139,7 @@ describe('rollback', () => {
       now: T0,
     });
     if (entries === 'wait') throw new Error('the rollback waits');
-    await w.state.rollouts.rollbackRequestDone(ID, raw);
+    await w.state.rollouts.rollbacks.done(ID, raw);
 
     expect(entries.map((e) => [e.build, e.collectors, e.state]).sort()).toEqual([
       ['19.300-1', 2, 'unavailable'],
@@ -221,9 +227,9 @@ describe('rollback', () => {
     await requestRollback(w.deps, ID, 'ops', ['failed']);
     const second = await w.filed();
     expect(second.request.id).not.toBe(first.request.id);
-    await w.state.rollouts.rollbackRequestDone(ID, first.raw);
+    await w.state.rollouts.rollbacks.done(ID, first.raw);
     expect((await w.filed()).raw).toBe(second.raw);
-    await w.state.rollouts.rollbackRequestDone(ID, second.raw);
+    await w.state.rollouts.rollbacks.done(ID, second.raw);
     expect(await ctx.redis.hget(w.state.keys.rollbackRequests, ID)).toBeNull();
   });
 });

@@ -172,7 +172,14 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   };
   const settings = { ...SETTINGS, ...options.settings };
   const maxInFlight = options.maxInFlight ?? 10;
-  const { rollout } = await rollouts.start(POLICY, 'latest', LATEST, maxInFlight, settings, t.clock.now());
+  const { rollout } = await rollouts.start({
+    policy: POLICY,
+    target: 'latest',
+    build: LATEST,
+    maxInFlight,
+    settings,
+    now: t.clock.now(),
+  });
   const rolloutId = rollout.id;
 
   const h: Harness = {

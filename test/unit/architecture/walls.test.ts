@@ -70,6 +70,7 @@ const ROLLOUT_ROOMS = [
   'gates',
   'listings',
   'operator',
+  'one-off',
 ];
 const roomOf = (path: string) => {
   const [folder, room] = path.split('/');

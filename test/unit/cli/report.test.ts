@@ -262,8 +262,22 @@ describe('report command (real Redis)', () => {
     const keys = createKeys(ctx.prefix);
     const rollouts = new RolloutStore(ctx.redis, keys);
     const store = new CollectorStore(ctx.redis, keys);
-    await rollouts.start('linux-fleet', 'latest', '19.450-12', 5, SETTINGS, T);
-    await rollouts.start('linux-fleet', 'latest', '19.470-4', 5, SETTINGS, T + 1000);
+    await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.450-12',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T,
+    });
+    await rollouts.start({
+      policy: 'linux-fleet',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T + 1000,
+    });
     // 102 was not alive once, admitted again, and its task failed with a message that needs quoting.
     const web2 = await drive(store, 'linux-fleet@19.470-4', { id: 102, name: 'web-2', to: '19.470-4' }, [
       { type: 'admit' },
@@ -411,7 +425,15 @@ describe('report command (real Redis)', () => {
     const keys = createKeys(ctx.prefix);
     const rollouts = new RolloutStore(ctx.redis, keys);
     const store = new CollectorStore(ctx.redis, keys);
-    await rollouts.start('spread', 'latest', '19.470-4', 5, SETTINGS, T, { patch: { orgs: ['us', 'emea'] } });
+    await rollouts.start({
+      policy: 'spread',
+      target: 'latest',
+      build: '19.470-4',
+      maxInFlight: 5,
+      settings: SETTINGS,
+      now: T,
+      patch: { orgs: ['us', 'emea'] },
+    });
     const found = (id: number, org: string) =>
       newRecord({ id, name: `c-${org}-${id}`, collectorVersion: '19.400-5' }, '19.470-4', T, undefined, org);
     // Ids repeat across organizations.

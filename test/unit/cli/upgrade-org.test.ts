@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { oneOffOrg } from '../../../src/cli/commands/upgrade.js';
-import { oneOffPolicy } from '../../../src/rollout/operator/index.js';
+import { oneOffPolicy } from '../../../src/rollout/one-off/index.js';
 
 describe('oneOffOrg', () => {
   it('takes --org when the settings name it, else the only organization', () => {

@@ -2,7 +2,7 @@
  * A one-off (`fleet-upgrade upgrade`) as the scheduler looks at it after each round:
  *
  * - Not started: its build is not offered in its organization. Why is kept on the one-off's
- *   record (operator/one-off-policies.ts: `notStarted`), for `status`; the scheduler looks again
+ *   record (one-off-policies.ts: `notStarted`), for `status`; the scheduler looks again
  *   only after a growing wait (ONE_OFF_LOOKS_MS), logging each look once, and gives up after the
  *   last (an error, once). Until it starts, `abort` or `forget` of it removes it.
  * - Started, its first scan done: the Collectors it names that the scan did not find are named on
@@ -15,11 +15,12 @@
  *      └─looked: not offered──► waits (reason, next look) ──looked: not offered──► ... ──► gave up
  *                                   └──looked: offered──► its rollout
  * A look while its organization's service has a problem counts for nothing: the organization's
- * wait says why (org-service.ts).
+ * wait says why (tick/org-service.ts).
  */
 import type { BuildTarget, CollectorUpgradeClient } from '../../api/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { LATEST, type Policy } from '../../policy/schema.js';
+import { targetCandidates } from '../../policy/target.js';
 import { type CollectorStore, collectorKey, DEFAULT_ORG } from '../collector/index.js';
 import {
   buildOf,
@@ -28,8 +29,7 @@ import {
   type UnmatchedCollector,
   type UnmatchedFinding,
 } from '../life/index.js';
-import { type OneOffPolicies, parseOneOffRecord } from '../operator/index.js';
-import { resolveTarget } from './policy-settings.js';
+import { type OneOffPolicies, parseOneOffRecord } from './one-off-policies.js';
 
 /** Builds named in the reason, at most (the newest). */
 const OFFERS_SHOWN = 8;
@@ -74,7 +74,7 @@ async function notStartedOneOff(
   for (const org of orgs) {
     const targets = await deps.builds(org);
     if (!targets) return; // its organization waits: not a look at the build
-    if (resolveTarget(policy.target, targets)) return; // offered: another reason, said where it happened
+    if (targetCandidates(policy.target, targets)[0]) return; // offered: another reason, said where it happened
     missing.push({ org, offers: describeOffers(targets) });
   }
   if (missing.length === 0) return;

@@ -19,7 +19,7 @@ import type { Logger } from '../../lib/logger.js';
 import { defineScripts } from '../../lib/redis/redis-scripts.js';
 import { Policy, type PolicyInput } from '../../policy/schema.js';
 import type { Keys } from '../keys.js';
-import type { OneOffWait } from '../life/index.js';
+import { type AuditNote, auditArgs, type OneOffWait } from '../life/index.js';
 
 export type { OneOffWait };
 
@@ -70,6 +70,7 @@ export function parseOneOffRecord(json: string | undefined): OneOffRecord | unde
 type Scripted = Redis & {
   fuSetOneOff(key: string, name: string, json: string): Promise<number>;
   fuHdelIf(key: string, field: string, value: string): Promise<number>;
+  fuAddOneOff(...args: (string | number)[]): Promise<number>;
 };
 
 /** How a one-off policy says what it is (its description). */
@@ -134,13 +135,23 @@ export class OneOffPolicies {
     defineScripts(redis, [
       { command: 'fuSetOneOff', module: 'rollout/operator', name: 'set-one-off-1' },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if-1' },
+      { command: 'fuAddOneOff', module: 'rollout/life', name: 'add-one-off-3' },
     ]);
     this.redis = redis as Scripted;
   }
 
-  /** Writes a one-off policy; returns its name (`upgrade-<time>-<random>`). */
-  async add(request: OneOffRequest, createdBy: string, now: number): Promise<string> {
-    return this.addPolicy('upgrade', (name) => oneOffInput(name, request), createdBy, now);
+  /**
+   * Writes a one-off policy; returns its name (`upgrade-<time>-<random>`). With `audit`, the
+   * operator's audit record it makes of the name is appended in the same step
+   * (lua/add-one-off-3.lua) and marked written.
+   */
+  async add(
+    request: OneOffRequest,
+    createdBy: string,
+    now: number,
+    audit?: (name: string) => AuditNote,
+  ): Promise<string> {
+    return this.addPolicy('upgrade', (name) => oneOffInput(name, request), createdBy, now, undefined, audit);
   }
 
   /**
@@ -154,13 +165,21 @@ export class OneOffPolicies {
     createdBy: string,
     now: number,
     tag = randomBytes(3).toString('hex'),
+    audit?: (name: string) => AuditNote,
   ): Promise<string> {
     const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 14);
     const name = `${kind}-${stamp}-${tag}`;
     const policy = input(name);
     Policy.parse(policy); // refuses what a policy file would refuse
     const record: OneOffRecord = { policy, createdBy, createdAt: now };
-    await this.redis.hset(this.keys.oneOffs, name, JSON.stringify(record));
+    const json = JSON.stringify(record);
+    const note = audit?.(name);
+    if (!note) await this.redis.hset(this.keys.oneOffs, name, json);
+    else {
+      const k = this.keys;
+      await this.redis.fuAddOneOff(k.oneOffs, k.audit, k.auditDropped, name, json, ...auditArgs(note));
+      note.written = true;
+    }
     return name;
   }
 
