@@ -85,7 +85,10 @@ export function benchFleet(o: BenchFleetOptions): FleetFileInput {
   const causes = o.networkFailures ? ALL_CAUSES : NOT_RETRIED;
   const collectors = generated.map((c) => {
     const step = o.durations === 'random' ? o : c.osName?.startsWith('Windows') ? WINDOWS_STEP : OTHER_STEP;
-    const upgradeSeconds = Math.max(1, Math.round(rng.logNormal(step.median, step.p95) * (o.durationScale ?? 1)));
+    const upgradeSeconds = Math.max(
+      1,
+      Math.round(rng.logNormal(step.median, step.p95) * (o.durationScale ?? 1)),
+    );
     const fails = rng.chance(o.failureRatio);
     return fails
       ? { ...c, upgradeSeconds, outcome: 'fail' as const, failureCause: rng.pick(causes) }
