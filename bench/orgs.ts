@@ -40,6 +40,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { createState } from '../src/cli/boot/create-state.js';
+import { DEFAULT_API_SHARE } from '../src/cli/boot/daemon-config.js';
 import { watchRollouts } from '../src/cli/boot/watch-rollouts.js';
 import { createLogger } from '../src/lib/logger.js';
 import { closeRedis, createRedis } from '../src/lib/redis/create-redis.js';
@@ -48,7 +49,9 @@ import { readSharedClock } from '../src/lib/shared-clock.js';
 import { Policy } from '../src/policy/schema.js';
 import type { CollectorRecord } from '../src/rollout/index.js';
 import { benchFleet, DEFAULT_FLEET, KIND_BUILDS } from './lib/bench-fleet.js';
+import { budgetUse } from './lib/budget-use.js';
 import { formatOrgsTables } from './lib/format-orgs.js';
+import { formatBudgetLine } from './lib/format-table.js';
 import type { SimCollectorView, SimStatsView } from './lib/measure-run.js';
 import { orgsFigures, orgTimings } from './lib/orgs-figures.js';
 import { logSummary, spawnCli, spawnOrgsSimulator, waitHealthy } from './lib/orgs-processes.js';
@@ -295,6 +298,18 @@ const requestLog = requestFigures(logs, {
   from: Math.min(...logs.map((l) => l.creates.first)),
   until: Math.max(...taskTimes.flat().map(([, end]) => end as number)),
 });
+// What each organization's budget went to (creates, noticing, scans) and its busiest minute
+// against the share (budget-use.ts).
+const budgetByOrg = logs.map((l) => ({
+  org: l.org,
+  ...budgetUse(l.requests, {
+    target: TARGET,
+    from: l.requests[0]?.at ?? 0,
+    until: Math.max(...taskTimes.flat().map(([, end]) => end as number)),
+    perSecond: PER_SECOND,
+    share: DEFAULT_API_SHARE,
+  }),
+}));
 const samples = sampler?.samples ?? [];
 const simLags = sim.lags.filter((l) => l.at >= t0 && l.at <= (last?.at ?? Date.now())).map((l) => l.lag);
 await sim.stop();
@@ -337,6 +352,7 @@ const out = {
   counts,
   ...figures,
   requestLog,
+  budgetByOrg,
   requestRatePerSimSecond: rates(
     samples
       .filter((s) => s.sim)
@@ -402,4 +418,6 @@ writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
 const logsKept = file.replace(/\.json$/, '-logs');
 cpSync(logDir, logsKept, { recursive: true });
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`${formatOrgsTables(out)}\n\nfull figures: ${file}\nlogs: ${logsKept}\n`);
+process.stdout.write(
+  `${formatOrgsTables(out)}\n\n${budgetByOrg.map((b) => `${b.org}: ${formatBudgetLine(b)}`).join('\n')}\n\nfull figures: ${file}\nlogs: ${logsKept}\n`,
+);

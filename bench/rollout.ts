@@ -12,8 +12,13 @@
  * The fleet is the comparison's (bench/lib/bench-fleet.ts): durations by OS and build distance
  * (`--durations random`: one log-normal duration whatever the Collector), 2 % failures.
  *
+ * `--stuck 0.02` makes that share of tasks hang until the service's 30-minute time-out; `--offline
+ * 0.05` that share of the Collectors offline (listed, refused `collector.not.alive` at create, retried
+ * by the policy); `--duration-scale 0.1` shortens every duration tenfold, for a run at `--time-scale 1`
+ * in which no real millisecond is multiplied (compare it with the same fleet at 60).
+ *
  * Run: npm run bench -- rollout [--collectors 1000] [--in-flight 50] [--time-scale 30] [--stuck 0]
- *        [--verify 1] [--health 1] [--health-noise 0.05] [--durations kinds|random] [--seed 3] [--max-minutes 60] [--log error|info|debug]
+ *        [--offline 0.01] [--duration-scale 1] [--verify 1] [--health 1] [--health-noise 0.05] [--durations kinds|random] [--seed 3] [--max-minutes 60] [--log error|info|debug]
  * Needs Redis: REDIS_URL, a redis-server on PATH (started privately), a container runtime, or root
  * with apt-get (see scripts/provision-redis.mjs).
  */
@@ -21,13 +26,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
+import { DEFAULT_API_SHARE } from '../src/cli/boot/daemon-config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { BENCH_USER, benchBuilds, benchFleet, DEFAULT_FLEET } from './lib/bench-fleet.js';
-import { formatRefillTable } from './lib/format-table.js';
+import { budgetUse } from './lib/budget-use.js';
+import { formatBudgetLine, formatRefillTable } from './lib/format-table.js';
 import { measureRun, readSimulation } from './lib/measure-run.js';
 import { noiseMeter } from './lib/noise-meter.js';
+import { readRequestLog } from './lib/request-log.js';
 import { runFleetUpgrade } from './lib/run-fleet-upgrade.js';
 
 function arg(name: string, fallback: string): string {
@@ -47,6 +55,8 @@ const fleetOptions = {
   count: collectors,
   seed: Number(arg('seed', '3')),
   durations: arg('durations', 'kinds') === 'random' ? ('random' as const) : ('kinds' as const),
+  offlineRatio: Number(arg('offline', String(DEFAULT_FLEET.offlineRatio))),
+  durationScale: Number(arg('duration-scale', '1')),
 };
 const builds = benchBuilds(fleetOptions);
 const logger = createLogger({ level: arg('log', 'error') as 'error', name: 'bench' });
@@ -80,12 +90,24 @@ try {
     timings: run.timings,
   });
   const { firstTaskMs: _, ...figures } = f;
+  const log = await readRequestLog(sim.url);
+  const finishes = simCollectors.flatMap((c) => c.tasks.map((t) => t.finishTime ?? 0));
+  const budget = budgetUse(log.requests, {
+    target: builds[builds.length - 1] as string,
+    from: log.requests[0]?.at ?? 0,
+    until: Math.max(...finishes),
+    perSecond: 4,
+    share: DEFAULT_API_SHARE,
+  });
   process.stdout.write(
     `${JSON.stringify({
       collectors,
       maxInFlight: inFlight,
       timeScale,
       durations: fleetOptions.durations,
+      offline: fleetOptions.offlineRatio,
+      stuck: stuckRatio,
+      durationScale: fleetOptions.durationScale,
       verify,
       health,
       finished: run.finished,
@@ -99,7 +121,8 @@ try {
       redisBytesPerCollector: run.redisBytesPerCollector,
       noise: noise(),
       ...figures,
-    })}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n`,
+      budget: { ...budget, logDropped: log.dropped },
+    })}\n\n${formatBudgetLine(budget)}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n`,
   );
 } finally {
   await sim.close();

@@ -93,3 +93,19 @@ export function formatRefillTable(
     );
   return lines.join('\n');
 }
+
+/** One line of what the run spent of the budget per simulated second (bench/lib/budget-use.ts). */
+export function formatBudgetLine(b: {
+  perSecond: Record<'creates' | 'noticing' | 'scans' | 'other' | 'total', number | null>;
+  allowedPerSecond: number | null;
+  busiestMinute: { perSecond: number | null; ofShare: number | null };
+  minutesOverShare: number;
+  minutes: number;
+}): string {
+  const p = b.perSecond;
+  return (
+    `budget per second: creates ${p.creates}, noticing ${p.noticing}, scans ${p.scans}, other ${p.other}; ` +
+    `total ${p.total} of ${b.allowedPerSecond} allowed; busiest minute ${b.busiestMinute.perSecond}/s ` +
+    `(${b.busiestMinute.ofShare} of the share); minutes over the share: ${b.minutesOverShare} of ${b.minutes}`
+  );
+}

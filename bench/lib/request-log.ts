@@ -14,16 +14,16 @@ export interface LoggedRequest {
   subject?: string;
 }
 
-/** Every logged request of `org`, oldest first (paged 10,000 at a time). */
+/** Every logged request of `org` (none: the simulator's only one), oldest first (paged 10,000 at a time). */
 export async function readRequestLog(
   simUrl: string,
-  org: string,
+  org?: string,
 ): Promise<{ requests: LoggedRequest[]; dropped: number }> {
   const all: LoggedRequest[] = [];
   let since = 0;
   let dropped = 0;
   for (;;) {
-    const res = await fetch(`${simUrl}/_sim/requests?org=${org}&since=${since}&limit=10000`, {
+    const res = await fetch(`${simUrl}/_sim/requests?${org ? `org=${org}&` : ''}since=${since}&limit=10000`, {
       signal: AbortSignal.timeout(60_000),
     });
     const page = (await res.json()) as { requests: LoggedRequest[]; dropped: number };

@@ -101,6 +101,15 @@ export const ApiBudget = z.strictObject({
     .default(4),
   /** Requests in flight at once. Default 10 (the service's limit per access key). */
   maxConcurrent: wholeNumber(1, 1000).default(10),
+  /**
+   * The share of `requestsPerSecond` this policy's deployment spends; the rest is left to the access
+   * ID's other users. Lowers the settings' `apiBudget.share` (default 0.8), never raises it. Default none.
+   */
+  share: z
+    .number({ error: (iss) => `expected a number, got ${JSON.stringify(iss.input)}` })
+    .gt(0, 'must be above 0')
+    .max(1, 'must be at most 1')
+    .optional(),
 });
 export type ApiBudget = z.infer<typeof ApiBudget>;
 

@@ -56,7 +56,10 @@ export function createApi(options: {
 }): ApiPieces {
   const { config } = options;
   const limits = (options.policies ?? []).filter((p) => p.enabled).map((p) => p.api);
-  const perSecond = Math.min(config.apiBudget.requestsPerSecond, ...limits.map((l) => l.requestsPerSecond));
+  // The deployment spends its share of the rate; the rest is left to the access ID's other users.
+  const share = Math.min(config.apiBudget.share ?? 1, ...limits.map((l) => l.share ?? 1));
+  const perSecond =
+    Math.min(config.apiBudget.requestsPerSecond, ...limits.map((l) => l.requestsPerSecond)) * share;
   const concurrent = Math.min(config.apiBudget.maxConcurrent, ...limits.map((l) => l.maxConcurrent));
   const shared = { perSecond, concurrent, timeScale: config.timeScale };
   const budget = options.redis

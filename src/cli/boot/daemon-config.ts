@@ -32,6 +32,8 @@ import { readRedisSettings } from './read-redis-settings.js';
 import { DaemonConfigFile, LOG_LEVELS, type LogLevel, MAX_TIME_SCALE } from './schema.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/fleet-upgrade.yaml';
+/** The share of an access ID's rate a deployment spends by default: a fifth is left to its other users. */
+export const DEFAULT_API_SHARE = 0.8;
 
 export interface DaemonFlags {
   config?: string;
@@ -84,8 +86,11 @@ export interface DaemonConfig {
   retentionMs: number;
   /** Folder of the private Redis's data (append-only file). */
   dataDir: string;
-  /** This process's share of the API budget (run lowers it to its policies' `api`). */
-  apiBudget: { requestsPerSecond: number; maxConcurrent: number };
+  /**
+   * This process's API budget (run lowers it to its policies' `api`): it spends `share` of
+   * `requestsPerSecond`, the rest is left to the access ID's other users.
+   */
+  apiBudget: { requestsPerSecond: number; maxConcurrent: number; share: number };
   /**
    * The inventory of the whole fleet `run` keeps (src/inventory): whether, clock ms between two
    * passes of an organization, and clock ms between the requests of two pages.
@@ -218,6 +223,10 @@ export function loadDaemonConfig(input: LoadDaemonConfigInput): DaemonConfig {
         ) ??
         file.apiBudget?.maxConcurrent ??
         10,
+      share:
+        envNumber(env, 'FLEET_UPGRADE_API_SHARE', issues, (n) => n > 0 && n <= 1) ??
+        file.apiBudget?.share ??
+        DEFAULT_API_SHARE,
     },
     inventory: {
       enabled: envBoolean(env, 'FLEET_UPGRADE_INVENTORY', issues) ?? file.inventory?.enabled ?? true,
@@ -365,7 +374,7 @@ export function rehearsalConfig(
     tickMs: 250,
     stalledIntervalMs: 5000,
     retentionMs: DEFAULT_RETENTION_MS,
-    apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+    apiBudget: { requestsPerSecond: 4, maxConcurrent: 10, share: DEFAULT_API_SHARE },
     // Off unless asked for: a rehearsal's figures count the rollout's own requests.
     inventory: {
       enabled: false,

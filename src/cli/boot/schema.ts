@@ -115,6 +115,11 @@ export const DaemonConfigFile = z.strictObject({
       requestsPerSecond: z.number().positive().max(1000).optional(),
       /** Requests under way at once (`FLEET_UPGRADE_API_MAX_CONCURRENT`). Default 10. */
       maxConcurrent: z.number().int().min(1).max(1000).optional(),
+      /**
+       * The share of the access ID's rate this deployment spends (`FLEET_UPGRADE_API_SHARE`); the
+       * rest is left to the key's other users (scripts, the UI, Terraform). Above 0, at most 1. Default 0.8.
+       */
+      share: z.number().gt(0, 'must be above 0').max(1, 'must be at most 1').optional(),
     })
     .optional(),
   /** The service; each field loses to its `SUMOLOGIC_*` variable (docs/client.md). Default none. */

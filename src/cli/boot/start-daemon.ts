@@ -226,6 +226,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         retentionMs: config.retentionMs,
         onTaskEnded: counted.onTaskEnded,
         problems: problems.book,
+        apiRatePerSecond: first.perSecond,
       });
       const lock = new LeaderLock(redis, keys.leader, Math.max(2_000, config.tickMs * 5));
       const loop = startSchedulerLoop({

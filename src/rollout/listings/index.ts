@@ -7,6 +7,7 @@
  */
 export * from './health-verdicts.js';
 export * from './listing-pass.js';
+export * from './notice-cadence.js';
 export * from './read-health-view.js';
 export * from './reconcile-unknown-tasks.js';
 export * from './scan-upgradable.js';

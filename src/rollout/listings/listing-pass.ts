@@ -87,6 +87,8 @@ export interface ListingPassResult extends VerifyPass {
   succeeded: number;
   /** Tasks seen ended off the build (their jobs woken to read the status). */
   endedElsewhere: number;
+  /** The watched tasks the pass did not see ended (still under way, or offline). */
+  underWay: CollectorRecord[];
 }
 
 /**
@@ -128,6 +130,7 @@ export async function listingPass(
     pages: 0,
     succeeded: 0,
     endedElsewhere: 0,
+    underWay: [],
   };
   const { store, clock } = deps;
   const verifying = await dueForVerification(store, rollout, clock.now(), org);
@@ -155,6 +158,7 @@ export async function listingPass(
       await settleWatched(deps, rollout, ended, page, clock.now(), { ...options, build }, result);
       if (result.succeeded + result.endedElsewhere > before) await options.onPage?.();
     }
+    result.underWay = [...byId.values()];
   }
   const now = clock.now();
   if (verifying.length)
@@ -170,8 +174,10 @@ export async function listingPass(
       now,
       result,
     );
-  if (result.verified || result.unhealthy || result.succeeded || result.endedElsewhere)
-    deps.logger.info({ rollout: rollout.id, org, ...result }, 'listing pass');
+  if (result.verified || result.unhealthy || result.succeeded || result.endedElsewhere) {
+    const { underWay, ...figures } = result;
+    deps.logger.info({ rollout: rollout.id, org, ...figures, underWay: underWay.length }, 'listing pass');
+  }
   return result;
 }
 

@@ -50,6 +50,12 @@ export interface TickDeps {
   onTaskEnded?(state: string, durationMs: number): void;
   /** Where the daemon's problems go (a target the service does not offer): `status` shows them. */
   problems?: ProblemSink & Partial<ProblemSource>;
+  /**
+   * Requests per clock second each organization's budget lets this deployment spend (the rate times
+   * `apiBudget.share`): the noticing cadence spends what the creates leave (listings/notice-cadence.ts).
+   * Default 3.2 (4/s × 0.8).
+   */
+  apiRatePerSecond?: number;
 }
 
 /** What the scheduler remembers between ticks (in memory: a new leader starts afresh, harmlessly). */
@@ -67,6 +73,10 @@ export interface TickMemory {
   lastWatch: Map<string, number>;
   /** Listing pages a pass of each rollout read (a moving average): what a pass costs. */
   pagesPerPass: Map<string, number>;
+  /** When each rollout's next watching pass is worth its pages (listings/notice-cadence.ts). */
+  nextWatchAt: Map<string, number>;
+  /** Each rollout's creates as last counted (`n` at clock `at`) and their rate per clock second. */
+  creates: Map<string, { n: number; at: number; perSecond: number }>;
   /** Median duration of each rollout's upgrades, as learned. */
   medianMs: Map<string, number>;
   /** The earliest clock time at which this round saw something due later (the next round's hint). */
@@ -86,6 +96,8 @@ export function newTickMemory(): TickMemory {
     lastVerify: new Map(),
     lastWatch: new Map(),
     pagesPerPass: new Map(),
+    nextWatchAt: new Map(),
+    creates: new Map(),
     medianMs: new Map(),
     nextDueAt: Number.POSITIVE_INFINITY,
     lengths: new Map(),

@@ -1,8 +1,9 @@
 /**
  * Steps of a rollout's tick that read the listings between scans (listings/listing-pass.ts):
  * whether the rollout watches its tasks through the listings (`decideWatch`), and a pass when
- * one is due (`listingDue`): every `watchMs` while it watches, and for verification at most
- * every `verify.interval`.
+ * one is due (`listingDue`): while it watches, when the tasks it saw under way are expected to
+ * have ended in numbers worth the pass's pages, within the rate the creates leave
+ * (listings/notice-cadence.ts); for verification at most every `verify.interval`.
  */
 import pLimit from 'p-limit';
 import type { BuildTarget } from '../../api/index.js';
@@ -10,19 +11,41 @@ import { jobFor, wakeUpgrades } from '../../queue/upgrade-job.js';
 import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
+  type CollectorRecord,
   SLOT_STATES,
   type StateCounts,
   sumStates,
 } from '../collector/index.js';
 import type { RolloutDraft, RolloutRecord } from '../life/index.js';
-import { listingPass, tasksUnderWay, watchDecision } from '../listings/index.js';
+import {
+  DEFAULT_LENGTH_SIGMA,
+  listingPass,
+  nextPassAt,
+  type TaskUnderWay,
+  tasksUnderWay,
+  WATCH_MAX_INTERVAL_MS,
+  WATCH_MIN_INTERVAL_MS,
+  WATCH_SHARE_OF_MEDIAN,
+  watchDecision,
+} from '../listings/index.js';
 import { eachOrgAtOnce } from './each-org-at-once.js';
 import { dueAt, type OrgApi, type TickContext } from './tick-context.js';
 
 type ListingDeps = Pick<
   TickContext,
-  'store' | 'clock' | 'logger' | 'onTaskEnded' | 'memory' | 'queue' | 'rollouts' | 'orgFailed'
+  | 'store'
+  | 'clock'
+  | 'logger'
+  | 'onTaskEnded'
+  | 'memory'
+  | 'queue'
+  | 'rollouts'
+  | 'orgFailed'
+  | 'apiRatePerSecond'
 >;
+
+/** The rate of one organization's budget a deployment spends by default: 4/s × 0.8 (`apiBudget.share`). */
+const DEFAULT_API_RATE = 3.2;
 
 /**
  * A pass over the listings when Collectors' verification is due (at most every
@@ -43,11 +66,17 @@ export async function listingDue(
   const { memory } = deps;
   const since = (m: Map<string, number>) => now - (m.get(rollout.id) ?? Number.NEGATIVE_INFINITY);
   const watching = rollout.watchMs !== undefined && sumStates(counts, SLOT_STATES) > 0;
+  countCreates(memory, rollout, now);
+  // The next pass when it is worth its pages (notice-cadence.ts), or every `watchMs` before the first.
+  const lastWatch = memory.lastWatch.get(rollout.id);
+  const nextWatch =
+    memory.nextWatchAt.get(rollout.id) ??
+    (lastWatch === undefined ? now : lastWatch + (rollout.watchMs ?? 0));
   // The next round comes when the next pass is due (a task's end is noticed then, not a tick later).
-  if (watching) dueAt(memory, (memory.lastWatch.get(rollout.id) ?? now) + (rollout.watchMs ?? 0));
+  if (watching) dueAt(memory, nextWatch);
   else if ((counts.verifying ?? 0) > 0)
     dueAt(memory, (memory.lastVerify.get(rollout.id) ?? now) + (rollout.settings.verify?.intervalMs ?? 0));
-  const watchDue = watching && since(memory.lastWatch) >= (rollout.watchMs ?? 0);
+  const watchDue = watching && now >= nextWatch;
   // While the rollout watches, verification rides along the watching passes (no pass of its own).
   const verifyDue =
     !watching &&
@@ -58,10 +87,13 @@ export async function listingDue(
   const previousPassAt = memory.lastWatch.get(rollout.id);
   if (watchDue) {
     memory.lastWatch.set(rollout.id, now);
-    dueAt(memory, now + (rollout.watchMs ?? 0));
+    // Until this pass tells what is still under way: the latest the next may come.
+    memory.nextWatchAt.set(rollout.id, now + noticeGoalMs(deps, rollout));
+    dueAt(memory, now + noticeGoalMs(deps, rollout));
   }
   let pages = 0;
   let moved = 0;
+  const underWay: CollectorRecord[] = [];
   // Each organization's pass goes through its own API budget: the passes run at once (one after
   // the other, the tenth organization's ends were noticed a whole round of passes late). The
   // admissions between pages, which write the rollout, take turns.
@@ -79,6 +111,7 @@ export async function listingDue(
       });
       pages += pass.pages;
       moved += pass.verified + pass.unhealthy + pass.succeeded;
+      underWay.push(...pass.underWay);
     } catch (err) {
       if (!(await deps.orgFailed(o.org, err))) throw err;
     }
@@ -88,7 +121,72 @@ export async function listingDue(
     const before = memory.pagesPerPass.get(rollout.id);
     memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
   }
+  // From the pass's end: what it saw under way was under way then (a pass of many pages takes seconds).
+  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, deps.clock.now(), underWay);
   return moved > 0;
+}
+
+/** The latest a watching pass may come after the last: a fifth of the median task (5 s to 2 min). */
+function noticeGoalMs(deps: ListingDeps, rollout: RolloutRecord): number {
+  const median = deps.memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3;
+  return Math.min(WATCH_MAX_INTERVAL_MS, Math.max(WATCH_MIN_INTERVAL_MS, median * WATCH_SHARE_OF_MEDIAN));
+}
+
+/** The rollout's creates per clock second, from its create count, over spans of 10 s at least. */
+function countCreates(memory: ListingDeps['memory'], rollout: RolloutRecord, now: number): void {
+  const last = memory.creates.get(rollout.id);
+  if (!last) {
+    memory.creates.set(rollout.id, { n: rollout.createRequests, at: now, perSecond: 0 });
+    return;
+  }
+  if (now - last.at < 10_000) return;
+  const rate = (1000 * Math.max(0, rollout.createRequests - last.n)) / (now - last.at);
+  memory.creates.set(rollout.id, {
+    n: rollout.createRequests,
+    at: now,
+    perSecond: 0.5 * last.perSecond + 0.5 * rate,
+  });
+}
+
+/**
+ * After a watching pass: when the next one is worth its pages (notice-cadence.ts), from the tasks
+ * it saw under way, each with its kind's learned length, and the rate the creates leave.
+ */
+function planNextPass(
+  deps: ListingDeps,
+  rollout: RolloutRecord,
+  counts: StateCounts,
+  orgCount: number,
+  now: number,
+  underWay: readonly CollectorRecord[],
+): void {
+  const { memory } = deps;
+  const model = memory.lengths.get(rollout.id)?.model;
+  const fallback = memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3;
+  const tasks: TaskUnderWay[] = underWay.map((r) => {
+    const medianMs = model?.predict(r.kind, r.cohort) ?? fallback;
+    const p95 = model?.p95(r.kind);
+    const sigma =
+      p95 && p95 > medianMs
+        ? Math.min(1.5, Math.max(0.15, Math.log(p95 / medianMs) / 1.645))
+        : DEFAULT_LENGTH_SIGMA;
+    return { requestTime: r.requestTime ?? now, medianMs, sigma };
+  });
+  const next = nextPassAt({
+    passAt: now,
+    tasks,
+    pages: memory.pagesPerPass.get(rollout.id) ?? 1,
+    waiting: (counts.queued ?? 0) > 0,
+    ratePerSecond: (deps.apiRatePerSecond ?? DEFAULT_API_RATE) * Math.max(1, orgCount),
+    createsPerSecond: memory.creates.get(rollout.id)?.perSecond ?? 0,
+    latestMs: noticeGoalMs(deps, rollout),
+  });
+  memory.nextWatchAt.set(rollout.id, next.at);
+  dueAt(memory, next.at);
+  deps.logger.debug(
+    { rollout: rollout.id, inMs: next.at - now, by: next.by, expected: Number(next.expected.toFixed(1)) },
+    'next watching pass',
+  );
 }
 
 /**

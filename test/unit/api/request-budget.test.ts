@@ -45,6 +45,38 @@ describe('budget window', () => {
     expect(budgetWindowMs(twoAndHalf)).toBe(800);
   });
 
+  it('never lets one second of the service hold more than it allows, whatever the rate', () => {
+    // Requests sent as early as the log allows, 300 of them; then the busiest second counted.
+    const busiest = (perSecond: number) => {
+      const l = resolveBudgetLimits({ perSecond, marginRatio: 0, marginMs: 0 });
+      const log: number[] = [];
+      let now = 0;
+      for (let i = 0; i < 300; i++) {
+        now += rateWait(log, now, FULL_RATE, l);
+        log.push(now);
+      }
+      let most = 0;
+      for (let i = 0, j = 0; i < log.length; i++) {
+        while ((log[i] as number) - (log[j] as number) >= 1000) j++;
+        most = Math.max(most, i - j + 1);
+      }
+      return {
+        most,
+        rate: (1000 * (log.length - 1)) / ((log[log.length - 1] as number) - (log[0] as number)),
+      };
+    };
+    // 4/s × the default share: two per 625 ms (three per 937 ms put six in a second).
+    expect(slotsPerWindow(resolveBudgetLimits({ perSecond: 3.2 }))).toBe(2);
+    expect(busiest(3.2).most).toBeLessThanOrEqual(4);
+    for (const perSecond of [0.3, 1, 1.5, 2.5, 2.9, 3.2, 3.5, 3.99, 4]) {
+      const b = busiest(perSecond);
+      expect(b.most, `${perSecond}/s`).toBeLessThanOrEqual(4);
+      // ... and the rate is what was asked (the first burst aside), not less.
+      expect(b.rate, `${perSecond}/s`).toBeGreaterThan(perSecond * 0.97);
+      expect(b.rate, `${perSecond}/s`).toBeLessThanOrEqual(perSecond * 1.02);
+    }
+  });
+
   it('refuses nonsense limits', () => {
     expect(() => resolveBudgetLimits({ timeScale: 0 })).toThrow(/timeScale/);
     expect(() => resolveBudgetLimits({ perSecond: -1 })).toThrow(/perSecond/);

@@ -85,7 +85,7 @@ describe('loadDaemonConfig: defaults', () => {
       stalledIntervalMs: 30_000,
       retentionMs: 30 * 86_400_000,
       dataDir: '.data',
-      apiBudget: { requestsPerSecond: 4, maxConcurrent: 10 },
+      apiBudget: { requestsPerSecond: 4, maxConcurrent: 10, share: 0.8 },
       inventory: { enabled: true, intervalMs: 900_000, pageEveryMs: 5_000 },
       webhooks: [],
       orgs: [],
@@ -108,7 +108,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
     timeScale: 10,
     stalledInterval: '1m',
     dataDir: '/var/lib/file',
-    apiBudget: { requestsPerSecond: 2, maxConcurrent: 3 },
+    apiBudget: { requestsPerSecond: 2, maxConcurrent: 3, share: 0.9 },
   };
   const env = {
     REDIS_URL: 'redis://env:6379',
@@ -124,6 +124,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
     FLEET_UPGRADE_DATA_DIR: '/tmp/env-data',
     FLEET_UPGRADE_API_REQUESTS_PER_SECOND: '3.5',
     FLEET_UPGRADE_API_MAX_CONCURRENT: '6',
+    FLEET_UPGRADE_API_SHARE: '0.5',
   };
 
   it('takes the file over the defaults', () => {
@@ -141,7 +142,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
       timeScale: 10,
       stalledIntervalMs: 60_000,
       dataDir: '/var/lib/file',
-      apiBudget: { requestsPerSecond: 2, maxConcurrent: 3 },
+      apiBudget: { requestsPerSecond: 2, maxConcurrent: 3, share: 0.9 },
     });
   });
 
@@ -159,7 +160,7 @@ describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
       timeScale: 60,
       stalledIntervalMs: 45_000,
       dataDir: '/tmp/env-data',
-      apiBudget: { requestsPerSecond: 3.5, maxConcurrent: 6 },
+      apiBudget: { requestsPerSecond: 3.5, maxConcurrent: 6, share: 0.5 },
     });
   });
 
@@ -269,6 +270,9 @@ describe('loadDaemonConfig: errors name the variable', () => {
     ['FLEET_UPGRADE_API_REQUESTS_PER_SECOND', 'lots'],
     ['FLEET_UPGRADE_API_MAX_CONCURRENT', '1.5'],
     ['FLEET_UPGRADE_API_MAX_CONCURRENT', '1001'],
+    ['FLEET_UPGRADE_API_SHARE', '0'],
+    ['FLEET_UPGRADE_API_SHARE', '1.2'],
+    ['FLEET_UPGRADE_API_SHARE', 'most'],
   ])('%s=%s', (name, value) => {
     const err = configError(() => load({ [name]: value }));
     expect(err.code).toBe('FLEET_ERR_CONFIG');

@@ -455,6 +455,7 @@ describe('Policy validation names file, line, column, field and reason', () => {
       yaml('name: a', 'api:', '  requestsPerSecond: 0'),
       'p.yaml:3:3: api.requestsPerSecond: must be above 0',
     ],
+    ['share', yaml('name: a', 'api:', '  share: 1.5'), 'p.yaml:3:3: api.share: must be at most 1'],
     [
       'concurrent',
       yaml('name: a', 'api:', '  maxConcurrent: 1.5'),
