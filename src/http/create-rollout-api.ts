@@ -1,5 +1,5 @@
 /**
- * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}`,
+ * The rollout endpoints of `run`: reads (`GET /rollouts`, `/rollouts/{id}` and the next two: rollout-reads.ts,
  * `/rollouts/{id}/history`, `/rollouts/{id}/report` as CSV or JSON, streamed, or its worklist:
  * get-report.ts, and the access rule of `/status`), the operator actions of
  * src/rollout/operator/ (one verb a file) as
@@ -33,19 +33,15 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import type { AuditNote, CollectorRecord } from '../rollout/index.js';
+import type { AuditNote } from '../rollout/index.js';
 import {
   AuditLog,
   type ControlDeps,
   type ControlResult,
   DEFAULT_ORG,
   type EventLog,
-  HISTORY_LIMIT,
-  OrgHealth,
   orgsOf,
   readFleetStatus,
-  readRollbackAccounts,
-  rolloutStatus,
 } from '../rollout/index.js';
 import {
   type AccessControl,
@@ -61,7 +57,6 @@ import { createControlGate, identifyCaller } from './control-gate.js';
 import { sendAudit } from './get-audit.js';
 import { readEta } from './get-eta.js';
 import { readFleet, readFleetHistory } from './get-fleet.js';
-import { reportFormat, reportWorklist, sendReport } from './get-report.js';
 import { sendWhoAmI } from './get-whoami.js';
 import { echo, HttpError, sendJson } from './http-error.js';
 import type { RequestTarget } from './parse-request-target.js';
@@ -69,24 +64,14 @@ import { PLAN_BODY_LIMIT_BYTES, planPolicy } from './post-plan.js';
 import { type OneOffDeps, oneOffOrgOf, postUpgrade } from './post-upgrade.js';
 import { CONTROL_RATE, RateLimiter } from './rate-limiter.js';
 import { readJsonBody } from './read-json-body.js';
-import {
-  isReadable,
-  outOfScope,
-  type ReadScope,
-  requireReadable,
-  scopeEvents,
-  scopeFleetStatus,
-  scopeOne,
-  scopeRecord,
-} from './read-scope.js';
+import { type ReadScope, scopeFleetStatus } from './read-scope.js';
+import { checkId, rolloutReads } from './rollout-reads.js';
 import { describeIssues, UPGRADE_BODY_LIMIT_BYTES, UpgradeBody } from './schema.js';
 import { sendTaggedJson } from './send-tagged-json.js';
 
 /** Longest wait for Redis in one request: ioredis queues commands while Redis is away. */
 const REDIS_WAIT_MS = 10_000;
 const TIMED_OUT = Symbol('timed out');
-/** Longest rollout id looked up (a policy name, `@`, a build). */
-const ID_LIMIT = 256;
 
 export interface RolloutApiOptions {
   deps: ControlDeps & { events: EventLog };
@@ -123,13 +108,6 @@ export interface RolloutApi {
 }
 
 const READ = ['GET', 'HEAD'] as const;
-
-/** An id that names no rollout for sure is not looked up (nor written into a key name). */
-function checkId(id: string): void {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (id.length > ID_LIMIT || /[\u0000-\u001f\u007f]/.test(id))
-    throw new HttpError('not_found', `no rollout '${echo(id)}' (see GET /rollouts)`);
-}
 
 function allow(req: IncomingMessage, methods: readonly string[]): void {
   if (!methods.includes(req.method ?? ''))
@@ -187,38 +165,7 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       return r;
     });
 
-  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string, scope: ReadScope) => {
-    checkId(id);
-    const record = await redisWork(deps.rollouts.get(id), 'try again');
-    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    requireReadable(record, scope);
-    const [counts, orgCounts, problems] = await redisWork(
-      Promise.all([
-        deps.store.counts(id),
-        deps.store.orgCounts(id),
-        new OrgHealth(redis, deps.keys).problems(),
-      ]),
-      'try again',
-    );
-    // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
-    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    const status = scopeOne(rolloutStatus(record, counts, orgCounts, problems), scope);
-    if (!status) throw outOfScope(record.id, scope as readonly string[]);
-    sendTaggedJson(req, res, { ...status, ...accounts });
-  };
-
-  const getHistory = async (res: ServerResponse, id: string, query: URLSearchParams, scope: ReadScope) => {
-    const raw = query.get('limit');
-    const limit = raw === null ? HISTORY_LIMIT : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT)
-      throw new HttpError('invalid', `limit: expected a whole number from 1 to ${HISTORY_LIMIT}`);
-    checkId(id);
-    const record = await redisWork(deps.rollouts.get(id), 'try again');
-    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    requireReadable(record, scope);
-    const events = await redisWork(deps.events.history(id, limit), 'try again');
-    sendJson(res, 200, { rollout: id, events: scopeEvents(events, scope) });
-  };
+  const { getRollout, getHistory, getReport } = rolloutReads({ deps, redis, redisWork });
 
   const audited = (req: IncomingMessage, ask: AuditAsk, work: AuditedWork) =>
     runAudited({ trail, logger }, req, ask, work);
@@ -259,33 +206,6 @@ export function createRolloutApi(options: RolloutApiOptions): RolloutApi {
       );
       return { note, answer: () => sendJson(res, 200, result) };
     });
-  };
-
-  const getReport = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    id: string,
-    query: URLSearchParams,
-    scope: ReadScope,
-  ) => {
-    const format = reportFormat(query, req.headers.accept);
-    const worklist = reportWorklist(query);
-    checkId(id);
-    const record = await redisWork(deps.rollouts.get(id), 'try again');
-    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    requireReadable(record, scope);
-    const records = await redisWork(
-      (async () => {
-        const all: CollectorRecord[] = [];
-        for await (const r of deps.store.all(id)) if (isReadable(r.org, scope)) all.push(r);
-        return all;
-      })(),
-      'try again',
-    );
-    // As `report --format json`: the rollout with what became of its rollbacks (rollback-account.ts).
-    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    const shown = { ...scopeRecord(record, scope), ...accounts };
-    await sendReport(res, shown, records, format, req.method === 'HEAD', worklist);
   };
 
   const upgrade = async (
