@@ -15,7 +15,7 @@
  */
 
 /** Requests a finished task is worth noticing while Collectors wait for a slot (calls per Collector ≤ 2 in all). */
-export const NOTICE_SPEND_WAITING = 0.75;
+export const NOTICE_SPEND_WAITING = 0.8;
 /** ... and while nothing waits (an end noticed sooner starts nothing): the cheap cadence. */
 export const NOTICE_SPEND_IDLE = 0.25;
 /** Two passes at least this far apart, clock ms. */

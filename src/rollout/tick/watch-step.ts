@@ -121,8 +121,9 @@ export async function listingDue(
     const before = memory.pagesPerPass.get(rollout.id);
     memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
   }
-  // From the pass's end: what it saw under way was under way then (a pass of many pages takes seconds).
-  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, deps.clock.now(), underWay);
+  // From the pass's start, as the passes' rhythm: a pass of many pages takes seconds, and an end
+  // is as likely during them as after.
+  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, now, underWay);
   return moved > 0;
 }
 
