@@ -88,21 +88,15 @@ export function boundedPauseMs(retryAfterMs: number | undefined): number {
   return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
 }
 
-/** The service's own limit: requests in any one second (4 per user; a higher `perSecond` is taken as the limit). */
-export const SERVICE_PER_SECOND = 4;
-
 /**
- * Requests admitted per window (the window grows to match: `slots` per `slots / perSecond`
- * seconds). At most `perSecond` rounded down, and few enough that no second of the service holds
- * more than it allows: a window shorter than a second lets a second hold `slots` for every window
- * that starts in it. At 3.2/s (4/s × the default share 0.8) three per 937 ms would put six in one
- * second, and the service answers 429; two per 625 ms put at most four.
+ * Requests admitted per window: `perSecond` rounded up (at least 1), and the window grows to
+ * match (`slots / perSecond` seconds, never shorter than one): bursts as large as the service
+ * allows in a second, the mean at `perSecond`, and no second of the service holding more than
+ * `slots`. At 3.2/s (4/s × the default share 0.8): four per 1.25 s. (Rounded down, three per
+ * 937 ms put six in one second, and the service answered 429.)
  */
 export function slotsPerWindow(limits: BudgetLimits): number {
-  const rate = limits.perSecond;
-  const most = Math.max(SERVICE_PER_SECOND, Math.ceil(rate));
-  for (let n = Math.max(1, Math.floor(rate)); n > 1; n--) if (n * Math.ceil(rate / n) <= most) return n;
-  return 1;
+  return Math.max(1, Math.ceil(limits.perSecond));
 }
 
 /** The padded sliding window, in real ms: `slotsPerWindow` requests per window make `perSecond`. */

@@ -6,7 +6,8 @@
  *   that end after the pass and by `t` grows with `t`;
  * - the budget: a pass costs its pages, and a page is worth it when it is expected to show at least
  *   1 / `spendPerEnd` ends (a Collector waiting for a slot starts when its end is noticed: while
- *   Collectors wait, a finished task is worth NOTICE_SPEND_WAITING requests, else WATCH_SPEND_IDLE);
+ *   Collectors wait, a finished task is worth what the creates and status reads leave of
+ *   NOTICE_CALLS_PER_COLLECTOR, else NOTICE_SPEND_IDLE: `noticeSpend`);
  * - the rate left after the creates: the pages of a pass are never spent faster than the
  *   deployment's share of the rate (`api.share`), less what the creates take, allows.
  * The next pass is the first time at which the expected ends reach the pass's pages ÷ spendPerEnd,
@@ -14,9 +15,15 @@
  * than `latestMs` (the notice goal: a fifth of the median task). Pure.
  */
 
-/** Requests a finished task is worth noticing while Collectors wait for a slot (calls per Collector ≤ 2 in all). */
-export const NOTICE_SPEND_WAITING = 0.75;
-/** ... and while nothing waits (an end noticed sooner starts nothing): the cheap cadence. */
+/**
+ * The requests per Collector a rollout aims to stay within, creates included: what the creates
+ * (with their `collector.not.alive` retries) and the status reads leave of it is what noticing a
+ * task's end may spend while Collectors wait for a slot (`noticeSpend`).
+ */
+export const NOTICE_CALLS_PER_COLLECTOR = 1.9;
+/** The most a finished task is worth noticing (a page per end at most). */
+export const NOTICE_SPEND_MAX = 1;
+/** ... the least, and what it is worth while nothing waits (an end noticed sooner starts nothing). */
 export const NOTICE_SPEND_IDLE = 0.25;
 /** Two passes at least this far apart, clock ms. */
 export const NOTICE_MIN_GAP_MS = 1_000;
@@ -69,6 +76,23 @@ export function expectedEnds(tasks: readonly TaskUnderWay[], seenAt: number, at:
   return sum;
 }
 
+/**
+ * Requests a finished task is worth noticing: while Collectors wait for a slot, what the creates and
+ * the status reads (per Collector so far) leave of NOTICE_CALLS_PER_COLLECTOR, within
+ * [NOTICE_SPEND_IDLE, NOTICE_SPEND_MAX]; NOTICE_SPEND_IDLE while nothing waits.
+ */
+export function noticeSpend(input: {
+  waiting: boolean;
+  /** Create requests per Collector that left the queue, so far (1 and a little: retries). */
+  createsPerCollector: number;
+  /** Status reads per Collector that left the queue, so far. */
+  statusPerCollector: number;
+}): number {
+  if (!input.waiting) return NOTICE_SPEND_IDLE;
+  const left = NOTICE_CALLS_PER_COLLECTOR - input.createsPerCollector - input.statusPerCollector;
+  return Math.min(NOTICE_SPEND_MAX, Math.max(NOTICE_SPEND_IDLE, left));
+}
+
 export interface NextPassInput {
   /** Clock ms of the pass just made. */
   passAt: number;
@@ -76,8 +100,8 @@ export interface NextPassInput {
   tasks: readonly TaskUnderWay[];
   /** Listing pages a pass costs (over every organization of the rollout). */
   pages: number;
-  /** Collectors wait for a slot now. */
-  waiting: boolean;
+  /** Requests a finished task is worth noticing (`noticeSpend`). */
+  spendPerEnd: number;
   /** Requests per clock second the deployment may spend on the rollout's organizations (rate × share). */
   ratePerSecond: number;
   /** Requests per clock second the creates take now. */
@@ -100,8 +124,7 @@ export function nextPassAt(input: NextPassInput): NextPass {
   const { passAt, tasks } = input;
   const pages = Math.max(1, input.pages);
   const latest = passAt + Math.max(NOTICE_MIN_GAP_MS, input.latestMs);
-  const spend = input.waiting ? NOTICE_SPEND_WAITING : NOTICE_SPEND_IDLE;
-  const wanted = pages / spend;
+  const wanted = pages / Math.max(0.01, input.spendPerEnd);
   const left = Math.max(0, input.ratePerSecond * (1 - NOTICE_RATE_RESERVE) - input.createsPerSecond);
   // The pages at the rate left after the creates (none left: the goal's cadence only).
   const byRate = left > 0 ? passAt + (1000 * pages) / left : latest;

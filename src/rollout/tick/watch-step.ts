@@ -21,6 +21,7 @@ import {
   DEFAULT_LENGTH_SIGMA,
   listingPass,
   nextPassAt,
+  noticeSpend,
   type TaskUnderWay,
   tasksUnderWay,
   WATCH_MAX_INTERVAL_MS,
@@ -121,8 +122,9 @@ export async function listingDue(
     const before = memory.pagesPerPass.get(rollout.id);
     memory.pagesPerPass.set(rollout.id, before === undefined ? pages : 0.7 * before + 0.3 * pages);
   }
-  // From the pass's end: what it saw under way was under way then (a pass of many pages takes seconds).
-  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, deps.clock.now(), underWay);
+  // From the pass's start, as the passes' rhythm: a pass of many pages takes seconds, and an end
+  // is as likely during them as after.
+  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, now, underWay);
   return moved > 0;
 }
 
@@ -162,6 +164,8 @@ function planNextPass(
 ): void {
   const { memory } = deps;
   const model = memory.lengths.get(rollout.id)?.model;
+  // The Collectors that left the queue: what the creates and the status reads were spent on so far.
+  const left = Math.max(1, sumStates(counts, COLLECTOR_STATES) - (counts.queued ?? 0));
   const fallback = memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3;
   const tasks: TaskUnderWay[] = underWay.map((r) => {
     const medianMs = model?.predict(r.kind, r.cohort) ?? fallback;
@@ -176,7 +180,11 @@ function planNextPass(
     passAt: now,
     tasks,
     pages: memory.pagesPerPass.get(rollout.id) ?? 1,
-    waiting: (counts.queued ?? 0) > 0,
+    spendPerEnd: noticeSpend({
+      waiting: (counts.queued ?? 0) > 0,
+      createsPerCollector: rollout.createRequests / left,
+      statusPerCollector: rollout.statusReads / left,
+    }),
     ratePerSecond: (deps.apiRatePerSecond ?? DEFAULT_API_RATE) * Math.max(1, orgCount),
     createsPerSecond: memory.creates.get(rollout.id)?.perSecond ?? 0,
     latestMs: noticeGoalMs(deps, rollout),

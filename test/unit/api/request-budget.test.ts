@@ -36,13 +36,13 @@ describe('budget window', () => {
     expect(budgetWindowMs({ ...limits, timeScale: 10 })).toBeCloseTo(110);
   });
 
-  it('rounds a fractional rate down to whole slots and stretches the window to match', () => {
+  it('rounds a fractional rate up to whole slots and stretches the window to match (never below a second)', () => {
     const half = resolveBudgetLimits({ perSecond: 0.5, marginRatio: 0, marginMs: 0 });
     expect(slotsPerWindow(half)).toBe(1);
     expect(budgetWindowMs(half)).toBe(2000);
     const twoAndHalf = resolveBudgetLimits({ perSecond: 2.5, marginRatio: 0, marginMs: 0 });
-    expect(slotsPerWindow(twoAndHalf)).toBe(2);
-    expect(budgetWindowMs(twoAndHalf)).toBe(800);
+    expect(slotsPerWindow(twoAndHalf)).toBe(3);
+    expect(budgetWindowMs(twoAndHalf)).toBe(1200);
   });
 
   it('never lets one second of the service hold more than it allows, whatever the rate', () => {
@@ -65,8 +65,8 @@ describe('budget window', () => {
         rate: (1000 * (log.length - 1)) / ((log[log.length - 1] as number) - (log[0] as number)),
       };
     };
-    // 4/s × the default share: two per 625 ms (three per 937 ms put six in a second).
-    expect(slotsPerWindow(resolveBudgetLimits({ perSecond: 3.2 }))).toBe(2);
+    // 4/s × the default share: four per 1.25 s (three per 937 ms put six in a second).
+    expect(slotsPerWindow(resolveBudgetLimits({ perSecond: 3.2 }))).toBe(4);
     expect(busiest(3.2).most).toBeLessThanOrEqual(4);
     for (const perSecond of [0.3, 1, 1.5, 2.5, 2.9, 3.2, 3.5, 3.99, 4]) {
       const b = busiest(perSecond);

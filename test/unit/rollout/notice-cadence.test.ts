@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 import {
   endedBy,
   expectedEnds,
+  NOTICE_CALLS_PER_COLLECTOR,
   NOTICE_MIN_GAP_MS,
   NOTICE_RATE_RESERVE,
   NOTICE_SPEND_IDLE,
-  NOTICE_SPEND_WAITING,
+  NOTICE_SPEND_MAX,
   nextPassAt,
+  noticeSpend,
   type TaskUnderWay,
 } from '../../../src/rollout/listings/index.js';
 
@@ -27,10 +29,13 @@ function steady(n: number, median: number, span: number, now: number, sigma = 0.
   }));
 }
 
+/** What the default fleet leaves: 1.07 creates and 0.11 status reads per Collector so far. */
+const WAITING = noticeSpend({ waiting: true, createsPerCollector: 1.07, statusPerCollector: 0.11 });
+
 const base = {
   passAt: 10 * MIN,
   pages: 5,
-  waiting: true,
+  spendPerEnd: WAITING,
   ratePerSecond: 3.2,
   createsPerSecond: 0.8,
   latestMs: 60 * S,
@@ -91,22 +96,47 @@ describe('endedBy and expectedEnds', () => {
   });
 });
 
+describe('noticeSpend', () => {
+  it('spends on noticing what the creates and status reads leave of the calls per Collector', () => {
+    expect(WAITING).toBeCloseTo(NOTICE_CALLS_PER_COLLECTOR - 1.07 - 0.11, 9);
+    // 5 % offline: their creates are refused and tried again; noticing is worth less.
+    const offline = noticeSpend({ waiting: true, createsPerCollector: 1.32, statusPerCollector: 0.12 });
+    expect(offline).toBeLessThan(WAITING);
+    expect(offline).toBeGreaterThanOrEqual(NOTICE_SPEND_IDLE);
+    // Never below the cheap cadence, never above a page per end.
+    expect(noticeSpend({ waiting: true, createsPerCollector: 3, statusPerCollector: 1 })).toBe(
+      NOTICE_SPEND_IDLE,
+    );
+    expect(noticeSpend({ waiting: true, createsPerCollector: 0, statusPerCollector: 0 })).toBe(
+      NOTICE_SPEND_MAX,
+    );
+    // Nothing waits: an end noticed sooner starts nothing.
+    expect(noticeSpend({ waiting: false, createsPerCollector: 1, statusPerCollector: 0 })).toBe(
+      NOTICE_SPEND_IDLE,
+    );
+  });
+});
+
 describe('nextPassAt', () => {
   it('while Collectors wait, passes as soon as the expected ends pay for the pages', () => {
     // 250 tasks of 5 minutes in a steady state end about 0.83 a second.
     const tasks = steady(250, 5 * MIN, 5 * MIN, base.passAt);
     const next = nextPassAt({ ...base, tasks });
     expect(next.by).toBe('ends');
-    expect(next.expected).toBeGreaterThanOrEqual(base.pages / NOTICE_SPEND_WAITING - 0.5);
-    // 5 pages ÷ 0.6 ≈ 8.3 ends, at ~0.8 a second: about ten seconds, not a minute.
-    expect(next.at - base.passAt).toBeGreaterThan(5 * S);
-    expect(next.at - base.passAt).toBeLessThan(20 * S);
+    expect(next.expected).toBeGreaterThanOrEqual(base.pages / WAITING - 0.5);
+    // 5 pages ÷ 0.72 ≈ 7 ends, at ~0.8 a second: about eight seconds, not a minute.
+    expect(next.at - base.passAt).toBeGreaterThan(4 * S);
+    expect(next.at - base.passAt).toBeLessThan(16 * S);
   });
 
   it('spends less when nothing waits for a slot (an end noticed sooner starts nothing)', () => {
     const tasks = steady(250, 5 * MIN, 5 * MIN, base.passAt);
     const waiting = nextPassAt({ ...base, tasks });
-    const idle = nextPassAt({ ...base, tasks, waiting: false });
+    const idle = nextPassAt({
+      ...base,
+      tasks,
+      spendPerEnd: noticeSpend({ waiting: false, createsPerCollector: 1.07, statusPerCollector: 0.11 }),
+    });
     expect(idle.at).toBeGreaterThan(waiting.at);
     expect(idle.expected).toBeGreaterThanOrEqual(base.pages / NOTICE_SPEND_IDLE - 0.5);
   });
@@ -136,17 +166,17 @@ describe('nextPassAt', () => {
         fc.integer({ min: 0, max: 400 }),
         fc.integer({ min: 10 * S, max: 30 * MIN }),
         fc.integer({ min: 1, max: 50 }),
-        fc.boolean(),
+        fc.double({ min: NOTICE_SPEND_IDLE, max: NOTICE_SPEND_MAX, noNaN: true }),
         fc.double({ min: 0.5, max: 40, noNaN: true }),
         fc.double({ min: 0, max: 40, noNaN: true }),
         fc.integer({ min: 0, max: 5 * MIN }),
-        (n, median, pages, waiting, rate, creates, latestMs) => {
+        (n, median, pages, spendPerEnd, rate, creates, latestMs) => {
           const tasks = steady(n, median, 2 * median, base.passAt);
           const next = nextPassAt({
             passAt: base.passAt,
             tasks,
             pages,
-            waiting,
+            spendPerEnd,
             ratePerSecond: rate,
             createsPerSecond: creates,
             latestMs,
