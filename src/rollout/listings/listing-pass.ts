@@ -14,7 +14,13 @@
  */
 import type { BuildTarget } from '../../api/index.js';
 import { jobFor, type UpgradeQueue, wakeUpgrades } from '../../queue/upgrade-job.js';
-import { type CollectorEvent, type CollectorRecord, DEFAULT_ORG, transition } from '../collector/index.js';
+import {
+  type CollectorEvent,
+  type CollectorRecord,
+  DEFAULT_ORG,
+  type Move,
+  transition,
+} from '../collector/index.js';
 import { buildOf, type RolloutRecord } from '../life/index.js';
 import { awaitingHealth } from './health-verdicts.js';
 import {
@@ -192,6 +198,7 @@ async function settleWatched(
   result: ListingPassResult,
 ) {
   const wake: CollectorRecord[] = [];
+  const succeeded: { r: CollectorRecord; move: Move; durationMs: number }[] = [];
   for (const r of tasks) {
     const seen = sightings.get(r.id);
     // Only a page requested after the task's request says anything about the task.
@@ -209,13 +216,18 @@ async function settleWatched(
     const since = Math.max(r.requestTime ?? 0, options.previousPassAt ?? r.requestTime ?? 0);
     const durationMs = Math.max(0, Math.round((since + seen.requestedAt) / 2 - (r.requestTime ?? 0)));
     const t = transition(r, event, { now, settings: rollout.settings });
-    if (!t.ok) continue;
-    const [outcome] = await deps.store.apply(rollout.id, [t.move], { durationMs });
-    if (outcome !== 'written') continue;
+    if (t.ok) succeeded.push({ r, move: t.move, durationMs });
+  }
+  // One write each (its own duration), sent together: one round trip for the page, not one per task.
+  const outcomes = await Promise.all(
+    succeeded.map(({ move, durationMs }) => deps.store.apply(rollout.id, [move], { durationMs })),
+  );
+  succeeded.forEach(({ r, durationMs }, i) => {
+    if (outcomes[i]?.[0] !== 'written') return;
     result.succeeded++;
     deps.onTaskEnded?.('succeeded', durationMs);
     wake.push(r);
-  }
+  });
   // The jobs end at once (a success) or read the status once (another ending).
   await wakeUpgrades(
     deps.queue,
