@@ -78,8 +78,10 @@ export function expectedEnds(tasks: readonly TaskUnderWay[], seenAt: number, at:
 
 /**
  * Requests a finished task is worth noticing: while Collectors wait for a slot, what the creates and
- * the status reads (per Collector so far) leave of NOTICE_CALLS_PER_COLLECTOR, within
- * [NOTICE_SPEND_IDLE, NOTICE_SPEND_MAX]; NOTICE_SPEND_IDLE while nothing waits.
+ * the status reads (per Collector so far) leave of NOTICE_CALLS_PER_COLLECTOR per *upgraded*
+ * Collector (the share of outcomes that are upgrades so far: refused, failed and timed-out ones
+ * spend requests and upgrade nothing), within [NOTICE_SPEND_IDLE, NOTICE_SPEND_MAX];
+ * NOTICE_SPEND_IDLE while nothing waits.
  */
 export function noticeSpend(input: {
   waiting: boolean;
@@ -87,9 +89,12 @@ export function noticeSpend(input: {
   createsPerCollector: number;
   /** Status reads per Collector that left the queue, so far. */
   statusPerCollector: number;
+  /** The share of outcomes so far that are upgrades (1 when none is known yet). */
+  upgradedShare?: number;
 }): number {
   if (!input.waiting) return NOTICE_SPEND_IDLE;
-  const left = NOTICE_CALLS_PER_COLLECTOR - input.createsPerCollector - input.statusPerCollector;
+  const share = Math.min(1, Math.max(0, input.upgradedShare ?? 1));
+  const left = NOTICE_CALLS_PER_COLLECTOR * share - input.createsPerCollector - input.statusPerCollector;
   return Math.min(NOTICE_SPEND_MAX, Math.max(NOTICE_SPEND_IDLE, left));
 }
 

@@ -12,6 +12,7 @@ import {
   ACTIVE_STATES,
   COLLECTOR_STATES,
   type CollectorRecord,
+  SETTLED_STATES,
   SLOT_STATES,
   type StateCounts,
   sumStates,
@@ -166,6 +167,7 @@ function planNextPass(
   const model = memory.lengths.get(rollout.id)?.model;
   // The Collectors that left the queue: what the creates and the status reads were spent on so far.
   const left = Math.max(1, sumStates(counts, COLLECTOR_STATES) - (counts.queued ?? 0));
+  const upgraded = (counts.succeeded ?? 0) + (counts.verifying ?? 0);
   const fallback = memory.medianMs.get(rollout.id) ?? rollout.settings.pollInitialMs * 3;
   const tasks: TaskUnderWay[] = underWay.map((r) => {
     const medianMs = model?.predict(r.kind, r.cohort) ?? fallback;
@@ -184,6 +186,8 @@ function planNextPass(
       waiting: (counts.queued ?? 0) > 0,
       createsPerCollector: rollout.createRequests / left,
       statusPerCollector: rollout.statusReads / left,
+      // Upgrades among the outcomes so far (five upgrades assumed before any is known).
+      upgradedShare: (upgraded + 5) / (sumStates(counts, SETTLED_STATES) + (counts.verifying ?? 0) + 5),
     }),
     ratePerSecond: (deps.apiRatePerSecond ?? DEFAULT_API_RATE) * Math.max(1, orgCount),
     createsPerSecond: memory.creates.get(rollout.id)?.perSecond ?? 0,

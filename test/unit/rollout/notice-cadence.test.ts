@@ -103,6 +103,17 @@ describe('noticeSpend', () => {
     const offline = noticeSpend({ waiting: true, createsPerCollector: 1.32, statusPerCollector: 0.12 });
     expect(offline).toBeLessThan(WAITING);
     expect(offline).toBeGreaterThanOrEqual(NOTICE_SPEND_IDLE);
+    // ... and less again when fewer outcomes are upgrades (the goal is per upgraded Collector):
+    // 2 % timed out and 5 % refused at create, 1.24 creates and 0.16 status reads so far.
+    const faults = noticeSpend({
+      waiting: true,
+      createsPerCollector: 1.24,
+      statusPerCollector: 0.16,
+      upgradedShare: 0.91,
+    });
+    expect(faults).toBeCloseTo(NOTICE_CALLS_PER_COLLECTOR * 0.91 - 1.24 - 0.16, 9);
+    // Per upgraded Collector, creates, reads and noticing stay within the goal.
+    expect((1.24 + 0.16 + faults) / 0.91).toBeLessThanOrEqual(NOTICE_CALLS_PER_COLLECTOR + 1e-9);
     // Never below the cheap cadence, never above a page per end.
     expect(noticeSpend({ waiting: true, createsPerCollector: 3, statusPerCollector: 1 })).toBe(
       NOTICE_SPEND_IDLE,
