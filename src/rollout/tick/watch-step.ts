@@ -186,8 +186,11 @@ function planNextPass(
       waiting: (counts.queued ?? 0) > 0,
       createsPerCollector: rollout.createRequests / left,
       statusPerCollector: rollout.statusReads / left,
-      // Upgrades among the outcomes so far (five upgrades assumed before any is known).
-      upgradedShare: (upgraded + 5) / (sumStates(counts, SETTLED_STATES) + (counts.verifying ?? 0) + 5),
+      // Upgrades among the outcomes so far (five upgrades assumed before any is known); a Collector
+      // waiting to try again (refused `collector.not.alive`) is no upgrade yet.
+      upgradedShare:
+        (upgraded + 5) /
+        (sumStates(counts, SETTLED_STATES) + (counts.verifying ?? 0) + (counts.waiting_retry ?? 0) + 5),
     }),
     ratePerSecond: (deps.apiRatePerSecond ?? DEFAULT_API_RATE) * Math.max(1, orgCount),
     createsPerSecond: memory.creates.get(rollout.id)?.perSecond ?? 0,
