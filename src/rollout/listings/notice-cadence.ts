@@ -98,19 +98,6 @@ export function noticeSpend(input: {
   return Math.min(NOTICE_SPEND_MAX, Math.max(NOTICE_SPEND_IDLE, left));
 }
 
-/** The correction of the prediction stays within these (a pass that found nothing says little). */
-export const FIT_MIN = 0.2;
-export const FIT_MAX = 5;
-
-/**
- * The ratio of ends found to ends expected, updated by one pass: `found` ends where `expected`
- * were predicted since the pass before (a pass expected to see fewer than one end leaves it).
- */
-export function fitRatio(previous: number, found: number, expected: number): number {
-  if (!(expected >= 1)) return previous;
-  return Math.min(FIT_MAX, Math.max(FIT_MIN, 0.7 * previous + 0.3 * (found / expected)));
-}
-
 export interface NextPassInput {
   /** Clock ms of the pass just made. */
   passAt: number;
@@ -126,11 +113,6 @@ export interface NextPassInput {
   createsPerSecond: number;
   /** The latest the next pass may come, clock ms after this one (the notice goal). */
   latestMs: number;
-  /**
-   * Ends the passes found per end expected (a moving ratio, `fitRatio`; default 1): the prediction
-   * corrected by what the pages showed.
-   */
-  fit?: number;
 }
 
 export interface NextPass {
@@ -144,9 +126,7 @@ export interface NextPass {
 
 /** The clock time of the next pass (see the header). */
 export function nextPassAt(input: NextPassInput): NextPass {
-  const { passAt } = input;
-  const fit = Math.min(FIT_MAX, Math.max(FIT_MIN, input.fit ?? 1));
-  const ends = (at: number) => fit * expectedEnds(input.tasks, passAt, at);
+  const { passAt, tasks } = input;
   const pages = Math.max(1, input.pages);
   const latest = passAt + Math.max(NOTICE_MIN_GAP_MS, input.latestMs);
   const wanted = pages / Math.max(0.01, input.spendPerEnd);
@@ -154,16 +134,16 @@ export function nextPassAt(input: NextPassInput): NextPass {
   // The pages at the rate left after the creates (none left: the goal's cadence only).
   const byRate = left > 0 ? passAt + (1000 * pages) / left : latest;
   const earliest = Math.min(latest, Math.max(passAt + NOTICE_MIN_GAP_MS, byRate));
-  const byLatest = ends(latest);
+  const byLatest = expectedEnds(tasks, passAt, latest);
   if (byLatest < wanted) return { at: latest, by: 'goal', expected: byLatest };
   // The first time the expected ends reach `wanted`, to a tenth of a second (expectedEnds grows with time).
   let lo = passAt;
   let hi = latest;
   while (hi - lo > 100) {
     const mid = (lo + hi) / 2;
-    if (ends(mid) >= wanted) hi = mid;
+    if (expectedEnds(tasks, passAt, mid) >= wanted) hi = mid;
     else lo = mid;
   }
   const at = Math.round(Math.max(earliest, hi));
-  return { at, by: earliest > hi ? 'rate' : 'ends', expected: ends(at) };
+  return { at, by: earliest > hi ? 'rate' : 'ends', expected: expectedEnds(tasks, passAt, at) };
 }

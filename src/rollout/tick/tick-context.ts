@@ -13,7 +13,7 @@ import type { LengthModel } from '../admit/index.js';
 import { type CollectorStore, DEFAULT_ORG, type StateCounts } from '../collector/index.js';
 import type { Keys } from '../keys.js';
 import type { RolloutDraft, RolloutStore } from '../life/index.js';
-import { type HealthMemory, newHealthMemory, type TaskUnderWay } from '../listings/index.js';
+import { type HealthMemory, newHealthMemory } from '../listings/index.js';
 import type { ProblemSink, ProblemSource } from '../problems/index.js';
 
 /** What the scheduler asks of an organization's service: its listings and its builds. */
@@ -75,11 +75,6 @@ export interface TickMemory {
   pagesPerPass: Map<string, number>;
   /** When each rollout's next watching pass is worth its pages (listings/notice-cadence.ts). */
   nextWatchAt: Map<string, number>;
-  /**
-   * What each rollout's last watching pass saw under way (the tasks and when), and how many ends the
-   * passes find for each one they expected (a moving ratio): the prediction corrected by its outcome.
-   */
-  noticeFit: Map<string, { passAt: number; tasks: readonly TaskUnderWay[]; ratio: number }>;
   /** Each rollout's creates as last counted (`n` at clock `at`) and their rate per clock second. */
   creates: Map<string, { n: number; at: number; perSecond: number }>;
   /** Median duration of each rollout's upgrades, as learned. */
@@ -102,7 +97,6 @@ export function newTickMemory(): TickMemory {
     lastWatch: new Map(),
     pagesPerPass: new Map(),
     nextWatchAt: new Map(),
-    noticeFit: new Map(),
     creates: new Map(),
     medianMs: new Map(),
     nextDueAt: Number.POSITIVE_INFINITY,

@@ -20,8 +20,6 @@ import {
 import type { RolloutDraft, RolloutRecord } from '../life/index.js';
 import {
   DEFAULT_LENGTH_SIGMA,
-  expectedEnds,
-  fitRatio,
   listingPass,
   nextPassAt,
   noticeSpend,
@@ -97,7 +95,6 @@ export async function listingDue(
   }
   let pages = 0;
   let moved = 0;
-  let ended = 0;
   const underWay: CollectorRecord[] = [];
   // Each organization's pass goes through its own API budget: the passes run at once (one after
   // the other, the tenth organization's ends were noticed a whole round of passes late). The
@@ -116,7 +113,6 @@ export async function listingDue(
       });
       pages += pass.pages;
       moved += pass.verified + pass.unhealthy + pass.succeeded;
-      ended += pass.succeeded + pass.endedElsewhere;
       underWay.push(...pass.underWay);
     } catch (err) {
       if (!(await deps.orgFailed(o.org, err))) throw err;
@@ -129,7 +125,7 @@ export async function listingDue(
   }
   // From the pass's start, as the passes' rhythm: a pass of many pages takes seconds, and an end
   // is as likely during them as after.
-  if (watchDue) planNextPass(deps, rollout, counts, { orgCount: orgs.length, now, underWay, ended });
+  if (watchDue) planNextPass(deps, rollout, counts, orgs.length, now, underWay);
   return moved > 0;
 }
 
@@ -163,13 +159,11 @@ function planNextPass(
   deps: ListingDeps,
   rollout: RolloutRecord,
   counts: StateCounts,
-  pass: { orgCount: number; now: number; underWay: readonly CollectorRecord[]; ended: number },
+  orgCount: number,
+  now: number,
+  underWay: readonly CollectorRecord[],
 ): void {
   const { memory } = deps;
-  const { orgCount, now, underWay } = pass;
-  // How many of the ends the last plan expected by now this pass found: the prediction's correction.
-  const last = memory.noticeFit.get(rollout.id);
-  const ratio = last ? fitRatio(last.ratio, pass.ended, expectedEnds(last.tasks, last.passAt, now)) : 1;
   const model = memory.lengths.get(rollout.id)?.model;
   // The Collectors that left the queue: what the creates and the status reads were spent on so far.
   const left = Math.max(1, sumStates(counts, COLLECTOR_STATES) - (counts.queued ?? 0));
@@ -201,19 +195,11 @@ function planNextPass(
     ratePerSecond: (deps.apiRatePerSecond ?? DEFAULT_API_RATE) * Math.max(1, orgCount),
     createsPerSecond: memory.creates.get(rollout.id)?.perSecond ?? 0,
     latestMs: noticeGoalMs(deps, rollout),
-    fit: ratio,
   });
-  memory.noticeFit.set(rollout.id, { passAt: now, tasks, ratio });
   memory.nextWatchAt.set(rollout.id, next.at);
   dueAt(memory, next.at);
   deps.logger.debug(
-    {
-      rollout: rollout.id,
-      inMs: next.at - now,
-      by: next.by,
-      expected: Number(next.expected.toFixed(1)),
-      fit: Number(ratio.toFixed(2)),
-    },
+    { rollout: rollout.id, inMs: next.at - now, by: next.by, expected: Number(next.expected.toFixed(1)) },
     'next watching pass',
   );
 }

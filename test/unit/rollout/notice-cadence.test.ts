@@ -7,9 +7,6 @@ import { describe, expect, it } from 'vitest';
 import {
   endedBy,
   expectedEnds,
-  FIT_MAX,
-  FIT_MIN,
-  fitRatio,
   NOTICE_CALLS_PER_COLLECTOR,
   NOTICE_MIN_GAP_MS,
   NOTICE_RATE_RESERVE,
@@ -165,24 +162,6 @@ describe('nextPassAt', () => {
     // The creates take all of it: only the notice goal's pass.
     const none = nextPassAt({ ...base, tasks, createsPerSecond: 3.2 });
     expect(none.at - base.passAt).toBe(base.latestMs);
-  });
-
-  it('corrects the prediction by what the passes found: fewer ends found, later passes', () => {
-    const tasks = steady(250, 5 * MIN, 5 * MIN, base.passAt);
-    const plain = nextPassAt({ ...base, tasks });
-    // The pages showed half the ends predicted, pass after pass.
-    let ratio = 1;
-    for (let i = 0; i < 10; i++) ratio = fitRatio(ratio, 5, 10);
-    expect(ratio).toBeCloseTo(0.5, 1);
-    const corrected = nextPassAt({ ...base, tasks, fit: ratio });
-    expect(corrected.at).toBeGreaterThan(plain.at);
-    expect(corrected.expected).toBeGreaterThanOrEqual(base.pages / WAITING - 0.5);
-    // A pass that expected less than one end says nothing; the ratio stays within its bounds.
-    expect(fitRatio(0.8, 0, 0.5)).toBe(0.8);
-    expect(fitRatio(1, 0, 100)).toBeGreaterThanOrEqual(FIT_MIN);
-    let high = 1;
-    for (let i = 0; i < 50; i++) high = fitRatio(high, 100, 1);
-    expect(high).toBe(FIT_MAX);
   });
 
   it('nothing likely to end soon: the notice goal decides', () => {
