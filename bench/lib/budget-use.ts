@@ -8,7 +8,7 @@
  * - scans: listing pages of the target build (discovery, listings/scan-upgradable.ts);
  * - other: the build list, health events.
  */
-import type { LoggedRequest } from './request-log.js';
+import { type LoggedRequest, perMinute } from './request-log.js';
 
 const round = (n: number, d = 2) => (Number.isFinite(n) ? Number(n.toFixed(d)) : null);
 
@@ -38,13 +38,11 @@ export function budgetUse(
   const inRun = requests.filter((r) => r.at >= o.from && r.at <= o.until);
   const seconds = Math.max(1, (o.until - o.from) / 1000);
   const count: Record<Purpose, number> = { creates: 0, noticing: 0, scans: 0, other: 0 };
-  const minutes: number[] = [];
-  for (const r of inRun) {
-    count[purposeOf(r, o.target)]++;
-    const m = Math.floor((r.at - o.from) / 60_000);
-    while (minutes.length <= m) minutes.push(0);
-    minutes[m] = (minutes[m] ?? 0) + 1;
-  }
+  for (const r of inRun) count[purposeOf(r, o.target)]++;
+  const minutes = perMinute(
+    inRun.map((r) => r.at),
+    o.from,
+  );
   const allowed = o.perSecond * o.share * 60;
   // The last minute is partial: judged on what it held, over a whole minute's allowance.
   const busiest = Math.max(0, ...minutes);

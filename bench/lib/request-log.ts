@@ -49,7 +49,8 @@ export function busiestWindow(times: readonly number[], windowMs: number): numbe
   return best;
 }
 
-function perMinute(times: readonly number[], from: number): number[] {
+/** Entries of `times` per minute after `from` (index 0: the first minute). */
+export function perMinute(times: readonly number[], from: number): number[] {
   const out: number[] = [];
   for (const t of times) {
     const m = Math.floor((t - from) / 60_000);
