@@ -57,5 +57,5 @@ describe('a rollout on Redis Sentinel through two failovers', () => {
       'report',
       'status',
     ]);
-  }, 120_000);
+  }, 150_000);
 });

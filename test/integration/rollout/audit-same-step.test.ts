@@ -12,10 +12,12 @@
  *   rollout yet: lua/add-one-off-3.lua writes its policy and its record together);
  * - the size cap drops the oldest records and counts them.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createState } from '../../../src/cli/boot/create-state.js';
 import { createManualClock } from '../../../src/lib/clock.js';
-import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { closeRedis, createRedis, type Redis } from '../../../src/lib/redis/create-redis.js';
+import { type EnsuredRedis, findExecutable, startLocalRedis } from '../../../src/lib/redis/redis-server.js';
 import { AuditLog, type AuditRecord } from '../../../src/rollout/index.js';
 import { OneOffPolicies } from '../../../src/rollout/one-off/index.js';
 import { ControlError, forget, pause } from '../../../src/rollout/operator/index.js';
@@ -23,6 +25,45 @@ import { testRedisUrl, useTestRedis } from '../../support/redis.js';
 import { TEST_SETTINGS as SETTINGS } from '../../support/rollout-settings.js';
 
 const ctx = useTestRedis();
+// MONITOR on the run's shared Redis sees every other test file's traffic, and ioredis's monitor
+// parser once lost its footing in it ("Command queue state error"): the tests that watch commands
+// do it on a server of their own when redis-server is at hand (else on the shared one).
+let own: EnsuredRedis | undefined;
+let monitored = '';
+beforeAll(async () => {
+  const binary = findExecutable('redis-server');
+  own = binary ? await startLocalRedis(binary, { logger: createLogger({ level: 'silent' }) }) : undefined;
+  monitored = own?.url ?? testRedisUrl();
+});
+afterAll(async () => {
+  await own?.stop();
+});
+
+/** A client on the watched server (closed after `body`), for tests that look at MONITOR's lines. */
+async function onWatched<T>(body: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = createRedis(monitored, { name: 'watched' });
+  try {
+    return await body(redis);
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+/** MONITOR's lines `[source, command, ...args]` on the watched server while `body` runs. */
+async function watching<T>(body: () => Promise<T>): Promise<{ result: T; seen: string[][] }> {
+  const monitor = createRedis(monitored, { name: 'monitor' });
+  const seen: string[][] = [];
+  const m = await monitor.monitor();
+  m.on('monitor', (_time: string, args: string[], source: string) => seen.push([source, ...args]));
+  try {
+    const result = await body();
+    await new Promise((r) => setTimeout(r, 50));
+    return { result, seen };
+  } finally {
+    m.disconnect();
+    await closeRedis(monitor);
+  }
+}
 const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 const ID = 'linux-fleet@19.470-4';
 
@@ -36,8 +77,8 @@ const record = (what: string): AuditRecord => ({
   status: 200,
 });
 
-async function world() {
-  const state = createState(ctx.redis, ctx.prefix);
+async function world(redis: Redis = ctx.redis) {
+  const state = createState(redis, ctx.prefix);
   const clock = createManualClock(T0);
   await state.rollouts.start({
     policy: 'linux-fleet',
@@ -47,41 +88,34 @@ async function world() {
     settings: SETTINGS,
     now: T0,
   });
-  const audit = new AuditLog(ctx.redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
+  const audit = new AuditLog(redis, state.keys, { maxRecords: 1000, retentionMs: 400 * 86_400_000 });
   const deps = { rollouts: state.rollouts, store: state.store, clock, keys: state.keys };
   return { state, clock, audit, deps };
 }
 
 describe('an action and its audit record', () => {
-  it('travel in one EVALSHA: the record is never written by a command of its own', async () => {
-    const { state, audit, deps } = await world();
-    const monitor = createRedis(testRedisUrl(), { name: 'monitor' });
-    const seen: string[][] = [];
-    const m = await monitor.monitor();
-    m.on('monitor', (_time: string, args: string[], source: string) => seen.push([source, ...args]));
-    try {
+  it('travel in one EVALSHA: the record is never written by a command of its own', () =>
+    onWatched(async (redis) => {
+      const { state, audit, deps } = await world(redis);
       const note = audit.note(record('pause'));
-      await pause({ ...deps, rollouts: deps.rollouts.audited(note) }, ID, 'alice');
+      const { seen } = await watching(() =>
+        pause({ ...deps, rollouts: deps.rollouts.audited(note) }, ID, 'alice'),
+      );
       expect(note.written).toBe(true);
-      await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      m.disconnect();
-      await closeRedis(monitor);
-    }
-    const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
-    const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"pause"')));
-    expect(carrying).toHaveLength(1);
-    // The same call names the rollout and the audit stream, and brings the phase's compare-and-set.
-    expect(carrying[0]).toEqual(
-      expect.arrayContaining([state.keys.rollout(ID), state.keys.audit, 'phase', 'running']),
-    );
-    // Outside scripts, nothing writes the audit stream.
-    const outside = seen.filter(([source, cmd]) => !/lua/.test(source ?? '') && /^xadd$/i.test(cmd ?? ''));
-    expect(outside.filter((a) => a.includes(state.keys.audit))).toEqual([]);
-    const [entry] = await collect(audit);
-    expect(entry).toMatchObject({ who: 'alice', what: 'pause', answer: 'allowed', rollout: ID });
-    expect((await state.rollouts.get(ID))?.phase).toBe('paused');
-  });
+      const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
+      const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"pause"')));
+      expect(carrying).toHaveLength(1);
+      // The same call names the rollout and the audit stream, and brings the phase's compare-and-set.
+      expect(carrying[0]).toEqual(
+        expect.arrayContaining([state.keys.rollout(ID), state.keys.audit, 'phase', 'running']),
+      );
+      // Outside scripts, nothing writes the audit stream.
+      const outside = seen.filter(([source, cmd]) => !/lua/.test(source ?? '') && /^xadd$/i.test(cmd ?? ''));
+      expect(outside.filter((a) => a.includes(state.keys.audit))).toEqual([]);
+      const [entry] = await collect(audit);
+      expect(entry).toMatchObject({ who: 'alice', what: 'pause', answer: 'allowed', rollout: ID });
+      expect((await state.rollouts.get(ID))?.phase).toBe('paused');
+    }));
 
   it('fails together: an audit stream that cannot be written leaves the action undone', async () => {
     const { state, audit, deps } = await world();
@@ -113,57 +147,51 @@ describe('an action and its audit record', () => {
     expect((await collect(audit)).map((e) => e.what)).toEqual(['forget']);
   });
 
-  it('carries a one-off upgrade’s record in the step that writes the one-off, or writes neither', async () => {
-    const { state, audit } = await world();
-    const oneOffs = new OneOffPolicies(ctx.redis, state.keys);
-    const request = { collectors: [101, 102], to: '19.470-4', allowDowngrade: false };
-    const monitor = createRedis(testRedisUrl(), { name: 'monitor' });
-    const seen: string[][] = [];
-    const m = await monitor.monitor();
-    m.on('monitor', (_time: string, args: string[], source: string) => seen.push([source, ...args]));
-    let note: ReturnType<AuditLog['note']> | undefined;
-    let name: string;
-    try {
-      name = await oneOffs.add(request, 'alice', T0, (n) => {
-        note = audit.note({ ...record('upgrade'), reason: `2 Collectors to 19.470-4: ${n}` });
-        return note;
+  it('carries a one-off upgrade’s record in the step that writes the one-off, or writes neither', () =>
+    onWatched(async (redis) => {
+      const { state, audit } = await world(redis);
+      const oneOffs = new OneOffPolicies(redis, state.keys);
+      const request = { collectors: [101, 102], to: '19.470-4', allowDowngrade: false };
+      let note: ReturnType<AuditLog['note']> | undefined;
+      const { result: name, seen } = await watching(() =>
+        oneOffs.add(request, 'alice', T0, (n) => {
+          note = audit.note({ ...record('upgrade'), reason: `2 Collectors to 19.470-4: ${n}` });
+          return note;
+        }),
+      );
+      expect(note?.written).toBe(true);
+      const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
+      const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"upgrade"')));
+      expect(carrying).toHaveLength(1);
+      // The same call writes the one-off's policy and appends the record.
+      expect(carrying[0]).toEqual(expect.arrayContaining([state.keys.oneOffs, state.keys.audit, name]));
+      const outside = seen.filter(
+        ([source, cmd]) => !/lua/.test(source ?? '') && /^(xadd|hset)$/i.test(cmd ?? ''),
+      );
+      expect(outside.filter((a) => a.includes(state.keys.audit) || a.includes(state.keys.oneOffs))).toEqual(
+        [],
+      );
+      expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
+      const [entry] = await collect(audit);
+      expect(entry).toMatchObject({
+        who: 'alice',
+        what: 'upgrade',
+        reason: `2 Collectors to 19.470-4: ${name}`,
       });
-      await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      m.disconnect();
-      await closeRedis(monitor);
-    }
-    expect(note?.written).toBe(true);
-    const evals = seen.filter(([, cmd]) => /^evalsha$|^eval$/i.test(cmd ?? ''));
-    const carrying = evals.filter((a) => a.some((x) => x.includes('"what":"upgrade"')));
-    expect(carrying).toHaveLength(1);
-    // The same call writes the one-off's policy and appends the record.
-    expect(carrying[0]).toEqual(expect.arrayContaining([state.keys.oneOffs, state.keys.audit, name]));
-    const outside = seen.filter(
-      ([source, cmd]) => !/lua/.test(source ?? '') && /^(xadd|hset)$/i.test(cmd ?? ''),
-    );
-    expect(outside.filter((a) => a.includes(state.keys.audit) || a.includes(state.keys.oneOffs))).toEqual([]);
-    expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
-    const [entry] = await collect(audit);
-    expect(entry).toMatchObject({
-      who: 'alice',
-      what: 'upgrade',
-      reason: `2 Collectors to 19.470-4: ${name}`,
-    });
 
-    // An audit stream that cannot be written: neither the one-off nor its record.
-    await ctx.redis.del(state.keys.audit);
-    await ctx.redis.set(state.keys.audit, 'not a stream');
-    let refused: ReturnType<AuditLog['note']> | undefined;
-    await expect(
-      oneOffs.add(request, 'alice', T0 + 1000, () => {
-        refused = audit.note(record('upgrade'));
-        return refused;
-      }),
-    ).rejects.toThrow(/WRONGTYPE/);
-    expect(refused?.written).toBe(false);
-    expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
-  });
+      // An audit stream that cannot be written: neither the one-off nor its record.
+      await redis.del(state.keys.audit);
+      await redis.set(state.keys.audit, 'not a stream');
+      let refused: ReturnType<AuditLog['note']> | undefined;
+      await expect(
+        oneOffs.add(request, 'alice', T0 + 1000, () => {
+          refused = audit.note(record('upgrade'));
+          return refused;
+        }),
+      ).rejects.toThrow(/WRONGTYPE/);
+      expect(refused?.written).toBe(false);
+      expect((await oneOffs.list()).map((p) => p.name)).toEqual([name]);
+    }));
 
   it('keeps at most the cap, dropping the oldest and counting them', async () => {
     const { state } = await world();
