@@ -1,13 +1,22 @@
 /**
  * The Prometheus metrics of a fleet-upgrade process (prom-client), in a registry of its own.
- * Counters and histograms count what this process did (sum them across processes); the gauges
- * read from Redis are set at scrape time by `run` processes only (take max() across them):
+ * Counters and histograms count what this process did (sum them across processes), but for the
+ * outcomes (fleet_upgrade_results_total, fleet_upgrade_health_verdicts_total): those are the tally
+ * kept in Redis by the step that writes each move, exported by the leading `run` alone (so a sum
+ * across processes still counts each once, and a process's death loses none). The gauges read
+ * from Redis are set at scrape time by `run` processes only (take max() across them):
  * fleet-gauges.ts. No label carries a Collector id or a secret.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiHooks } from '../api/index.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import { countsByMetricState, METRIC_STATES, type MetricState, metricState } from '../rollout/index.js';
+import {
+  countsByMetricState,
+  METRIC_STATES,
+  type MetricState,
+  metricState,
+  type OutcomeTally,
+} from '../rollout/index.js';
 import { type FleetSnapshot, registerFleetGauges } from './fleet-gauges.js';
 import { type InventorySnapshot, registerInventoryGauges } from './inventory-gauges.js';
 
@@ -42,6 +51,12 @@ export interface Metrics {
    * scrape; when it cannot be read, they show no series.
    */
   exportInventory(snapshot: () => Promise<InventorySnapshot>): void;
+  /**
+   * Makes fleet_upgrade_results_total and fleet_upgrade_health_verdicts_total the Redis tally that
+   * `read()` answers at every scrape (rollout id → its organizations' figures; an empty map where
+   * this process does not lead). A read that fails or is late keeps the values of the last one.
+   */
+  exportOutcomes(read: () => Promise<ReadonlyMap<string, readonly OutcomeTally[]>>): void;
   /** fleet_upgrade_redis_up: `ping()` at every scrape (1 when it answers in time). */
   watchRedis(ping: () => Promise<boolean>): void;
   /** The API budget in real requests per second (limit × time scale), for the dashboard's limit line. */
@@ -74,17 +89,31 @@ export function createMetrics(
     labelNames: ['rollout', 'org'],
     registers: [registry],
   });
+  // The outcomes' tally in Redis (exportOutcomes), one read per scrape shared by both counters.
+  let readTally: (() => Promise<ReadonlyMap<string, readonly OutcomeTally[]> | undefined>) | undefined;
+  const fromTally = (fill: (tally: OutcomeTally) => Record<string, number>, label: 'outcome' | 'verdict') =>
+    async function collect(this: Counter<'rollout' | 'org' | typeof label>) {
+      const tally = await readTally?.();
+      if (!tally) return;
+      this.reset();
+      for (const [rollout, orgs] of tally)
+        for (const t of orgs)
+          for (const [value, n] of Object.entries(fill(t)))
+            this.labels({ rollout, org: t.org, [label]: value } as Record<string, string>).inc(n);
+    };
   const results = new Counter({
     name: 'fleet_upgrade_results_total',
-    help: 'Collectors that reached an outcome (final, or not_alive), per rollout, organization and outcome.',
+    help: 'Collectors that reached an outcome (final, or not_alive), per rollout, organization and outcome: the tally kept in Redis, exported by the leading run alone.',
     labelNames: ['rollout', 'org', 'outcome'],
     registers: [registry],
+    collect: fromTally((t) => t.outcomes, 'outcome'),
   });
   const healthVerdicts = new Counter({
     name: 'fleet_upgrade_health_verdicts_total',
-    help: "Collectors whose verification the service's health events decided, per rollout, organization and verdict: new_event (a new counted health event during the bake: unhealthy), heartbeat_only (verified by heartbeat alone: a build before 19.308-2, an account without health events, or none read in time).",
+    help: "Collectors whose verification the service's health events decided, per rollout, organization and verdict: new_event (a new counted health event during the bake: unhealthy), heartbeat_only (verified by heartbeat alone: a build before 19.308-2, an account without health events, or none read in time). The tally kept in Redis, exported by the leading run alone.",
     labelNames: ['rollout', 'org', 'verdict'],
     registers: [registry],
+    collect: fromTally((t) => t.verdicts, 'verdict'),
   });
   const retries = new Counter({
     name: 'fleet_upgrade_retries_total',
@@ -168,8 +197,6 @@ export function createMetrics(
   }
   const forgetRollouts = (keep: ReadonlySet<string>) => {
     void forgetSeries(tasksCreated, keep);
-    void forgetSeries(results, keep);
-    void forgetSeries(healthVerdicts, keep);
   };
 
   const metrics: Metrics = {
@@ -198,6 +225,21 @@ export function createMetrics(
     setApiBudget(rate, concurrent) {
       budgetRate.set(rate);
       budgetConcurrent.set(concurrent);
+    },
+    exportOutcomes(read) {
+      let pending: Promise<ReadonlyMap<string, readonly OutcomeTally[]> | undefined> | undefined;
+      readTally = () => {
+        pending ??= withTimeout(
+          read().catch(() => undefined),
+          1000,
+          () => undefined,
+        ).finally(() => {
+          setTimeout(() => {
+            pending = undefined;
+          }, 200);
+        });
+        return pending;
+      };
     },
     watchRedis(ping) {
       new Gauge({

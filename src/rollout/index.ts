@@ -49,6 +49,7 @@ export {
   METRIC_STATES,
   type MetricState,
   metricState,
+  type OutcomeTally,
   orgOf,
   ownerOf,
   RETRYABLE_STATES,
@@ -114,10 +115,7 @@ export {
   WORKLIST_COLUMNS,
   WORKLIST_STATES,
 } from './life/index.js';
-export {
-  healthVerdictOf,
-  sendsHealthEvents,
-} from './listings/index.js';
+export { sendsHealthEvents } from './listings/index.js';
 // One-off upgrades: what a one-off asks the service first (`upgrade`, POST /upgrades), its policy.
 export {
   checkOneOffWith,

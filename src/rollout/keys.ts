@@ -51,6 +51,14 @@ export interface Keys {
   orgSlots(policy: string, org: string): string;
   /** HASH `<org>|<state>` → Collectors of that organization in that state. */
   orgCounts(rolloutId: string): string;
+  /**
+   * HASH `<org>|<outcome>` → times a Collector of that organization reached that settled state
+   * (never decreased: fleet_upgrade_results_total), `<org>|verdict:<verdict>` → the health
+   * events' verdicts among them (fleet_upgrade_health_verdicts_total), and `<org>|reopened:<state>`
+   * → moves out of that settled state (a not_alive Collector alive again, an operator's retry).
+   * Kept by apply-moves-15.lua in the step that writes the move.
+   */
+  outcomes(rolloutId: string): string;
   /** HASH organization → JSON of its current problem (rollout/orgs/org-health.ts); absent when healthy. */
   readonly orgHealth: string;
   /** HASH build → clock ms this deployment first saw it in organization `org`'s build list (`minAge`). */
@@ -114,6 +122,7 @@ export function createKeys(prefix = ''): Keys {
     slots: (policy) => `${base}:slots:${policy}`,
     orgSlots: (policy, org) => `${base}:org-slots:${policy}:${org}`,
     orgCounts: (id) => `${base}:org-counts:${id}`,
+    outcomes: (id) => `${base}:outcomes:${id}`,
     orgHealth: `${base}:org-health`,
     buildsSeen: (org) => `${base}:builds-seen:${org}`,
     targetWaits: `${base}:target-waits`,
@@ -135,7 +144,7 @@ export function createKeys(prefix = ''): Keys {
 }
 
 /**
- * Every key `forget` of rollout `id` touches, in the order of forget-rollout-21.lua's KEYS: the
+ * Every key `forget` of rollout `id` touches, in the order of forget-rollout-22.lua's KEYS: the
  * rollout's own keys, which it deletes, then the shared ones it removes the rollout from. One list,
  * so that a key added to a rollout is added here once (a test checks its length against the file's).
  */
@@ -154,6 +163,7 @@ export function forgetRolloutKeys(k: Keys, id: string): string[] {
     k.durations(id),
     k.kindDurations(id),
     k.history(id),
+    k.outcomes(id),
     k.rollouts,
     k.followed,
     k.oneOffs,
@@ -166,7 +176,7 @@ export function forgetRolloutKeys(k: Keys, id: string): string[] {
 }
 
 /**
- * The keys apply-moves-14.lua (collector-store.ts `apply`) touches, in the order of its KEYS, for
+ * The keys apply-moves-15.lua (collector-store.ts `apply`) touches, in the order of its KEYS, for
  * moves of rollout `id` of `policy` in organization `org` (a test checks the count and the index
  * codes against the file's).
  */
@@ -186,5 +196,6 @@ export function applyMovesKeys(k: Keys, id: string, policy: string, org: string)
     k.orgCounts(id),
     k.orgSlots(policy, org),
     k.kindDurations(id),
+    k.outcomes(id),
   ];
 }

@@ -6,7 +6,6 @@
 
 import { afterEach, expect } from 'vitest';
 import type { BuildTarget, Collector } from '../../src/api/index.js';
-import { metricEvents } from '../../src/cli/boot/metric-events.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import { closeRedis, createRedis, type Redis } from '../../src/lib/redis/create-redis.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
@@ -73,9 +72,11 @@ export function useSchedulerHarness() {
     const queue = createUpgradeQueue(connection, keys.bullPrefix);
     open.push({ queue, connection });
     const log = captureLogger('debug');
-    // The daemon's metrics of outcomes, told by the store as it writes (the one writer).
+    // The daemon's metrics of outcomes: the tally the store keeps in Redis as it writes (the one
+    // writer), exported as the leading `run` exports it.
     const metrics = createMetrics();
-    const store = new CollectorStore(ctx.redis, keys, log.logger, metricEvents(metrics));
+    const store = new CollectorStore(ctx.redis, keys, log.logger);
+    metrics.exportOutcomes(() => store.outcomeTallies());
     const rollouts = new RolloutStore(ctx.redis, keys);
     const events = new EventLog(ctx.redis, keys);
     const clock = createManualClock(Date.UTC(2025, 0, 6, 9, 0, 0));

@@ -91,7 +91,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const metrics = createMetrics({ role });
     // The Collectors' store tells the outcomes as it writes them, whichever path wrote them.
     const counted = metricEvents(metrics);
-    const state = createState(conn.redis, config.keyPrefix, logger, { onOutcome: counted.onOutcome });
+    const state = createState(conn.redis, config.keyPrefix, logger);
     const { keys, redis, store, rollouts } = state;
     const clock = await openSharedClock(redis, keys.clock, config.timeScale);
     let aligned = false;
@@ -161,7 +161,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const stepRedis = createRedis(conn.target, { logger, name: `${role}-steps` });
     shutdown.add(() => closeRedis(stepRedis));
     await pingWithin(stepRedis, 5000);
-    const steps = createState(stepRedis, config.keyPrefix, logger, { onOutcome: counted.onOutcome });
+    const steps = createState(stepRedis, config.keyPrefix, logger);
     const replicaWait = await startReplicaWait({
       redis: stepRedis,
       key: keys.clock,
@@ -244,13 +244,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shutdown.add(() => loop.stop());
       daemon.loop = loop;
       leads = () => loop.isLeader;
-      // A Collector that gives its slot back is published (lua/apply-moves-14.lua): admit at once.
+      // A Collector that gives its slot back is published (lua/apply-moves-15.lua): admit at once.
       const subscriber = createRedis(conn.target, { logger, name: `${role}-events` });
       shutdown.add(() => closeRedis(subscriber));
       await subscriber.subscribe(keys.slotFreedChannel);
       subscriber.on('message', () => loop.kick());
       const snapshot = () => readFleetStatus({ redis, keys, rollouts, queue });
       metrics.exportFleet(snapshot);
+      // The outcomes' tally (kept in Redis by the store's writes): the leader alone exports it.
+      metrics.exportOutcomes(async () => (loop.isLeader ? state.store.outcomeTallies() : new Map()));
       status = snapshot;
       const inventory = startFleetInventory({
         config,

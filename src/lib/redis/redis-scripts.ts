@@ -1,7 +1,7 @@
 /**
  * The one place where Lua scripts are loaded. Scripts live in `.lua` files beside the module that
  * uses them (`src/<module>/lua/<name>-<N>.lua`, copied to `dist/` by the build). As in BullMQ, a
- * script's file name ends with its number of keys (`apply-moves-14.lua` takes 14 KEYS), and it is
+ * script's file name ends with its number of keys (`apply-moves-15.lua` takes 15 KEYS), and it is
  * the only place that number is written: the caller names the file, the count comes from the name.
  * Each script opens with a comment telling its KEYS, ARGV and what it returns
  * (test/integration/lib/redis-scripts.test.ts checks both). A line `--#include <name>` inserts
@@ -38,11 +38,11 @@ export interface ScriptSpec {
   command: string;
   /** The folder under src/ holding `lua/`, e.g. `rollout`. */
   module: string;
-  /** The file name without `.lua`, ending with its number of keys: `apply-moves-14`. */
+  /** The file name without `.lua`, ending with its number of keys: `apply-moves-15`. */
   name: string;
 }
 
-/** The number of keys of the script `name` (`apply-moves-14` → 14), told by its file name. */
+/** The number of keys of the script `name` (`apply-moves-15` → 15), told by its file name. */
 export function scriptKeyCount(name: string): number {
   const m = /^[a-z0-9-]+-(\d{1,3})$/.exec(name);
   if (!m) throw new Error(`Lua script name ${JSON.stringify(name)} does not end with its key count (name-N)`);

@@ -11,7 +11,7 @@
  * times the factor of the Collector's cohort (the policy's `cohorts.by`), else of its operating
  * system, when their durations say it is slower or faster than the rest.
  *
- * The durations come from Redis (lua/apply-moves-14.lua keeps the latest 100 per kind, and per cohort
+ * The durations come from Redis (lua/apply-moves-15.lua keeps the latest 100 per kind, and per cohort
  * `@<cohort>` the latest 100 per build of distance).
  */
 import type { BuildTarget } from '../../api/index.js';

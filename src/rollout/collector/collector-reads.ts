@@ -2,7 +2,7 @@
  * What is read of a rollout's Collectors (collector-store.ts, the one writer, extends it): a
  * record or many, every record, the counts per state (and per wave, organization, cohort), the
  * candidates of admission in their order, the indexes of the waiting states, the policy's slots,
- * the durations learned per kind.
+ * the durations learned per kind, the tally of outcomes.
  */
 import type { Redis } from 'ioredis';
 import { replies } from '../../lib/redis/pipeline-replies.js';
@@ -10,6 +10,7 @@ import type { Keys } from '../keys.js';
 import { type CollectorKey, keyFromMember, keyOf, memberOf, parseCollectorKey } from './collector-key.js';
 import type { CollectorRecord } from './collector-record.js';
 import type { StateCounts } from './collector-state.js';
+import { type OutcomeTally, parseOutcomeTally } from './outcome-tally.js';
 
 /** Counts per state as stored (a hash state → n), zeros left out. */
 export function parseCounts(raw: Record<string, string>): StateCounts {
@@ -32,7 +33,7 @@ export function parseWaveCounts(raw: Record<string, string>): StateCounts[] {
 }
 
 /**
- * The bands of the queue's scores that come before every ordinary place: apply-moves-14.lua gives a
+ * The bands of the queue's scores that come before every ordinary place: apply-moves-15.lua gives a
  * canary (score 'c') its count of canaries plus `canaries`, a Collector below the policy's
  * minimumBuild (score 'u') its count plus `belowMinimum`. The Lua writes these numbers as literals;
  * test/integration/lib/redis-scripts.test.ts checks that they are these.
@@ -47,6 +48,16 @@ export class CollectorReads {
     protected readonly redis: Redis,
     protected readonly keys: Keys,
   ) {}
+
+  /** Every rollout's tally of outcomes (outcome-tally.ts), by rollout id, in one round trip after the ids. */
+  async outcomeTallies(): Promise<Map<string, OutcomeTally[]>> {
+    const ids = await this.redis.zrange(this.keys.rollouts, '0', '-1');
+    if (ids.length === 0) return new Map();
+    const pipe = this.redis.pipeline();
+    for (const id of ids) pipe.hgetall(this.keys.outcomes(id));
+    const raws = replies(await pipe.exec()) as Record<string, string>[];
+    return new Map(ids.map((id, i) => [id, parseOutcomeTally(raws[i] ?? {})]));
+  }
 
   /** A Collector's record (`key`: its id in the default organization, or `<org>/<id>`). */
   async get(rolloutId: string, key: CollectorKey): Promise<CollectorRecord | undefined> {

@@ -4,7 +4,7 @@
  * Redis: one JSON value per Collector in a hash, a hash of counts per state (and per wave and cohort), the policy's in-flight slots, and one index per
  * waiting state (queued in admission order, retries by next attempt, reconciling by age,
  * verifying by the time of its next look), all kept by one Lua script
- * (lua/apply-moves-14.lua) that applies moves of collector-state.ts atomically. A move that is not in
+ * (lua/apply-moves-15.lua) that applies moves of collector-state.ts atomically. A move that is not in
  * the transition table is refused here and logged as a defect; nothing else writes a record.
  */
 import type { Redis } from 'ioredis';
@@ -16,13 +16,14 @@ import { type CollectorKey, DEFAULT_ORG, keyFromMember, keyOf, memberOf, orgOf }
 import { CollectorReads } from './collector-reads.js';
 import type { CollectorRecord } from './collector-record.js';
 import { holdsSlot, indexOf, isSettled } from './collector-state.js';
+import { tallyOf } from './outcome-tally.js';
 import type { Move } from './transition.js';
 import { isAllowed } from './transition-table.js';
 
 type Scripted = Redis & { fuApplyMoves(...args: (string | number)[]): Promise<number[]> };
 
 /**
- * The code of each index a move names (apply-moves-14.lua's `index` table maps each to its key;
+ * The code of each index a move names (apply-moves-15.lua's `index` table maps each to its key;
  * test/integration/lib/redis-scripts.test.ts checks that it is the key of that name).
  */
 export const INDEX_CODE = { queued: 'q', retries: 'r', reconciling: 'c', verifying: 'v' } as const;
@@ -49,7 +50,11 @@ export interface ApplyOptions {
   queueBase?: (record: CollectorRecord) => number | undefined;
 }
 
-/** What the one writer tells as it writes (the metrics of outcomes: cli/boot/metric-events.ts). */
+/**
+ * What the one writer tells, in this process, as it writes. (The metrics of outcomes do not need
+ * it: the tally they export is kept in Redis by the very step that writes a move, outcome-tally.ts,
+ * so that no process's death loses one.)
+ */
 export interface StoreListeners {
   /**
    * A Collector reached an outcome: a written move into a settled state (final, or not_alive)
@@ -69,7 +74,7 @@ export class CollectorStore extends CollectorReads {
     private readonly listeners: StoreListeners = {},
   ) {
     super(redis, keys);
-    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves-14' }]);
+    defineScripts(redis, [{ command: 'fuApplyMoves', module: 'rollout/collector', name: 'apply-moves-15' }]);
     this.redis = redis as Scripted;
   }
 
@@ -177,6 +182,7 @@ export class CollectorStore extends CollectorReads {
         score,
         m.next.wave === undefined ? '' : m.next.wave,
         m.next.cohort ?? '',
+        ...tallyOf(m),
       );
     }
     const counters = Object.entries(options.counters ?? {}).filter(([, n]) => n);

@@ -5,7 +5,7 @@
  * counting what it dropped.
  *
  * An action that writes a rollout carries its record into its own atomic step (rollout-store.ts
- * `audited`: write-rollout-6.lua and forget-rollout-21.lua append it before anything else): a kill of
+ * `audited`: write-rollout-6.lua and forget-rollout-22.lua append it before anything else): a kill of
  * a process cannot leave the action without its record, nor a record of an action that was not
  * done. Refusals and what writes no rollout are appended alone (`append`).
  *

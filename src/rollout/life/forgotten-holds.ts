@@ -1,12 +1,12 @@
 /**
- * Cohorts held through a `forget`: lua/forget-rollout-21.lua keeps a forgotten rollout's
+ * Cohorts held through a `forget`: lua/forget-rollout-22.lua keeps a forgotten rollout's
  * `quarantined` field under its id, and a rollout started again under that id starts with them
  * held (rollout-store.ts `start`), each saying where it comes from: forgetting never releases a hold.
  */
 import type { CohortQuarantine } from './rollout-record.js';
 
 /**
- * The cohorts a forgotten rollout held (lua/forget-rollout-21.lua keeps its `quarantined` field),
+ * The cohorts a forgotten rollout held (lua/forget-rollout-22.lua keeps its `quarantined` field),
  * each saying where it comes from; [] when none or unreadable.
  */
 export function heldWhenForgotten(json: string | null): CohortQuarantine[] {

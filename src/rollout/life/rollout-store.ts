@@ -85,7 +85,7 @@ export class RolloutStore extends RolloutReads {
     defineScripts(redis, [
       { command: 'fuWriteRollout', module: 'rollout/life', name: 'write-rollout-6' },
       { command: 'fuHdelIf', module: 'rollout/life', name: 'hdel-if-1' },
-      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout-21' },
+      { command: 'fuForgetRollout', module: 'rollout/life', name: 'forget-rollout-22' },
       { command: 'fuAddIfRollout', module: 'rollout/life', name: 'add-if-rollout-2' },
       { command: 'fuRemoveOneOff', module: 'rollout/life', name: 'remove-one-off-2' },
     ]);
@@ -119,7 +119,7 @@ export class RolloutStore extends RolloutReads {
   }
 
   /**
-   * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout-21.lua): only
+   * Removes a rollout and every mention of it, in one atomic step (lua/forget-rollout-22.lua): only
    * while its phase (and a paused one's reason) is still the one read and none of its Collectors
    * is in `slotStates`. The rollout's own writes refuse a rollout that is gone, so no action that
    * comes after it brings a key of it back. A rollback request not yet taken refuses it unless

@@ -136,20 +136,3 @@ export function healthVerdicts(
   }
   return out;
 }
-
-/** The health-event verdicts the metrics count (fleet_upgrade_health_verdicts_total). */
-export const HEALTH_VERDICTS = ['new_event', 'heartbeat_only'] as const;
-export type HealthVerdict = (typeof HEALTH_VERDICTS)[number];
-
-/**
- * What the health events decided of a Collector that reached an outcome: `new_event` (unhealthy
- * by one), `heartbeat_only` (verified without them: an old build, an account without them, no
- * read in time), or undefined (they had no say, or found nothing).
- */
-export function healthVerdictOf(
-  r: Pick<CollectorRecord, 'state' | 'failureClass' | 'message'>,
-): HealthVerdict | undefined {
-  if (r.state === 'unhealthy' && r.failureClass?.startsWith('health:')) return 'new_event';
-  if (r.state === 'succeeded' && r.message?.startsWith('verified by heartbeat only')) return 'heartbeat_only';
-  return undefined;
-}

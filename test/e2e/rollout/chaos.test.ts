@@ -12,7 +12,7 @@
  * stormy organization waited and went on by itself, and no access key shows anywhere.
  */
 import { describe, expect, it } from 'vitest';
-import { chaosViolations } from '../../support/chaos/chaos-figures.js';
+import { chaosViolations, resultsMetricViolations } from '../../support/chaos/chaos-figures.js';
 import { STORMY_ORG } from '../../support/chaos/chaos-orgs.js';
 import { formatChaos } from '../../support/chaos/format-chaos.js';
 import { runChaos } from '../../support/chaos/run-chaos.js';
@@ -79,6 +79,10 @@ describe('chaos: three organizations, SIGKILLs of every process and of Redis, ev
       expect.arrayContaining(['succeeded', 'failed', 'timed_out', 'not_alive']),
     );
     expect(j.doubleTasks).toEqual([]);
+    // The results counter sums to the records' outcomes though processes died mid-rollout: the
+    // store's writes keep the tally in Redis, and the leading `run` exports it.
+    expect(resultsMetricViolations(f.resultsMetric, f.outcomes), table).toEqual([]);
+    expect(Object.values(f.resultsMetric).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(f.records);
     // Each organization's limits, and the one across them.
     for (const o of f.orgs) {
       expect(o.maxConcurrentTasks, o.org).toBeLessThanOrEqual(maxInFlightPerOrg);

@@ -115,27 +115,27 @@ describe('Lua scripts', () => {
 
   it('refuses a script name without its key count', () => {
     expect(() => scriptKeyCount('apply-moves')).toThrow(/apply-moves.*name-N/);
-    expect(scriptKeyCount('apply-moves-14')).toBe(14);
+    expect(scriptKeyCount('apply-moves-15')).toBe(15);
   });
 
-  it('has the queue score bands of apply-moves-14.lua be QUEUE_SCORE_BANDS', () => {
-    const text = scriptSource('rollout/collector', 'apply-moves-14');
+  it('has the queue score bands of apply-moves-15.lua be QUEUE_SCORE_BANDS', () => {
+    const text = scriptSource('rollout/collector', 'apply-moves-15');
     const band = (field: string) => {
       const m = new RegExp(`'${field}', 1\\) - ([0-9.e]+) end`).exec(text);
-      if (!m) throw new Error(`apply-moves-14.lua: no band for '${field}'`);
+      if (!m) throw new Error(`apply-moves-15.lua: no band for '${field}'`);
       return -Number(m[1]);
     };
     expect(band('canaries')).toBe(QUEUE_SCORE_BANDS.canaries);
     expect(band('belowMinimum')).toBe(QUEUE_SCORE_BANDS.belowMinimum);
   });
 
-  it("has apply pass apply-moves-14.lua's keys, and its index codes name the keys they map to", () => {
+  it("has apply pass apply-moves-15.lua's keys, and its index codes name the keys they map to", () => {
     const k = createKeys('t:');
     const keys = applyMovesKeys(k, 'r1', 'p', 'o');
-    expect(keys).toHaveLength(scriptKeyCount('apply-moves-14'));
+    expect(keys).toHaveLength(scriptKeyCount('apply-moves-15'));
     expect(new Set(keys).size).toBe(keys.length);
     const table =
-      /local index = \{([^}]*)\}/.exec(scriptSource('rollout/collector', 'apply-moves-14'))?.[1] ?? '';
+      /local index = \{([^}]*)\}/.exec(scriptSource('rollout/collector', 'apply-moves-15'))?.[1] ?? '';
     const lua = Object.fromEntries(
       [...table.matchAll(/([a-z]) = KEYS\[(\d+)\]/g)].map((m) => [m[1], Number(m[2])]),
     );
@@ -147,9 +147,9 @@ describe('Lua scripts', () => {
     }
   });
 
-  it("has forget pass forget-rollout-21.lua's keys: one list, of its count, each once", () => {
+  it("has forget pass forget-rollout-22.lua's keys: one list, of its count, each once", () => {
     const keys = forgetRolloutKeys(createKeys('t:'), 'r1');
-    expect(keys).toHaveLength(scriptKeyCount('forget-rollout-21'));
+    expect(keys).toHaveLength(scriptKeyCount('forget-rollout-22'));
     expect(new Set(keys).size).toBe(keys.length);
   });
 

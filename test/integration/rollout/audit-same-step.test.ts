@@ -1,6 +1,6 @@
 /**
  * An operator's action and its audit record are one atomic step (rollout/life/audit-log.ts,
- * lua/write-rollout-6.lua, lua/forget-rollout-21.lua), on a real Redis: a kill of the process between
+ * lua/write-rollout-6.lua, lua/forget-rollout-22.lua), on a real Redis: a kill of the process between
  * the action and its record is impossible by construction, because there is no "between".
  *
  * - MONITOR shows the record travelling inside the very EVALSHA that writes the rollout's phase,
@@ -32,7 +32,9 @@ let own: EnsuredRedis | undefined;
 let monitored = '';
 beforeAll(async () => {
   const binary = findExecutable('redis-server');
-  own = binary ? await startLocalRedis(binary, { logger: createLogger({ level: 'silent' }) }) : undefined;
+  own = binary
+    ? { ...(await startLocalRedis(binary, { logger: createLogger({ level: 'silent' }) })), source: 'local' }
+    : undefined;
   monitored = own?.url ?? testRedisUrl();
 });
 afterAll(async () => {

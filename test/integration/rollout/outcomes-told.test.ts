@@ -6,7 +6,8 @@
  * results counter of the rollout equals the store's counts of its settled states.
  */
 import { describe, expect, it } from 'vitest';
-import { isSettled } from '../../../src/rollout/collector/index.js';
+import { createMetrics } from '../../../src/metrics/create-metrics.js';
+import { isSettled, transition } from '../../../src/rollout/collector/index.js';
 import { abort } from '../../../src/rollout/operator/index.js';
 import {
   BUILD,
@@ -89,5 +90,60 @@ describe('the results counter equals the store’s settled states, by every path
     const told = await settled(s, oldId);
     expect(told.skipped).toBeGreaterThanOrEqual(2);
     expect(await counted(s, oldId)).toEqual(told);
+  });
+
+  it('the steps of a worker and of a verification (each state reached by the real store’s moves)', async () => {
+    const s = await setup();
+    await s.tick();
+    const id = await s.rolloutId();
+    const states = [
+      'succeeded',
+      'failed',
+      'timed_out',
+      'rejected',
+      'error',
+      'unhealthy',
+      'manual',
+      'unknown',
+    ] as const;
+    for (const [i, state] of states.entries()) await s.seed(51 + i, state);
+    const told = await settled(s, id);
+    expect(Object.keys(told).sort()).toEqual([...states].sort());
+    expect(await counted(s, id)).toEqual(told);
+  });
+});
+
+describe('the tally of outcomes is Redis’s, not a process’s', () => {
+  it('another process (the first one gone) exports the same counts', async () => {
+    const s = await setup();
+    await s.tick();
+    const id = await s.rolloutId();
+    await s.seed(71, 'succeeded');
+    await s.seed(72, 'failed');
+    const other = createMetrics();
+    other.exportOutcomes(() => s.store.outcomeTallies());
+    const values = (await other.results.get()).values.filter((v) => v.labels.rollout === id);
+    expect(Object.fromEntries(values.map((v) => [v.labels.outcome, v.value]))).toEqual({
+      succeeded: 1,
+      failed: 1,
+    });
+  });
+
+  it('a not_alive Collector alive again stays counted once as not_alive; the tally says it reopened', async () => {
+    const s = await setup();
+    await s.tick();
+    const id = await s.rolloutId();
+    const dead = await s.seed(81, 'not_alive');
+    const alive = transition(
+      dead,
+      { type: 'seen_alive' },
+      { now: s.clock.now(), settings: {} as never, random: () => 0.5 },
+    );
+    if (!alive.ok) throw new Error(alive.reason);
+    expect(await s.store.apply(id, [alive.move])).toEqual(['written']);
+    expect(await settled(s, id)).toEqual({});
+    expect(await counted(s, id)).toEqual({ not_alive: 1 });
+    const [tally] = (await s.store.outcomeTallies()).get(id) ?? [];
+    expect(tally).toMatchObject({ org: 'default', outcomes: { not_alive: 1 }, reopened: { not_alive: 1 } });
   });
 });

@@ -131,6 +131,11 @@ export interface ChaosFigures {
   expected: number;
   records: number;
   outcomes: Record<string, number>;
+  /**
+   * fleet_upgrade_results_total by outcome, summed over every process's /metrics after the kills
+   * (every process up again): the tally the store kept in Redis, exported by the leading `run`.
+   */
+  resultsMetric: Record<string, number>;
   /** Collectors whose create went unanswered (dropped, killed) and the listings resolved. */
   reconciled: number;
   /** Every organization's records judged against its simulator (entries carry the organization). */
@@ -200,10 +205,32 @@ export function chaosViolations(f: ChaosFigures): string[] {
       if (!o.simulator.faults[kind])
         v.push(`the ${kind} of ${o.org} refused or altered none of our requests`);
   }
+  v.push(...resultsMetricViolations(f.resultsMetric, f.outcomes));
   if (f.secret.hits.length) v.push(`an access key was found ${f.secret.hits.length} time(s)`);
   if (f.reportRows !== f.records) v.push(`report shows ${f.reportRows} Collectors, Redis holds ${f.records}`);
   // Issue 25: no process dies of what Redis or the service does; only the scenario's SIGKILLs end one.
   for (const e of f.unaskedExits)
     v.push(`${e.name} (incarnation ${e.incarnation}) exited ${e.code ?? e.signal} without being asked`);
+  return v;
+}
+
+/**
+ * Where fleet_upgrade_results_total does not sum to the records' outcomes: each final state
+ * reached once (no operator retries here), and not_alive at least as often as Collectors rest in
+ * it (one seen alive again counts its not_alive and its later outcome).
+ */
+export function resultsMetricViolations(
+  metric: Readonly<Record<string, number>>,
+  records: Readonly<Record<string, number>>,
+): string[] {
+  const v: string[] = [];
+  for (const state of new Set([...Object.keys(metric), ...Object.keys(records)])) {
+    const told = metric[state] ?? 0;
+    const held = records[state] ?? 0;
+    if (state === 'not_alive' ? told < held : told !== held)
+      v.push(
+        `fleet_upgrade_results_total{outcome="${state}"} is ${told}, but ${held} record(s) are ${state}`,
+      );
+  }
   return v;
 }

@@ -15,6 +15,7 @@ export function formatChaos(f: ChaosFigures, violations: readonly string[]): str
     ['Collectors (fleet / in the rollout / records)', `${f.fleet} / ${f.expected} / ${f.records}`],
     ['converged', f.converged ? 'yes' : 'NO'],
     ['outcomes', counts(f.outcomes)],
+    ['fleet_upgrade_results_total (all processes, after the kills)', counts(f.resultsMetric)],
     ['Collectors whose create went unanswered, resolved from the listings', String(f.reconciled)],
     ['outcomes that differ from the simulators', String(j.mismatches.length)],
     ['outcomes the service cannot tell (a create whose answer was lost)', String(j.unknowable.length)],

@@ -33,7 +33,14 @@ import { createRandom } from '../../../src/lib/random.js';
 import { closeRedis, createRedis } from '../../../src/lib/redis/create-redis.js';
 import type { CollectorRecord } from '../../../src/rollout/collector/index.js';
 import { type FleetStatus, readFleetStatus } from '../../../src/rollout/life/index.js';
-import { BURSTS, type ChaosFigures, type ChaosOptions, chaosViolations, faultPlan } from './chaos-figures.js';
+import {
+  BURSTS,
+  type ChaosFigures,
+  type ChaosOptions,
+  chaosViolations,
+  faultPlan,
+  resultsMetricViolations,
+} from './chaos-figures.js';
 import { chaosPolicy } from './chaos-fleet.js';
 import { chaosOrgs } from './chaos-orgs.js';
 import { startChaosRedis } from './chaos-redis.js';
@@ -230,6 +237,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
     const rolloutId = (await state.rollouts.list())[0]?.id;
     const records: CollectorRecord[] = [];
     if (rolloutId) for await (const r of state.store.all(rolloutId)) records.push(r);
+    const outcomes: Record<string, number> = {};
+    for (const r of records) outcomes[r.state] = (outcomes[r.state] ?? 0) + 1;
+    // fleet_upgrade_results_total over every process, once a `run` leads again (a killed leader's
+    // lock lives out its time first): bounded, the last reading kept.
+    let resultsMetric: Record<string, number> = {};
+    for (let look = 0; look < 30; look++) {
+      resultsMetric = await resultsOf(processes);
+      if (resultsMetricViolations(resultsMetric, outcomes).length === 0) break;
+      await sleep(500);
+    }
     const history = rolloutId ? await state.events.history(rolloutId) : [];
     const simNow = new Map<string, SimView[]>();
     const stats = new Map<string, SimStats>();
@@ -272,8 +289,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
         rolloutStartSim,
       }),
     );
-    const outcomes: Record<string, number> = {};
-    for (const r of records) outcomes[r.state] = (outcomes[r.state] ?? 0) + 1;
     const sumOf = (pick: (n: NoisyNeighbour) => number) =>
       [...neighbours.values()].reduce((sum, n) => sum + pick(n), 0);
     const figures: ChaosFigures = {
@@ -285,6 +300,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosFigures> {
       expected: perOrg.reduce((sum, x) => sum + x.expected, 0),
       records: records.length,
       outcomes,
+      resultsMetric,
       reconciled: perOrg.reduce((sum, x) => sum + x.reconciled, 0),
       judgement: judged.all,
       peakTasks: peakTasks([...simNow.values()].flat()).peak,
@@ -329,6 +345,21 @@ function progressLine(status: FleetStatus | undefined, ms: number, minutes: numb
     .map((p) => `${p.org} ${p.done}/${p.total}${p.problem ? ` (${p.problem})` : ''}`)
     .join(' ');
   return `${(ms / 1000).toFixed(1).padStart(6)} s (${minutes.toFixed(0)} min) ${r?.phase ?? 'no rollout yet'} ${r?.done ?? 0}/${r?.total ?? 0} done, ${r?.inflight ?? 0} in flight, ${kills} kills; ${parts}`;
+}
+
+/** fleet_upgrade_results_total by outcome, summed over the processes' /metrics. */
+async function resultsOf(
+  processes: readonly { url?: string | undefined }[],
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const p of processes) {
+    const text = p.url ? await readText(`${p.url}/metrics`) : undefined;
+    for (const m of (text ?? '').matchAll(
+      /^fleet_upgrade_results_total\{[^}]*\boutcome="([^"]+)"[^}]*\} (\S+)$/gm,
+    ))
+      out[m[1] as string] = (out[m[1] as string] ?? 0) + Number(m[2]);
+  }
+  return out;
 }
 
 async function readText(url: string): Promise<string | undefined> {

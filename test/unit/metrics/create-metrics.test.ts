@@ -14,7 +14,7 @@ import {
   metricState,
 } from '../../../src/metrics/create-metrics.js';
 import * as collectorState from '../../../src/rollout/collector/index.js';
-import { COLLECTOR_STATES, newRecord } from '../../../src/rollout/collector/index.js';
+import { COLLECTOR_STATES, parseOutcomeTally } from '../../../src/rollout/collector/index.js';
 import { ROLLOUT_PHASES } from '../../../src/rollout/life/index.js';
 
 afterEach(() => {
@@ -606,21 +606,40 @@ describe('organizations', () => {
   it("counts the workers' events per rollout and organization (cli/boot/metric-events.ts)", async () => {
     const m = createMetrics();
     const events = metricEvents(m);
-    const collector = { id: 7, name: 'c', collectorVersion: '19.450-12' };
     events.onTaskCreated(rollout, 'emea');
     events.onTaskCreated(rollout, 'default');
-    events.onOutcome(rollout, {
-      ...newRecord(collector, '19.450-12', 0, undefined, 'emea'),
-      state: 'failed',
-    });
-    // A record without an organization is the default one's.
-    events.onOutcome(rollout, { ...newRecord(collector, '19.470-4', 0), state: 'succeeded' });
     const text = await m.registry.metrics();
     expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout, org: 'emea' })).toBe(1);
     expect(sample(text, 'fleet_upgrade_tasks_created_total', { rollout, org: 'default' })).toBe(1);
+  });
+
+  it('exports the outcomes as the Redis tally reads them, per rollout and organization; a failed read keeps the last', async () => {
+    const m = createMetrics();
+    // Without exportOutcomes (a worker): no series.
+    expect(await m.registry.metrics()).not.toMatch(/^fleet_upgrade_results_total\{/m);
+    // The tally's hash as apply-moves-15.lua leaves it (test/integration/rollout/outcomes-told.test.ts
+    // drives the writes themselves).
+    const raw = { 'emea|failed': '1', 'default|succeeded': '1', 'default|verdict:heartbeat_only': '1' };
+    let fail = false;
+    m.exportOutcomes(async () => {
+      if (fail) throw new Error('Redis away');
+      return new Map([[rollout, parseOutcomeTally(raw)]]);
+    });
+    let text = await m.registry.metrics();
     expect(sample(text, 'fleet_upgrade_results_total', { rollout, org: 'emea', outcome: 'failed' })).toBe(1);
     expect(
       sample(text, 'fleet_upgrade_results_total', { rollout, org: 'default', outcome: 'succeeded' }),
     ).toBe(1);
+    expect(
+      sample(text, 'fleet_upgrade_health_verdicts_total', {
+        rollout,
+        org: 'default',
+        verdict: 'heartbeat_only',
+      }),
+    ).toBe(1);
+    fail = true;
+    await new Promise((r) => setTimeout(r, 250)); // past the scrape's shared read
+    text = await m.registry.metrics();
+    expect(sample(text, 'fleet_upgrade_results_total', { rollout, org: 'emea', outcome: 'failed' })).toBe(1);
   });
 });

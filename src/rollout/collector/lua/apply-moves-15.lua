@@ -13,11 +13,13 @@
 --       12 counts per organization (HASH "<org>|<state>" -> n), 13 slots of the policy in this
 --       organization (SET of "<rollout>#<key>"), 14 durations per kind (HASH kind -> JSON list of
 --       the latest durations in ms, newest last: what predicts an upgrade's length; "@<cohort>" ->
---       the cohort's durations per build of distance)
+--       the cohort's durations per build of distance), 15 outcomes (HASH "<org>|<outcome>" -> times
+--       reached, "<org>|verdict:<verdict>" -> n, "<org>|reopened:<state>" -> moves out of a
+--       settled state: never decreased, the tally of fleet_upgrade_results_total)
 -- ARGV: rollout id, slot limit, slot limit of the organization (0 none), the organization,
 --       channel to publish a freed slot on ('' none), number of counters k, then k pairs (rollout
 --       field, increment), then a duration in ms ('' none), then a rollout field that counts the
---       moves written ('' none: e.g. `knownIssueSkipped`), then 10 values per move: the
+--       moves written ('' none: e.g. `knownIssueSkipped`), then 13 values per move: the
 --       Collector's key (its id, or "<org>/<id>"), expected state ('' = the record must not exist), new state, JSON,
 --       slot ('take' | 'free' | 'keep'), old index, new index ('' | 'q' | 'r' | 'c' | 'v'), new score
 --       ('' with index 'q': the next place in the admission order; 'p<base>': the base (an upgrade's
@@ -25,7 +27,9 @@
 --       fraction; 'c': a canary's, before every other, counted in the rollout's `canaries`; 'u':
 --       below the policy's minimumBuild, before the canaries even, counted in `belowMinimum`; 'k':
 --       the score it has in that index (a move that stays queued keeps its place)), the
---       record's wave ('' none), its cohort ('' none).
+--       record's wave ('' none), its cohort ('' none), the outcome it reaches ('' none: the new
+--       state when the move settles the Collector, from collector-state.ts's table), the health
+--       events' verdict of it ('' none), the settled state it leaves ('' none).
 -- Returns one number per move: 1 written, 0 the stored state was not the expected one,
 -- -1 no in-flight slot was free.
 local index = { q = KEYS[4], r = KEYS[5], c = KEYS[6], v = KEYS[10] }
@@ -48,11 +52,12 @@ local freed = 0
 local written = 0
 local durationKind = false
 local durationCohort = false
-while i + 9 <= #ARGV do
+while i + 12 <= #ARGV do
   local id, expected, newState, json = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local slot, oldIndex, newIndex, score = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
   local newWave, newCohort = ARGV[i + 8], ARGV[i + 9]
-  i = i + 10
+  local outcome, verdict, reopened = ARGV[i + 10], ARGV[i + 11], ARGV[i + 12]
+  i = i + 13
   local old = redis.call('HGET', KEYS[1], id)
   local oldState = false
   local oldWave, oldCohort = '', ''
@@ -111,6 +116,12 @@ while i + 9 <= #ARGV do
         score = tonumber(string.sub(score, 2)) + redis.call('HINCRBY', KEYS[7], 'queueSeq', 1) * 1e-7
       end
       redis.call('ZADD', index[newIndex], score, id)
+    end
+    -- The tally of outcomes, in the step that writes them: no process's death can lose one.
+    if oldState ~= newState then
+      if outcome ~= '' then redis.call('HINCRBY', KEYS[15], org .. '|' .. outcome, 1) end
+      if verdict ~= '' then redis.call('HINCRBY', KEYS[15], org .. '|verdict:' .. verdict, 1) end
+      if reopened ~= '' then redis.call('HINCRBY', KEYS[15], org .. '|reopened:' .. reopened, 1) end
     end
     written = written + 1
     if duration ~= '' then

@@ -11,10 +11,11 @@
 --
 -- KEYS: 1 the rollout (HASH), 2 results, 3 counts, 4 counts per wave, 5 queued, 6 retries,
 --       7 reconciling, 8 verifying, 9 counts per cohort, 10 counts per organization,
---       11 durations, 12 durations per kind, 13 history, 14 rollouts (ZSET), 15 followed (SET),
---       16 one-off policies (HASH), 17 policies (HASH policy -> current rollout),
---       18 rollback requests (HASH), 19 forgotten (HASH id -> JSON of its holds), 20 the audit
---       stream, 21 the audit's dropped counters (HASH)
+--       11 durations, 12 durations per kind, 13 history, 14 outcomes (the tally of
+--       fleet_upgrade_results_total), 15 rollouts (ZSET), 16 followed (SET),
+--       17 one-off policies (HASH), 18 policies (HASH policy -> current rollout),
+--       19 rollback requests (HASH), 20 forgotten (HASH id -> JSON of its holds), 21 the audit
+--       stream, 22 the audit's dropped counters (HASH)
 -- ARGV: the rollout id, its policy, the phase expected, the pause reason expected ('' any),
 --       '1' to forget even with a rollback request pending, the audit record of the operator's
 --       `forget` ('' none: appended first, in this step, only when the rollout is forgotten),
@@ -38,14 +39,14 @@ for i = 1, #counts, 2 do
   if slot[counts[i]] then busy = busy + n end
 end
 if busy > 0 then return { 'busy', busy } end
-if ARGV[5] ~= '1' and redis.call('HEXISTS', KEYS[18], ARGV[1]) == 1 then return { 'pending' } end
-appendAudit(KEYS[20], KEYS[21], ARGV[6], ARGV[7], ARGV[8])
+if ARGV[5] ~= '1' and redis.call('HEXISTS', KEYS[19], ARGV[1]) == 1 then return { 'pending' } end
+appendAudit(KEYS[21], KEYS[22], ARGV[6], ARGV[7], ARGV[8])
 local holds = redis.call('HGET', KEYS[1], 'quarantined')
-redis.call('DEL', unpack(KEYS, 1, 13))
-redis.call('ZREM', KEYS[14], ARGV[1])
-redis.call('SREM', KEYS[15], ARGV[1])
-redis.call('HDEL', KEYS[16], ARGV[2])
-if redis.call('HGET', KEYS[17], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[17], ARGV[2]) end
-redis.call('HDEL', KEYS[18], ARGV[1])
-if holds and holds ~= '' and holds ~= '[]' then redis.call('HSET', KEYS[19], ARGV[1], holds) end
+redis.call('DEL', unpack(KEYS, 1, 14))
+redis.call('ZREM', KEYS[15], ARGV[1])
+redis.call('SREM', KEYS[16], ARGV[1])
+redis.call('HDEL', KEYS[17], ARGV[2])
+if redis.call('HGET', KEYS[18], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[18], ARGV[2]) end
+redis.call('HDEL', KEYS[19], ARGV[1])
+if holds and holds ~= '' and holds ~= '[]' then redis.call('HSET', KEYS[20], ARGV[1], holds) end
 return { 'forgotten', total }
