@@ -89,7 +89,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const conn = await connectRedis(config, logger, role);
     shutdown.add(() => conn.close());
     const metrics = createMetrics({ role });
-    // The Collectors' store tells the outcomes as it writes them, whichever path wrote them.
+    // What this process's workers and scheduler count (the outcomes are Redis's tally: exportOutcomes).
     const counted = metricEvents(metrics);
     const state = createState(conn.redis, config.keyPrefix, logger);
     const { keys, redis, store, rollouts } = state;

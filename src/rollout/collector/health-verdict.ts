@@ -6,7 +6,7 @@
 import type { CollectorRecord } from './collector-record.js';
 
 /** The health-event verdicts the metrics count (fleet_upgrade_health_verdicts_total). */
-export const HEALTH_VERDICTS = ['new_event', 'heartbeat_only'] as const;
+const HEALTH_VERDICTS = ['new_event', 'heartbeat_only'] as const;
 export type HealthVerdict = (typeof HEALTH_VERDICTS)[number];
 
 /**
