@@ -60,10 +60,15 @@ export function scopeEvents(events: RecordedEvent[], scope: ReadScope): Recorded
   });
 }
 
-/** A rollout's record (a report's head) without the other organizations' pauses. */
+/** A rollout's record (a report's head) without the other organizations' pauses and rollbacks. */
 export function scopeRecord<R extends RolloutRecord>(record: R, scope: ReadScope): R {
-  if (!scope || !record.pausedOrgs) return record;
-  const { pausedOrgs, ...rest } = record;
-  const kept = pausedOrgs.filter((p) => scope.includes(p.org));
-  return (kept.length ? { ...rest, pausedOrgs: kept } : rest) as R;
+  if (!scope || (!record.pausedOrgs && !record.rollbacks)) return record;
+  const { pausedOrgs, rollbacks, ...rest } = record;
+  const kept = pausedOrgs?.filter((p) => scope.includes(p.org));
+  const mine = rollbacks?.filter((e) => isReadable(e.org, scope));
+  return {
+    ...rest,
+    ...(kept?.length ? { pausedOrgs: kept } : {}),
+    ...(mine?.length ? { rollbacks: mine } : {}),
+  } as R;
 }

@@ -53,9 +53,11 @@ export function rolloutReads({
       ]),
       'try again',
     );
-    // What became of its rollbacks, as their rollouts stand now (rollback-account.ts).
-    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    const status = scopeOne(rolloutStatus(record, counts, orgCounts, problems), scope);
+    // What became of its rollbacks (the caller's organizations' only), as their rollouts stand now
+    // (rollback-account.ts).
+    const mine = scopeRecord(record, scope);
+    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, mine), 'try again');
+    const status = scopeOne(rolloutStatus(mine, counts, orgCounts, problems), scope);
     if (!status) throw outOfScope(record.id, scope as readonly string[]);
     sendTaggedJson(req, res, { ...status, ...accounts });
   };
@@ -95,8 +97,9 @@ export function rolloutReads({
       'try again',
     );
     // As `report --format json`: the rollout with what became of its rollbacks (rollback-account.ts).
-    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, record), 'try again');
-    const shown = { ...scopeRecord(record, scope), ...accounts };
+    const mine = scopeRecord(record, scope);
+    const accounts = await redisWork(readRollbackAccounts(deps.rollouts, mine), 'try again');
+    const shown = { ...mine, ...accounts };
     await sendReport(res, shown, records, format, req.method === 'HEAD', worklist);
   };
 

@@ -104,6 +104,7 @@ export {
   readRollbackAccounts,
   rolloutStatus,
   type StepView,
+  scopeRollbacks,
   sortReportRecords,
   type TargetWait,
   toCsvRow,

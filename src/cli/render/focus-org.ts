@@ -9,10 +9,11 @@
  * `scopeToOrgs` is the same for several organizations: what a person whose `orgs` are limited
  * reads through the daemon (docs/access.md): a rollout that spans others shows only their parts
  * (counts, progress and in-flight summed over them; the others' parts, pauses and problems
- * withheld), one-offs of other organizations are left out.
+ * withheld), one-offs of other organizations are left out, and its rollbacks are those of their
+ * organizations, each account over those alone.
  */
 import { FleetError } from '../../lib/errors.js';
-import type { FleetStatus, RolloutStatus } from '../../rollout/index.js';
+import { type FleetStatus, type RolloutStatus, scopeRollbacks } from '../../rollout/index.js';
 
 type Scoped = Pick<FleetStatus, 'rollouts' | 'orgProblems'> & Partial<Pick<FleetStatus, 'oneOffs'>>;
 
@@ -25,11 +26,20 @@ export function focusOrg<S extends Scoped>(status: S, org: string, settingsOrgs:
 
 export function scopeToOrgs<S extends Scoped>(status: S, orgs: readonly string[]): S {
   const within = new Set(orgs);
+  // The rollback rollouts as the whole status has them (an account is recounted from them).
+  const byId = new Map(status.rollouts.map((r) => [r.id, r]));
+  const find = (id: string) => {
+    const v = byId.get(id);
+    return v && { phase: v.phase, counts: v.counts, unmatched: v.unmatched };
+  };
   return {
     ...status,
     rollouts: status.rollouts.flatMap((r) => {
       const scoped = scopeRollout(r, within);
-      return scoped ? [scoped] : [];
+      if (!scoped) return [];
+      if (scoped === r || !r.rollbacks?.length) return [scoped];
+      const { rollbacks, rollbackAccounts, ...rest } = scoped;
+      return [{ ...rest, ...scopeRollbacks({ rollbacks, rollbackAccounts }, within, find) } as RolloutStatus];
     }),
     orgProblems: status.orgProblems.filter((p) => within.has(p.org)),
     ...(status.oneOffs

@@ -16,7 +16,7 @@
  * Each rollout of a request is named with its phase (`waiting` before it started, `gone` once
  * forgotten). Pure: the caller reads the rollouts.
  */
-import { type CollectorState, SETTLED_STATES, type StateCounts } from '../collector/index.js';
+import { type CollectorState, DEFAULT_ORG, SETTLED_STATES, type StateCounts } from '../collector/index.js';
 import { rolloutId } from '../rollout-id.js';
 import type { RollbackEntry, RollbackTally, RolloutRecord, UnmatchedCollector } from './rollout-record.js';
 import type { RolloutStore } from './rollout-store.js';
@@ -121,6 +121,34 @@ export function rollbackAccounts(
     a.underWay += part.underWay + Math.max(0, e.collectors - seen);
   }
   return [...byRequest.values()];
+}
+
+/**
+ * A rollout's rollbacks as a person of the `within` organizations reads them: the entries of those
+ * organizations only, and each request's account over those entries alone (a request spans
+ * organizations, one rollback rollout each). `find` answers a rollback rollout by id; a policy
+ * whose rollout it lacks keeps the phase the whole account gave it (`waiting`, else gone).
+ * Nothing when none of the rollbacks is theirs.
+ */
+export function scopeRollbacks(
+  source: {
+    rollbacks?: readonly (RollbackEntry & { phase?: RollbackEntryPhase })[] | undefined;
+    rollbackAccounts?: readonly RollbackAccount[] | undefined;
+  },
+  within: ReadonlySet<string>,
+  find: (id: string) => RollbackRolloutView | undefined,
+): { rollbacks?: (RollbackEntry & { phase?: RollbackEntryPhase })[]; rollbackAccounts?: RollbackAccount[] } {
+  const mine = (source.rollbacks ?? []).filter((e) => within.has(e.org ?? DEFAULT_ORG));
+  if (mine.length === 0) return {};
+  const phases = new Map(
+    (source.rollbackAccounts ?? []).flatMap((a) => a.rollouts.map((x) => [x.policy, x.phase] as const)),
+  );
+  return {
+    rollbacks: mine,
+    ...(source.rollbackAccounts
+      ? { rollbackAccounts: rollbackAccounts(mine, find, (p) => phases.get(p) === 'waiting') }
+      : {}),
+  };
 }
 
 /**

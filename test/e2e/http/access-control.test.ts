@@ -436,6 +436,36 @@ describe('access: who may do what', () => {
     expect(requested.map((e) => [e.actor, e.detail?.org])).toEqual([['olga', 'emea']]);
   }, 60_000);
 
+  it('shows a person of emea only emea’s rollbacks and their accounts, in the rollout, /status and the report', async () => {
+    const apac = await cliAs('omar', ['rollback', ID, '--all', '--org', 'apac']);
+    expect(apac.code, apac.out).toBe(0);
+    type Shown = {
+      rollbacks?: { org?: string }[];
+      rollbackAccounts?: { requested: number; rollouts: { org?: string }[] }[];
+    };
+    const orgsOf = (r: Shown) => ({
+      entries: (r.rollbacks ?? []).map((e) => e.org),
+      accounts: (r.rollbackAccounts ?? []).map((a) => [a.requested, a.rollouts.map((x) => x.org)]),
+    });
+    const one = (token: string) => call('GET', `/rollouts/${encodeURIComponent(ID)}`, { token });
+    expect(orgsOf((await one(TOKENS.ada)).json as Shown)).toEqual({
+      entries: ['emea', 'apac'],
+      accounts: [
+        [4, ['emea']],
+        [4, ['apac']],
+      ],
+    });
+    const emea = { entries: ['emea'], accounts: [[4, ['emea']]] };
+    expect(orgsOf((await one(TOKENS.olga)).json as Shown)).toEqual(emea);
+    const status = (await call('GET', '/status', { token: TOKENS.olga })).json as unknown as FleetStatus;
+    expect(orgsOf(rolloutOf(status) as Shown)).toEqual(emea);
+    const report = await call('GET', `/rollouts/${encodeURIComponent(ID)}/report?format=json`, {
+      token: TOKENS.olga,
+    });
+    expect(report.status, report.text).toBe(200);
+    expect(orgsOf((JSON.parse(report.text) as { rollout: Shown }).rollout)).toEqual(emea);
+  }, 60_000);
+
   it('lets only an admin forget', async () => {
     const operator = await post('forget', TOKENS.omar, { force: true });
     expect(operator.status).toBe(403);

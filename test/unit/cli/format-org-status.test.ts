@@ -15,7 +15,7 @@ import {
   orgProblemRemedy,
 } from '../../../src/cli/render/org-part-lines.js';
 import type { OrgProblem, RolloutRecord, StateCounts } from '../../../src/rollout/index.js';
-import { rolloutStatus } from '../../../src/rollout/index.js';
+import { rollbackAccounts, rolloutStatus } from '../../../src/rollout/life/index.js';
 
 const NOW = Date.UTC(2026, 10, 25, 12, 0);
 
@@ -286,5 +286,51 @@ describe('scopeToOrgs: what a person of some organizations reads (issue #28)', (
     expect(seen.orgProblems.map((p) => p.org)).toEqual(['eu']);
     // Every part in scope: the rollout as it is.
     expect(scopeToOrgs(status, ['us', 'eu', 'au']).rollouts[0]).toBe(wide);
+  });
+
+  it('shows only their organizations’ rollbacks, each request’s account recounted over those alone', () => {
+    const entry = (org: string, collectors: number) => ({
+      request: 'rb-1',
+      org,
+      policy: `rollback-w-${org}`,
+      build: '19.450-12',
+      collectors,
+      state: 'started' as const,
+      at: NOW,
+      by: 'ada',
+      reason: 'bad build',
+    });
+    const wide = spanning(
+      { id: 'w@19.470-4', rollbacks: [entry('us', 4), entry('eu', 6)] },
+      { us: { succeeded: 4 }, eu: { succeeded: 6 } },
+    );
+    // One rollback rollout per organization: us's all back, eu's two back and four under way.
+    const back = (org: string, counts: StateCounts) =>
+      spanning({ id: `rollback-w-${org}@19.450-12`, policy: `rollback-w-${org}` }, { [org]: counts });
+    const rollouts = [wide, back('us', { succeeded: 4 }), back('eu', { succeeded: 2, progressing: 4 })];
+    const byId = new Map(rollouts.map((r) => [r.id, r]));
+    const accounts = rollbackAccounts(
+      wide.rollbacks ?? [],
+      (id) => byId.get(id),
+      () => false,
+    );
+    const whole = { ...wide, rollbackAccounts: accounts };
+    expect(accounts[0]).toMatchObject({ requested: 10, back: 6, underWay: 4 });
+    const status = { rollouts: [whole, ...rollouts.slice(1)], orgProblems: [] };
+    const seen = scopeToOrgs(status, ['eu']).rollouts.find((r) => r.id === 'w@19.470-4');
+    expect(seen?.rollbacks?.map((e) => e.org)).toEqual(['eu']);
+    expect(seen?.rollbackAccounts).toEqual([
+      expect.objectContaining({
+        requested: 6,
+        back: 2,
+        underWay: 4,
+        rollouts: [expect.objectContaining({ org: 'eu' })],
+      }),
+    ]);
+    // A rollout whose rollbacks are all another organization's shows none.
+    const usOnly = { ...whole, rollbacks: [entry('us', 4)] };
+    const none = scopeToOrgs({ rollouts: [usOnly], orgProblems: [] }, ['eu']).rollouts[0];
+    expect(none?.rollbacks).toBeUndefined();
+    expect(none?.rollbackAccounts).toBeUndefined();
   });
 });
