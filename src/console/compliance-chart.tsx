@@ -6,25 +6,11 @@
  * The legend under the chart says each line's share now, in words, for whoever does not see it.
  */
 
-export interface HistoryPoint {
-  at: number;
-  target: string | null;
-  compliant: number;
-  selected: number;
-  behind: number;
-  unknown: number;
-}
-export interface Series {
-  org: string;
-  policy: string;
-  points: HistoryPoint[];
-}
-export interface History {
-  now: number;
-  bucketMs: number;
-  maxAgeMs: number;
-  series: Series[];
-}
+import type { CompliancePoint, FleetHistoryAnswer } from '../inventory/compliance-series.js';
+
+/** The body of `GET /fleet/history`, as the server writes it. */
+export type History = FleetHistoryAnswer;
+type HistoryPoint = CompliancePoint;
 
 const W = 640;
 const H = 200;

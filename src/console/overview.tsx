@@ -7,21 +7,13 @@
  * limit, the time its upgrades still need (`GET /eta`), waves and holds. Numbers are those of
  * `GET /status` (`fleet-upgrade status --json`), unchanged.
  */
+import type { EtaAnswer } from '../http/rollout-eta.js';
 import { ProgressBar, segments } from './progress-bar.js';
 import type { FleetStatus, Problem, Rollout } from './types.js';
 
 /** `GET /eta` (src/http/get-eta.ts). */
-export interface Eta {
-  rollouts: {
-    id: string;
-    etaMs?: number;
-    medianMs?: number;
-    samples: number;
-    maxInFlight: number;
-    waitingFor?: string;
-    parts: { org: string; etaMs?: number }[];
-  }[];
-}
+/** The body of `GET /eta`, as the server writes it. */
+export type Eta = EtaAnswer;
 
 /** A duration as a person reads it: `under a minute`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
 export function durationText(ms: number): string {

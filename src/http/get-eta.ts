@@ -17,23 +17,13 @@
 import type { Redis } from 'ioredis';
 import { quantile } from '../lib/quantile.js';
 import type { Keys, RolloutStatus } from '../rollout/index.js';
+import type { EtaAnswer, RolloutEta } from './rollout-eta.js';
+
+export type { RolloutEta } from './rollout-eta.js';
 
 /** Durations read per rollout (the list keeps the latest 100). */
 const DURATIONS_READ = 100;
 const FINISHED = new Set(['converged', 'aborted', 'superseded']);
-
-export interface RolloutEta {
-  id: string;
-  /** Clock ms of upgrades left; absent without a duration measured yet or with nothing left. */
-  etaMs?: number;
-  /** The median duration (clock ms) and how many durations it is of. */
-  medianMs?: number;
-  samples: number;
-  maxInFlight: number;
-  /** What the rollout waits for now, not counted in `etaMs` (a pause, an approval, a bake...). */
-  waitingFor?: string;
-  parts: { org: string; etaMs?: number }[];
-}
 
 /** `ceil(left / limit) × median`, or undefined when nothing is left or nothing measured. */
 export function etaMs(left: number, limit: number, medianMs: number | undefined): number | undefined {
@@ -66,7 +56,7 @@ export async function readEta(deps: {
   redis: Redis;
   keys: Pick<Keys, 'durations'>;
   rollouts: readonly RolloutStatus[];
-}): Promise<{ rollouts: RolloutEta[] }> {
+}): Promise<EtaAnswer> {
   const open = deps.rollouts.filter((r) => !FINISHED.has(r.phase));
   const pipe = deps.redis.pipeline();
   for (const r of open) pipe.lrange(deps.keys.durations(r.id), 0, DURATIONS_READ - 1);

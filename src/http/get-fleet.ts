@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { fleetView } from '../cli/render/fleet-view.js';
-import { ComplianceHistory, InventoryStore } from '../inventory/index.js';
+import { ComplianceHistory, type FleetHistoryAnswer, InventoryStore } from '../inventory/index.js';
 import { type Keys, readBuildsSeen } from '../rollout/index.js';
 
 export async function readFleet(deps: { redis: Redis; keys: Keys; orgs: readonly string[]; now: number }) {
@@ -25,7 +25,7 @@ export async function readFleetHistory(deps: {
   keys: Keys;
   orgs: readonly string[];
   now: number;
-}) {
+}): Promise<FleetHistoryAnswer> {
   const history = new ComplianceHistory(deps.redis, deps.keys);
   const { bucketMs, maxAgeMs, maxSamples } = history.limits;
   return {

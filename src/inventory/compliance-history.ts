@@ -16,7 +16,10 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../rollout/index.js';
+import type { ComplianceSeries } from './compliance-series.js';
 import type { InventoryCompliance } from './inventory-store.js';
+
+export type { ComplianceSeries } from './compliance-series.js';
 
 /** Default clock ms of a bucket: one sample every 5 minutes. */
 export const DEFAULT_HISTORY_BUCKET_MS = 5 * 60_000;
@@ -44,21 +47,6 @@ const PolicyPoint = z.object({
 });
 const Sample = z.record(z.string(), PolicyPoint);
 type Sample = z.infer<typeof Sample>;
-
-/** One organization × policy over time, oldest first. */
-export interface ComplianceSeries {
-  org: string;
-  policy: string;
-  /** Each point: the bucket's start (clock ms), the build judged against, the counts. */
-  points: {
-    at: number;
-    target: string | null;
-    compliant: number;
-    selected: number;
-    behind: number;
-    unknown: number;
-  }[];
-}
 
 export class ComplianceHistory {
   constructor(

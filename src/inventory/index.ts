@@ -16,6 +16,7 @@ export {
   DEFAULT_HISTORY_LIMITS,
   type HistoryLimits,
 } from './compliance-history.js';
+export type { CompliancePoint, FleetHistoryAnswer } from './compliance-series.js';
 export {
   type InventoryCompliance,
   type InventoryPass,
