@@ -103,6 +103,8 @@ export async function listingDue(
   // so ten organizations' pages queued one after the other redid it ten times (10 × 10,000: 60
   // admissions a pass, most of its 40–60 s; docs/benchmarks.md, #31).
   const admissions = { n: 0, ms: 0 };
+  // The longest of the organizations' waits for pages and settling (they run at once).
+  const waits = { pagesMs: 0, settleMs: 0 };
   const turn = onPage
     ? coalesceRuns(async () => {
         const start = deps.clock.now();
@@ -127,6 +129,8 @@ export async function listingDue(
       pages += pass.pages;
       moved += pass.verified + pass.unhealthy + pass.succeeded;
       underWay.push(...pass.underWay);
+      waits.pagesMs = Math.max(waits.pagesMs, pass.waits.pagesMs);
+      waits.settleMs = Math.max(waits.settleMs, pass.waits.settleMs);
     } catch (err) {
       if (!(await deps.orgFailed(o.org, err))) throw err;
     }
@@ -140,7 +144,8 @@ export async function listingDue(
   // is as likely during them as after.
   if (watchDue) {
     // Clock ms the pass took to walk and settle (a pass longer than the next's `inMs` runs back to
-    // back with it), and its admissions between pages.
+    // back with it), its admissions between pages, and the longest organization's waits for its
+    // pages and for settling their ends.
     deps.logger.debug(
       {
         rollout: rollout.id,
@@ -148,6 +153,7 @@ export async function listingDue(
         passMs: deps.clock.now() - now,
         admissions: admissions.n,
         admitMs: admissions.ms,
+        ...waits,
       },
       'watching pass walked',
     );
