@@ -23,7 +23,7 @@ import {
 import { createKeys } from '../../src/rollout/index.js';
 import { EventLog, RolloutStore } from '../../src/rollout/life/index.js';
 import type { ControlDeps } from '../../src/rollout/operator/index.js';
-import { Scheduler, settingsOf } from '../../src/rollout/tick/index.js';
+import { type OrgApi, Scheduler, settingsOf } from '../../src/rollout/tick/index.js';
 import { captureLogger } from './capture-logger.js';
 import { useTestRedis } from './redis.js';
 import { seedCollector } from './seed-collector.js';
@@ -66,7 +66,11 @@ export function useSchedulerHarness() {
       if (o.connection) await closeRedis(o.connection);
     }
   });
-  return async function setup(policyInput: Partial<PolicyInput> = {}) {
+  return async function setup(
+    policyInput: Partial<PolicyInput> = {},
+    /** `orgs`: the deployment drives these organizations; each lists the Collectors `orgOf` gives it. */
+    options: { orgs?: readonly string[] } = {},
+  ) {
     const keys = createKeys(ctx.prefix);
     const connection = createRedis(ctx.url, { name: 'scheduler-test-bull', forBullmq: true });
     const queue = createUpgradeQueue(connection, keys.bullPrefix);
@@ -86,20 +90,37 @@ export function useSchedulerHarness() {
     ];
     /** What the listing offers for a build: the test's Collectors not on that build. */
     const fleet = new Map<number, Collector>();
+    /** With `orgs`: the organization of each Collector of `fleet` (ids are unique across them here). */
+    const orgOf = new Map<number, string>();
     const listings: string[] = [];
-    const scheduler = new Scheduler({
-      api: {
-        listTargets: async () => targets,
-        async *collectorPages(params): AsyncGenerator<Collector[]> {
-          listings.push(params?.toVersion ?? '');
-          const all = [...fleet.values()].filter((c) => c.collectorVersion !== params?.toVersion);
-          const size = params?.limit ?? 1000;
-          for (let i = 0; i * size < all.length; i++) {
-            await s.beforePage?.(i, params?.toVersion ?? '');
-            yield all.slice(i * size, (i + 1) * size);
-          }
-        },
+    const stubApi = (org?: string): OrgApi => ({
+      listTargets: async () => targets,
+      async *collectorPages(params): AsyncGenerator<Collector[]> {
+        listings.push(params?.toVersion ?? '');
+        const all = [...fleet.values()].filter(
+          (c) => c.collectorVersion !== params?.toVersion && (org === undefined || orgOf.get(c.id) === org),
+        );
+        const size = params?.limit ?? 1000;
+        for (let i = 0; i * size < all.length; i++) {
+          await s.beforePage?.(i, params?.toVersion ?? '', org);
+          yield all.slice(i * size, (i + 1) * size);
+        }
       },
+    });
+    const orgApis = options.orgs?.map((org) => ({ org, client: stubApi(org) }));
+    const scheduler = new Scheduler({
+      ...(orgApis
+        ? {
+            apis: {
+              names: orgApis.map((o) => o.org),
+              get: (org: string) => {
+                const found = orgApis.find((o) => o.org === org);
+                if (!found) throw new Error(`no organization ${org}`);
+                return found;
+              },
+            },
+          }
+        : { api: stubApi() }),
       redis: ctx.redis,
       keys,
       store,
@@ -112,8 +133,10 @@ export function useSchedulerHarness() {
     let policy = Policy.parse({ name: 'linux-fleet', ...policyInput });
     const control: ControlDeps & { events: typeof events } = { rollouts, store, events, clock, keys };
     const s = {
-      /** Called before the listing yields page `index` (0-based) of `toVersion`. */
-      beforePage: undefined as ((index: number, toVersion: string) => Promise<void>) | undefined,
+      /** Called before the listing yields page `index` (0-based) of `toVersion` (of `org`, with `orgs`). */
+      beforePage: undefined as
+        | ((index: number, toVersion: string, org?: string) => Promise<void>)
+        | undefined,
       redis: ctx.redis,
       keys,
       queue,
@@ -124,6 +147,7 @@ export function useSchedulerHarness() {
       scheduler,
       clock,
       fleet,
+      orgOf,
       listings,
       targets,
       log,

@@ -95,6 +95,8 @@ export interface ListingPassResult extends VerifyPass {
   endedElsewhere: number;
   /** The watched tasks the pass did not see ended (still under way, or offline). */
   underWay: CollectorRecord[];
+  /** Clock ms spent waiting for pages (the API budget's line and the service) and settling their ends. */
+  waits: { pagesMs: number; settleMs: number };
 }
 
 /**
@@ -137,6 +139,7 @@ export async function listingPass(
     succeeded: 0,
     endedElsewhere: 0,
     underWay: [],
+    waits: { pagesMs: 0, settleMs: 0 },
   };
   const { store, clock } = deps;
   const verifying = await dueForVerification(store, rollout, clock.now(), org);
@@ -152,17 +155,22 @@ export async function listingPass(
     const wanted = new Set([...looked, ...tasks].map((r) => r.id));
     const byId = new Map(tasks.map((r) => [r.id, r]));
     sightings = new Map();
+    let asked = clock.now();
     for await (const page of listingPages(deps, other, wanted, options.pageSize)) {
+      result.waits.pagesMs += clock.now() - asked;
       result.pages++;
       for (const [id, seen] of page) sightings.set(id, seen);
       // The tasks this page shows ended are settled at once, and their slots filled before the
       // next page (a pass over ten pages takes seconds, every one of them a slot idle).
       const ended = [...page.keys()].flatMap((id) => byId.get(id) ?? []);
+      asked = clock.now();
       if (ended.length === 0) continue;
       for (const r of ended) byId.delete(r.id);
       const before = result.succeeded + result.endedElsewhere;
-      await settleWatched(deps, rollout, ended, page, clock.now(), { ...options, build }, result);
+      await settleWatched(deps, rollout, ended, page, asked, { ...options, build }, result);
+      result.waits.settleMs += clock.now() - asked;
       if (result.succeeded + result.endedElsewhere > before) await options.onPage?.();
+      asked = clock.now();
     }
     result.underWay = [...byId.values()];
   }
@@ -181,7 +189,7 @@ export async function listingPass(
       result,
     );
   if (result.verified || result.unhealthy || result.succeeded || result.endedElsewhere) {
-    const { underWay, ...figures } = result;
+    const { underWay, waits: _waits, ...figures } = result;
     deps.logger.info({ rollout: rollout.id, org, ...figures, underWay: underWay.length }, 'listing pass');
   }
   return result;
