@@ -28,7 +28,7 @@ const ctx = useTestRedis();
 // MONITOR on the run's shared Redis sees every other test file's traffic, and ioredis's monitor
 // parser once lost its footing in it ("Command queue state error"): the tests that watch commands
 // do it on a server of their own when redis-server is at hand (else on the shared one).
-let own: Omit<EnsuredRedis, 'source'> | undefined;
+let own: EnsuredRedis | undefined;
 let monitored = '';
 beforeAll(async () => {
   const binary = findExecutable('redis-server');
