@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { SuiteOrder } from './test/support/suite-order.js';
 
 export default defineConfig({
   test: {
@@ -11,8 +10,6 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: more parallel files only make the integration tests slower and flakier.
     maxWorkers: 2,
-    // The long end-to-end files first (test/support/suite-order.ts).
-    sequence: { sequencer: SuiteOrder },
     reporters: ['default'],
   },
 });
