@@ -227,19 +227,13 @@ export function createMetrics(
       budgetConcurrent.set(concurrent);
     },
     exportOutcomes(read) {
-      let pending: Promise<ReadonlyMap<string, readonly OutcomeTally[]> | undefined> | undefined;
-      readTally = () => {
-        pending ??= withTimeout(
+      readTally = oncePerScrape(() =>
+        withTimeout(
           read().catch(() => undefined),
           1000,
           () => undefined,
-        ).finally(() => {
-          setTimeout(() => {
-            pending = undefined;
-          }, 200);
-        });
-        return pending;
-      };
+        ),
+      );
     },
     watchRedis(ping) {
       new Gauge({
@@ -265,37 +259,35 @@ export function createMetrics(
     apiHooks,
     apiHooksOf,
     exportFleet(snapshot) {
-      let pending: Promise<FleetSnapshot> | undefined;
-      // One Redis read per scrape, shared by every gauge of it.
-      const read = () => {
-        pending ??= snapshot()
-          .catch((): FleetSnapshot => ({ rollouts: [], queue: {} }))
-          .finally(() => {
-            setTimeout(() => {
-              pending = undefined;
-            }, 200);
-          });
-        return pending;
-      };
+      const read = oncePerScrape(() => snapshot().catch((): FleetSnapshot => ({ rollouts: [], queue: {} })));
       registerFleetGauges(registry, read, forgetRollouts);
     },
     exportInventory(snapshot) {
-      let pending: Promise<InventorySnapshot> | undefined;
-      // One Redis read per scrape, shared by every gauge of it.
-      const read = () => {
-        pending ??= withTimeout(
+      const read = oncePerScrape(() =>
+        withTimeout(
           snapshot().catch((): InventorySnapshot => ({ now: 0, orgs: [] })),
           1000,
           (): InventorySnapshot => ({ now: 0, orgs: [] }),
-        ).finally(() => {
-          setTimeout(() => {
-            pending = undefined;
-          }, 200);
-        });
-        return pending;
-      };
+        ),
+      );
       registerInventoryGauges(registry, read);
     },
   };
   return metrics;
+}
+
+/**
+ * One Redis read per scrape, shared by every metric of it: a call while a read is under way, or
+ * within 200 ms of its end, gets that read's answer.
+ */
+function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= read().finally(() => {
+      setTimeout(() => {
+        pending = undefined;
+      }, 200);
+    });
+    return pending;
+  };
 }
