@@ -40,11 +40,17 @@ export function rolloutReads({
   /** Redis work within time (a 503 rather than a request that hangs). */
   redisWork: <T>(work: Promise<T>, what: string) => Promise<T>;
 }) {
-  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string, scope: ReadScope) => {
+  /** The rollout `id`, when it exists and the caller may read it (else 404, or 403 out of scope). */
+  const readable = async (id: string, scope: ReadScope) => {
     checkId(id);
     const record = await redisWork(deps.rollouts.get(id), 'try again');
     if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
     requireReadable(record, scope);
+    return record;
+  };
+
+  const getRollout = async (req: IncomingMessage, res: ServerResponse, id: string, scope: ReadScope) => {
+    const record = await readable(id, scope);
     const [counts, orgCounts, problems] = await redisWork(
       Promise.all([
         deps.store.counts(id),
@@ -67,10 +73,7 @@ export function rolloutReads({
     const limit = raw === null ? HISTORY_LIMIT : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT)
       throw new HttpError('invalid', `limit: expected a whole number from 1 to ${HISTORY_LIMIT}`);
-    checkId(id);
-    const record = await redisWork(deps.rollouts.get(id), 'try again');
-    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    requireReadable(record, scope);
+    await readable(id, scope);
     const events = await redisWork(deps.events.history(id, limit), 'try again');
     sendJson(res, 200, { rollout: id, events: scopeEvents(events, scope) });
   };
@@ -84,10 +87,7 @@ export function rolloutReads({
   ) => {
     const format = reportFormat(query, req.headers.accept);
     const worklist = reportWorklist(query);
-    checkId(id);
-    const record = await redisWork(deps.rollouts.get(id), 'try again');
-    if (!record) throw new HttpError('not_found', `no rollout '${id}' (see GET /rollouts)`);
-    requireReadable(record, scope);
+    const record = await readable(id, scope);
     const records = await redisWork(
       (async () => {
         const all: CollectorRecord[] = [];
