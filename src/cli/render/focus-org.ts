@@ -28,10 +28,7 @@ export function scopeToOrgs<S extends Scoped>(status: S, orgs: readonly string[]
   const within = new Set(orgs);
   // The rollback rollouts as the whole status has them (an account is recounted from them).
   const byId = new Map(status.rollouts.map((r) => [r.id, r]));
-  const find = (id: string) => {
-    const v = byId.get(id);
-    return v && { phase: v.phase, counts: v.counts, unmatched: v.unmatched };
-  };
+  const find = (id: string) => byId.get(id);
   return {
     ...status,
     rollouts: status.rollouts.flatMap((r) => {
