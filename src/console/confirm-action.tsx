@@ -4,7 +4,7 @@
  * that does the same, then the server's answer shown as it is (its `message`, or its error), in a
  * live region.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Confirmation } from '../cli/render/action-sentences.js';
 import { type Answer, call, rolloutPath } from './api.js';
 import type { ActionName } from './may-act.js';
@@ -22,11 +22,22 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState<Answer | undefined>();
-  // Keyboard: the confirmation takes the focus when it opens (Escape or Cancel closes it).
+  // Keyboard: the confirmation takes the focus as it opens, in the same commit as its rendering (a
+  // layout effect: an ordinary effect waits for a frame, and a key pressed before it went to the
+  // opener). Escape anywhere in the action, the opener included, or Cancel closes it and gives the
+  // focus back to the opener.
+  const opener = useRef<HTMLButtonElement>(null);
   const confirmButton = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (asking) confirmButton.current?.focus();
   }, [asking]);
+  const close = () => {
+    setAsking(false);
+    opener.current?.focus();
+  };
+  const escapeCloses = (e: KeyboardEvent) => {
+    if (asking && e.key === 'Escape') close();
+  };
   const run = async () => {
     setBusy(true);
     try {
@@ -42,16 +53,18 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
   const said = answer?.json as { message?: string; error?: { message?: string } } | undefined;
   return (
     <div class="action" data-action={spec.action}>
-      <button type="button" onClick={() => setAsking(true)} disabled={busy} aria-expanded={asking}>
+      <button
+        type="button"
+        ref={opener}
+        onClick={() => setAsking(true)}
+        onKeyDown={escapeCloses}
+        disabled={busy}
+        aria-expanded={asking}
+      >
         {spec.label}
       </button>
       {asking && (
-        <fieldset
-          class="confirm"
-          onKeyDown={(e) => {
-            if (e.key === 'Escape') setAsking(false);
-          }}
-        >
+        <fieldset class="confirm" onKeyDown={escapeCloses}>
           <legend>Confirm: {spec.label}</legend>
           {spec.confirmation.sentences.map((sentence) => (
             <p key={sentence} data-field="sentence">
@@ -71,7 +84,7 @@ export function ActionButton({ id, spec, onDone }: { id: string; spec: ActionSpe
           >
             {spec.label}
           </button>{' '}
-          <button type="button" onClick={() => setAsking(false)}>
+          <button type="button" onClick={close}>
             Cancel
           </button>
         </fieldset>

@@ -452,6 +452,17 @@ describe('the web console', () => {
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => !document.querySelector('fieldset.confirm'));
     }
+    // The confirmation has the focus as soon as it is drawn; Escape on the opener closes it too (a
+    // key pressed before the focus moved), and the focus goes back to the opener.
+    const abort = await page.waitForSelector(
+      '::-p-xpath(//div[@data-action][button[normalize-space()="Abort"]])',
+    );
+    await (await abort?.$('button'))?.click();
+    expect(await page.evaluate(() => document.activeElement?.hasAttribute('data-confirm'))).toBe(true);
+    await (await abort?.$('button'))?.focus();
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('fieldset.confirm'));
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Abort');
     expect(rolloutOf(await statusJson())?.wave.waitingFor).toBe('approval');
   });
 
