@@ -36,7 +36,7 @@ declare const document: {
   cookie: string;
   querySelector(selector: string): { textContent: string | null } | null;
   querySelectorAll(selector: string): { length: number };
-  activeElement: { hasAttribute(name: string): boolean } | null;
+  activeElement: { hasAttribute(name: string): boolean; textContent: string | null } | null;
 };
 declare const location: { href: string };
 declare const localStorage: unknown;
