@@ -19,6 +19,7 @@
  * organization; the measurements are the same at any --collectors up to the cap.
  *
  * Run: npm run bench -- scale [--collectors 10000] [--time-scale 30] [--steady-seconds 30] [--plan 1]
+ *      [--max-seconds 600]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
