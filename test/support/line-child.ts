@@ -57,18 +57,19 @@ export function startLineChild(script: string, env: Record<string, string>): Lin
 export async function stopLineChildren(): Promise<void> {
   const all = [...running];
   running.clear();
-  await Promise.all(
-    all.map(
-      (c) =>
-        new Promise<void>((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          const timer = setTimeout(() => c.kill('SIGKILL'), 2000);
-          c.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          c.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all(all.map(stopLineChild));
+}
+
+/** Stops one child: SIGTERM, then SIGKILL after 2 s. */
+export function stopLineChild(c: ChildProcess): Promise<void> {
+  running.delete(c);
+  return new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    const timer = setTimeout(() => c.kill('SIGKILL'), 2000);
+    c.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    c.kill('SIGTERM');
+  });
 }

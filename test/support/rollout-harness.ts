@@ -24,6 +24,7 @@ import type { FleetFileInput } from '../../src/simulator/schema.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/start-simulator.js';
 import { spawnCliChild } from './cli-child.js';
 import { deleteKeys, testRedisUrl } from './redis.js';
+import { startSeparateSimulator } from './separate-simulator.js';
 
 export { CLI } from './cli-child.js';
 
@@ -87,6 +88,14 @@ export interface HarnessOptions {
   redis?: { target: RedisTarget; env: Record<string, string> };
   /** More environment for the CLI processes (e.g. FLEET_UPGRADE_MIN_REPLICAS_FOR_CREATE). */
   env?: Record<string, string>;
+  /**
+   * The simulator in a process of its own (separate-simulator.ts), for a test that asserts what
+   * the service's one-second window sees: in this process its requests' arrivals wait on the
+   * event loop that `run` and the test runner keep busy, and a stall of 10 ms is 150 ms of service
+   * time at ×15, enough to squeeze five requests the budget spaced into one window. `sim` then has
+   * its addresses and `close` only (its model, clock and organizations are in the other process).
+   */
+  separateSimulator?: boolean;
 }
 
 export interface Harness {
@@ -112,8 +121,33 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The simulator of a harness: in this process, or in its own (`separateSimulator`). */
+async function startHarnessSimulator(options: HarnessOptions): Promise<RunningSimulator> {
+  if (!options.separateSimulator)
+    return startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
+  const s = await startSeparateSimulator(options.fleet, options.timeScale);
+  const elsewhere = (what: string): never => {
+    throw new Error(`the simulator's ${what} is in its own process (separateSimulator)`);
+  };
+  return {
+    url: s.url,
+    baseUrl: s.baseUrl,
+    port: Number(new URL(s.url).port),
+    get clock() {
+      return elsewhere('clock');
+    },
+    get model() {
+      return elsewhere('model');
+    },
+    get orgs() {
+      return elsewhere('organizations');
+    },
+    close: s.close,
+  };
+}
+
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
-  const sim = await startSimulator({ fleet: options.fleet, timeScale: options.timeScale });
+  const sim = await startHarnessSimulator(options);
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
   const redisUrl = options.redis ? undefined : (options.redisUrl ?? testRedisUrl());
   const target: RedisTarget = options.redis?.target ?? { kind: 'standalone', url: redisUrl as string };

@@ -7,13 +7,15 @@
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import type { FleetFileInput } from '../../src/simulator/schema.js';
-import { startLineChild } from './line-child.js';
+import { startLineChild, stopLineChild } from './line-child.js';
 import type { SimStats } from './simulator.js';
 
 export interface SeparateSimulator {
   url: string;
   baseUrl: string;
   stats(): Promise<SimStats>;
+  /** Stops its process (SIGTERM, SIGKILL after 2 s). */
+  close(): Promise<void>;
 }
 
 const script = fileURLToPath(new URL('./simulator-process.ts', import.meta.url));
@@ -31,5 +33,6 @@ export async function startSeparateSimulator(
       const res = await request(`${url}/_sim/stats`);
       return (await res.body.json()) as SimStats;
     },
+    close: () => stopLineChild(child.child),
   };
 }
