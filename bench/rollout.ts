@@ -1,9 +1,9 @@
 /**
  * Benchmark: a whole rollout against the simulator, measuring what the policy's budget costs
- * and allows: calls per upgraded Collector, status reads per task, 429s, and the run's length
- * against its lower bound (max of Σ durations ÷ maxInFlight, the longest task, calls ÷ 4/s) and
- * against the ideal (the same durations longest first on the same limit), with where the
- * slot-time went and what each refill of a slot waited for (bench/lib/slot-time.ts);
+ * and allows: calls per Collector and per upgraded Collector, status reads per task, 429s, and
+ * the run's length against its lower bound (max of Σ durations ÷ maxInFlight, the longest task,
+ * calls ÷ 4/s) and against the ideal (the same durations longest first on the same limit), with
+ * where the slot-time went and what each refill of a slot waited for (bench/lib/slot-time.ts);
  * and what verification of successes costs: listing requests per Collector (`--verify 0` turns
  * verification off, for the comparison); and what the health events cost (`--health 0` judges by
  * heartbeat only): health requests per upgraded Collector, on a fleet where `--health-noise` of
@@ -112,6 +112,9 @@ try {
       health,
       finished: run.finished,
       phase: run.phase,
+      // Every request ÷ every Collector of the rollout (#31's goal reads "per Collector"); the
+      // figures below also give it per *upgraded* Collector (callsPerUpgraded).
+      callsPerCollector: Number((f.calls / collectors).toFixed(3)),
       listRequestsPerCollector: Number(((stats.requests.byEndpoint.list ?? 0) / collectors).toFixed(3)),
       healthRequests: stats.requests.byEndpoint.health ?? 0,
       healthRequestsPerUpgraded: Number(
@@ -122,7 +125,7 @@ try {
       noise: noise(),
       ...figures,
       budget: { ...budget, logDropped: log.dropped },
-    })}\n\n${formatBudgetLine(budget)}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n`,
+    })}\n\ncalls per Collector ${(f.calls / collectors).toFixed(3)}, per upgraded Collector ${f.callsPerUpgraded}\n${formatBudgetLine(budget)}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n`,
   );
 } finally {
   await sim.close();
