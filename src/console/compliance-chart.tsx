@@ -10,7 +10,6 @@ import type { CompliancePoint, FleetHistoryAnswer } from '../inventory/complianc
 
 /** The body of `GET /fleet/history`, as the server writes it. */
 export type History = FleetHistoryAnswer;
-type HistoryPoint = CompliancePoint;
 
 const W = 640;
 const H = 200;
@@ -19,7 +18,7 @@ const PAD = { left: 44, right: 12, top: 10, bottom: 24 };
 const COLOURS = ['#0b57d0', '#1a7f37', '#b3261e', '#8a5a00', '#6f42c1', '#0a6c74'];
 
 const time = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
-const shareOf = (p: HistoryPoint) =>
+const shareOf = (p: CompliancePoint) =>
   p.target !== null && p.selected > 0 ? p.compliant / p.selected : undefined;
 
 export function ComplianceChart({ history }: { history: History }) {
@@ -88,7 +87,7 @@ export function ComplianceChart({ history }: { history: History }) {
         <ul class="legend">
           {series.map((s, i) => {
             const known = s.points.filter((p) => shareOf(p) !== undefined);
-            const last = known[known.length - 1] as HistoryPoint;
+            const last = known[known.length - 1] as CompliancePoint;
             const lowest = Math.min(...known.map((p) => shareOf(p) ?? 1));
             return (
               <li

@@ -11,8 +11,7 @@ import type { EtaAnswer } from '../http/rollout-eta.js';
 import { ProgressBar, segments } from './progress-bar.js';
 import type { FleetStatus, Problem, Rollout } from './types.js';
 
-/** `GET /eta` (src/http/get-eta.ts). */
-/** The body of `GET /eta`, as the server writes it. */
+/** The body of `GET /eta`, as the server writes it (src/http/get-eta.ts). */
 export type Eta = EtaAnswer;
 
 /** A duration as a person reads it: `under a minute`, `12 min`, `3 h 5 min`, `2 d 4 h`. */

@@ -19,8 +19,6 @@ import { quantile } from '../lib/quantile.js';
 import type { Keys, RolloutStatus } from '../rollout/index.js';
 import type { EtaAnswer, RolloutEta } from './rollout-eta.js';
 
-export type { RolloutEta } from './rollout-eta.js';
-
 /** Durations read per rollout (the list keeps the latest 100). */
 const DURATIONS_READ = 100;
 const FINISHED = new Set(['converged', 'aborted', 'superseded']);

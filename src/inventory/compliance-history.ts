@@ -19,8 +19,6 @@ import type { Keys } from '../rollout/index.js';
 import type { ComplianceSeries } from './compliance-series.js';
 import type { InventoryCompliance } from './inventory-store.js';
 
-export type { ComplianceSeries } from './compliance-series.js';
-
 /** Default clock ms of a bucket: one sample every 5 minutes. */
 export const DEFAULT_HISTORY_BUCKET_MS = 5 * 60_000;
 /** Default age of the oldest sample kept (clock ms): 7 days. */

@@ -12,11 +12,10 @@ export {
 } from './compliance.js';
 export {
   ComplianceHistory,
-  type ComplianceSeries,
   DEFAULT_HISTORY_LIMITS,
   type HistoryLimits,
 } from './compliance-history.js';
-export type { CompliancePoint, FleetHistoryAnswer } from './compliance-series.js';
+export type { CompliancePoint, ComplianceSeries, FleetHistoryAnswer } from './compliance-series.js';
 export {
   type InventoryCompliance,
   type InventoryPass,
