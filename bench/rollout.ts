@@ -32,7 +32,12 @@ import { ensureRedis } from '../src/lib/redis/redis-server.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { BENCH_USER, benchBuilds, benchFleet, DEFAULT_FLEET } from './lib/bench-fleet.js';
 import { budgetUse } from './lib/budget-use.js';
-import { formatBudgetLine, formatRefillTable } from './lib/format-table.js';
+import {
+  formatBudgetLine,
+  formatIdleSplit,
+  formatRefillTable,
+  formatRunningProfile,
+} from './lib/format-table.js';
 import { measureRun, readSimulation } from './lib/measure-run.js';
 import { noiseMeter } from './lib/noise-meter.js';
 import { readRequestLog } from './lib/request-log.js';
@@ -125,7 +130,7 @@ try {
       noise: noise(),
       ...figures,
       budget: { ...budget, logDropped: log.dropped },
-    })}\n\ncalls per Collector ${(f.calls / collectors).toFixed(3)}, per upgraded Collector ${f.callsPerUpgraded}\n${formatBudgetLine(budget)}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n`,
+    })}\n\ncalls per Collector ${(f.calls / collectors).toFixed(3)}, per upgraded Collector ${f.callsPerUpgraded}\n${formatBudgetLine(budget)}\n\n${formatRefillTable([{ label: `${collectors} Collectors, ${inFlight} in flight`, refill: f.refill }])}\n${formatIdleSplit(f.idle)}\n${formatRunningProfile(f.runningBy5Min)}\n`,
   );
 } finally {
   await sim.close();

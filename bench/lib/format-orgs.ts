@@ -1,4 +1,6 @@
 /** The orgs benchmark's summary as Markdown: the figures against the goals, then one row per organization. */
+import { formatIdleSplit, formatRunningProfile } from './format-table.js';
+
 interface SlotShares {
   running: number;
   idleBeforeLastCreate: number;
@@ -50,6 +52,8 @@ export interface OrgsSummary {
     overLargestBound: number | null;
     startSpreadS: number | null;
     slotTime: SlotShares;
+    idle: Parameters<typeof formatIdleSplit>[0];
+    runningBy5Min: number[];
     refill: Refill;
     callsPerUpgraded: number | null;
     callsPerUpgradedByEndpoint: Record<string, number | null>;
@@ -127,6 +131,8 @@ export function formatOrgsTables(o: OrgsSummary): string {
       'idle ≤ 5 % (#18)',
     ),
     row('refill gap p50 / p90 / mean (sim.)', refill(v.refill)),
+    row("idle before last create, split at each record's marks", formatIdleSplit(v.idle)),
+    row('running per 5 sim. min (organizations averaged)', formatRunningProfile(v.runningBy5Min)),
     row(
       'calls per upgraded Collector',
       `${v.callsPerUpgraded} (create ${by.create}, status ${by.status}, list ${by.list}, targets ${by.targets})`,

@@ -109,3 +109,22 @@ export function formatBudgetLine(b: {
     `(${b.busiestMinute.ofShare} of the share); minutes over the share: ${b.minutesOverShare} of ${b.minutes}`
   );
 }
+
+/** The idle slot-time before the last create, split at each record's own marks (slot-time.ts `idleSplit`). */
+export function formatIdleSplit(i: {
+  idle: number;
+  noticing: number;
+  queue: number;
+  budgetAndCall: number;
+  other: number;
+  perEndS: { idle: number; noticing: number; queue: number; budgetAndCall: number; other: number };
+}): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const e = i.perEndS;
+  return `idle before the last create ${pct(i.idle)} of the slot-time: noticing ${pct(i.noticing)}, BullMQ queue ${pct(i.queue)}, budget and call ${pct(i.budgetAndCall)}, free or untimed ${pct(i.other)} (per ended task ${e.idle} s: ${e.noticing}, ${e.queue}, ${e.budgetAndCall}, ${e.other} s)`;
+}
+
+/** Share of the slots running in each 5 simulated minutes, as one line. */
+export function formatRunningProfile(profile: readonly number[]): string {
+  return `running per 5 simulated minutes: ${profile.map((x) => Math.round(x * 100)).join(' ')} %`;
+}

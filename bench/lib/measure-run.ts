@@ -6,7 +6,15 @@
  * clock at which the orchestrator knew the task had finished).
  */
 import { idealMakespan, percentile } from './ideal-makespan.js';
-import { lptMakespan, type RunTask, refillSplit, slotTime, type TaskTimings } from './slot-time.js';
+import {
+  idleSplit,
+  lptMakespan,
+  type RunTask,
+  refillSplit,
+  runningProfile,
+  slotTime,
+  type TaskTimings,
+} from './slot-time.js';
 
 export interface SimTaskView {
   id: number;
@@ -134,6 +142,10 @@ export function measureRun(input: MeasureInput) {
     overBound: round(makespan / bound),
     slotTime: slotTime(runTasks, inFlight),
     refill: refillSplit(runTasks, inFlight, input.timings ?? new Map()),
+    /** The idle slot-time before the last create, split at each record's own marks (no pairing). */
+    idle: idleSplit(runTasks, inFlight, input.timings ?? new Map()),
+    /** Share of the slots running a task in each 5 simulated minutes from the first create. */
+    runningBy5Min: runningProfile(runTasks, inFlight, 5 * 60_000),
     noticedLate: {
       tasks: lateS.length,
       unnoticed,

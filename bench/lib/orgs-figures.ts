@@ -15,7 +15,7 @@
 import type { CollectorRecord } from '../../src/rollout/index.js';
 import { percentile } from './ideal-makespan.js';
 import { measureRun, type SimCollectorView, type SimStatsView } from './measure-run.js';
-import { type RunTask, refillPairs, slotTime, type TaskTimings } from './slot-time.js';
+import { type IdleSplit, type RunTask, refillPairs, slotTime, type TaskTimings } from './slot-time.js';
 
 export interface OrgTimings {
   /** Task id → simulator-clock time at which the daemon recorded the task's end. */
@@ -190,6 +190,12 @@ export function orgsFigures(
       /** When each organization's first create came, simulated seconds after the first of all. */
       startSpreadS: round((Math.max(...byOrg.map((b) => b.firstRequest)) - first) / 1000, 1),
       slotTime: slotTime(tasks, o.perOrgInFlight * runs.length),
+      idle: pooledIdle(byOrg.map((b) => b.idle)),
+      /** Each organization's running share per 5 simulated minutes from its own first create, averaged. */
+      runningBy5Min: Array.from(
+        { length: Math.max(...byOrg.map((b) => b.runningBy5Min.length)) },
+        (_, i) => round(byOrg.reduce((a, b) => a + (b.runningBy5Min[i] ?? 0), 0) / byOrg.length, 3) ?? 0,
+      ),
       refill: {
         refills: gaps.length,
         timed,
@@ -223,3 +229,38 @@ export function orgsFigures(
 }
 
 export type OrgsFigures = ReturnType<typeof orgsFigures>;
+
+/** The organizations' idle splits as one: each part weighted by its organization's slot-time. */
+function pooledIdle(splits: readonly IdleSplit[]): IdleSplit {
+  const minutes = splits.reduce((a, b) => a + b.slotMinutes, 0);
+  const ends = splits.reduce((a, b) => a + b.ends, 0);
+  const part = (k: 'idle' | 'noticing' | 'queue' | 'budgetAndCall' | 'other') => {
+    const slotMs = splits.reduce((a, b) => a + b[k] * b.slotMinutes * 60_000, 0);
+    return { share: round(slotMs / (minutes * 60_000), 3) ?? 0, perEnd: round(slotMs / ends / 1000, 1) ?? 0 };
+  };
+  const [idle, noticing, queue, budgetAndCall, other] = (
+    ['idle', 'noticing', 'queue', 'budgetAndCall', 'other'] as const
+  ).map(part) as [
+    ReturnType<typeof part>,
+    ReturnType<typeof part>,
+    ReturnType<typeof part>,
+    ReturnType<typeof part>,
+    ReturnType<typeof part>,
+  ];
+  return {
+    slotMinutes: round(minutes, 1) ?? 0,
+    idle: idle.share,
+    noticing: noticing.share,
+    queue: queue.share,
+    budgetAndCall: budgetAndCall.share,
+    other: other.share,
+    ends,
+    perEndS: {
+      idle: idle.perEnd,
+      noticing: noticing.perEnd,
+      queue: queue.perEnd,
+      budgetAndCall: budgetAndCall.perEnd,
+      other: other.perEnd,
+    },
+  };
+}

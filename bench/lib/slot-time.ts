@@ -219,3 +219,89 @@ class MinHeap {
     a[i] = x;
   }
 }
+
+export interface IdleSplit {
+  /** Slot-time from the first create to the last, minutes (the span of "idle before the last create"). */
+  slotMinutes: number;
+  /** Shares of that slot-time; `idle` = the four parts after it. */
+  idle: number;
+  /** A task had ended and the orchestrator did not know yet. */
+  noticing: number;
+  /** A Collector was admitted and its job not yet taken up by a worker. */
+  queue: number;
+  /** A worker had taken the job up and the create had not yet reached the service (the API budget, the call). */
+  budgetAndCall: number;
+  /** The rest: slots the orchestrator held free, or held for what it did not time (a refused create, an earlier attempt). */
+  other: number;
+  /** Tasks that ended within the span, and the same parts as seconds per ended task. */
+  ends: number;
+  perEndS: { idle: number; noticing: number; queue: number; budgetAndCall: number; other: number };
+}
+
+/**
+ * The idle slot-time before the last create, split without pairing an end with the create that
+ * refilled it: each part is the time a record spent between two of the orchestrator's marks (a
+ * task ended → noticed; admitted → taken up; taken up → the create's arrival), clipped to the span.
+ * A slot the orchestrator holds is either running a task or in one of those spells, so what is
+ * left is slots it held free or held for what it did not time. (`refillSplit` pairs ends with
+ * creates in order; when ends are noticed out of their order, as a listing pass does, its parts
+ * move between noticing and admission: this split has no such error.)
+ */
+export function idleSplit(
+  tasks: readonly RunTask[],
+  limit: number,
+  timings: ReadonlyMap<string, TaskTimings>,
+): IdleSplit {
+  const from = Math.min(...tasks.map((t) => t.requestTime));
+  const to = Math.max(...tasks.map((t) => t.requestTime));
+  const clip = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? 0 : Math.max(0, Math.min(b, to) - Math.max(a, from));
+  const parts = { running: 0, noticing: 0, queue: 0, budgetAndCall: 0 };
+  let ends = 0;
+  for (const t of tasks) {
+    const x = timings.get(t.id);
+    parts.running += clip(t.requestTime, t.finishTime);
+    parts.noticing += clip(t.finishTime, x?.noticedAt);
+    parts.queue += clip(x?.admittedAt, x?.pickedAt);
+    parts.budgetAndCall += clip(x?.pickedAt, t.requestTime);
+    if (t.finishTime >= from && t.finishTime < to) ends++;
+  }
+  const total = limit * (to - from);
+  const idle = total - parts.running;
+  const other = idle - parts.noticing - parts.queue - parts.budgetAndCall;
+  const share = (x: number) => (total > 0 ? Number((x / total).toFixed(3)) : 0);
+  const perEnd = (x: number) => (ends > 0 ? Number((x / ends / 1000).toFixed(1)) : 0);
+  return {
+    slotMinutes: Number((total / 60_000).toFixed(1)),
+    idle: share(idle),
+    noticing: share(parts.noticing),
+    queue: share(parts.queue),
+    budgetAndCall: share(parts.budgetAndCall),
+    other: share(other),
+    ends,
+    perEndS: {
+      idle: perEnd(idle),
+      noticing: perEnd(parts.noticing),
+      queue: perEnd(parts.queue),
+      budgetAndCall: perEnd(parts.budgetAndCall),
+      other: perEnd(other),
+    },
+  };
+}
+
+/** The share of the slots running a task in each `binMs` from the first create (the run's shape: its ramp, its dips). */
+export function runningProfile(tasks: readonly RunTask[], limit: number, binMs: number): number[] {
+  const from = Math.min(...tasks.map((t) => t.requestTime));
+  const end = Math.max(...tasks.map((t) => t.finishTime));
+  const bins = new Array<number>(Math.max(1, Math.ceil((end - from) / binMs))).fill(0);
+  for (const t of tasks)
+    for (let i = Math.floor((t.requestTime - from) / binMs); i < bins.length; i++) {
+      const a = from + i * binMs;
+      if (a >= t.finishTime) break;
+      bins[i] = (bins[i] ?? 0) + Math.min(t.finishTime, a + binMs) - Math.max(t.requestTime, a);
+    }
+  return bins.map((ms, i) => {
+    const width = Math.min(binMs, end - (from + i * binMs));
+    return Number((ms / (limit * width)).toFixed(3));
+  });
+}

@@ -3,7 +3,14 @@
  * limit), where the slot-time went, and what each refill of a slot waited for.
  */
 import { describe, expect, it } from 'vitest';
-import { lptMakespan, type RunTask, refillSplit, slotTime } from '../../../bench/lib/slot-time.js';
+import {
+  idleSplit,
+  lptMakespan,
+  type RunTask,
+  refillSplit,
+  runningProfile,
+  slotTime,
+} from '../../../bench/lib/slot-time.js';
 
 const S = 1000;
 const task = (collectorId: number, requestTime: number, finishTime: number): RunTask => ({
@@ -67,5 +74,56 @@ describe('refillSplit', () => {
       ]),
     );
     expect(r.meanS).toEqual({ noticing: 0, tickAndAdmission: 1, queue: 0, budgetAndCall: 1 });
+  });
+});
+
+describe('idleSplit', () => {
+  // 2 slots. A (0-10) is noticed late (20), B (0-12) at once (13): B's slot goes to C (admitted 13,
+  // taken up 14, created 15), A's to D (admitted 20, taken up 21, created 22: the last create).
+  const tasks = [task(1, 0, 10), task(2, 0, 12), task(3, 15, 30), task(4, 22, 30)];
+  const timings = new Map([
+    ['t1-0', { noticedAt: 20 * S }],
+    ['t2-0', { noticedAt: 13 * S }],
+    ['t3-15', { admittedAt: 13 * S, pickedAt: 14 * S }],
+    ['t4-22', { admittedAt: 20 * S, pickedAt: 21 * S }],
+  ]);
+
+  it("splits the idle slot-time before the last create at each record's own marks", () => {
+    const r = idleSplit(tasks, 2, timings);
+    // 0..22 s × 2 slots = 44 slot-s; running 10 + 12 + 7 = 29; idle 15 = noticing 10 + 1, queue
+    // 1 + 1, budget and call 1 + 1, nothing else.
+    expect(r.idle).toBeCloseTo(15 / 44, 3);
+    expect(r.noticing).toBeCloseTo(11 / 44, 3);
+    expect(r.queue).toBeCloseTo(2 / 44, 3);
+    expect(r.budgetAndCall).toBeCloseTo(2 / 44, 3);
+    expect(r.other).toBeCloseTo(0, 3);
+    expect(r.ends).toBe(2);
+    expect(r.perEndS).toEqual({ idle: 7.5, noticing: 5.5, queue: 1, budgetAndCall: 1, other: 0 });
+  });
+
+  it('has no admission wait where refillSplit, pairing ends with creates in order, finds one', () => {
+    // The same run: refillSplit pairs A's end with C's create and B's with D's, and so counts 7 s
+    // (13 → 20) of D's admission against B's end; nothing waited there.
+    const paired = refillSplit(tasks, 2, timings);
+    expect(paired.meanS.tickAndAdmission).toBeGreaterThan(3);
+    const r = idleSplit(tasks, 2, timings);
+    expect(r.other).toBeCloseTo(0, 3);
+  });
+
+  it('counts slots the orchestrator left untimed as other', () => {
+    // Without any marks, every idle second is other.
+    const r = idleSplit(tasks, 2, new Map());
+    expect(r.other).toBeCloseTo(15 / 44, 3);
+    expect(r.noticing + r.queue + r.budgetAndCall).toBe(0);
+    const bare = idleSplit([task(1, 0, 10), task(2, 5, 10)], 2, new Map([['t1-0', { noticedAt: 0 }]]));
+    // 0..5 s × 2 = 10 slot-s; running 5; A noticed (at once) before its end: no noticing; 5 other.
+    expect(bare.other).toBeCloseTo(0.5, 3);
+  });
+});
+
+describe('runningProfile', () => {
+  it('gives the share of the slots running in each bin from the first create', () => {
+    // 2 slots, bins of 10 s: 0-10 one task (50 %), 10-20 two (100 %), 20-25 one (50 %, a bin of 5 s).
+    expect(runningProfile([task(1, 0, 20), task(2, 10, 25)], 2, 10 * S)).toEqual([0.5, 1, 0.5]);
   });
 });
