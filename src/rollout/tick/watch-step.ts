@@ -244,7 +244,7 @@ function planNextPass(
  * watching ends, every sleeping job is then woken (so that it reads the rollout without `watchMs`).
  */
 export async function decideWatch(
-  deps: ListingDeps,
+  deps: Pick<ListingDeps, 'memory' | 'rollouts' | 'logger' | 'queue' | 'store'>,
   draft: RolloutDraft,
   counts: StateCounts,
   pageSize: number,

@@ -67,6 +67,30 @@ describe('watching tasks through the listings', () => {
     );
   }, 120_000);
 
+  it("decides to watch at the first scan's first page: the first tasks read no status while the scan walks on", async () => {
+    // Three pages of 40, each answered after 15 simulated seconds: the first scan takes 45 s and
+    // more, the first page's 40 tasks start after its first page, and the policy reads a status
+    // 5 s after a create. Decided only after the whole scan (as before #31), every one of those
+    // tasks' jobs read its status at least once meanwhile; decided before the first admission,
+    // they sleep until a listing pass shows their end.
+    harness = await startHarness({
+      timeScale: 300,
+      fleet: { ...fleet(120, []), faults: { latencyMs: 15_000 } },
+      policy: { name: 'watched-early', maxInFlight: 40, pageSize: 40, poll: { initial: '5s', max: '1m' } },
+    });
+    const h = harness;
+    await h.startRun();
+    const done = await h.waitFor(converged, 90_000);
+    const r = done.rollouts[0];
+    expect(r?.counts).toEqual({ succeeded: 120 });
+    const first = (await h.records(r?.id))
+      .filter((c) => c.admittedAt !== undefined)
+      .sort((a, b) => (a.admittedAt as number) - (b.admittedAt as number))
+      .slice(0, 40);
+    expect(first).toHaveLength(40);
+    expect(first.filter((c) => c.statusReads > 0).map((c) => [c.id, c.statusReads])).toEqual([]);
+  }, 120_000);
+
   it('many pages per pass: no watching, the jobs read statuses', async () => {
     harness = await startHarness({
       timeScale: 300,

@@ -11,6 +11,7 @@ import { reconcileUnknownTasks, scanUpgradable } from '../../listings/index.js';
 import { eachOrgAtOnce } from '../each-org-at-once.js';
 import { type RolloutRound, rereadRound, type ScanOutcome } from '../rollout-round.js';
 import { dueAt, type OrgPart, type TickContext } from '../tick-context.js';
+import { decideWatch } from '../watch-step.js';
 import { admitBetweenPages, type BetweenPagesDeps } from './admit-between-pages.js';
 
 type ScanStepDeps = BetweenPagesDeps &
@@ -40,7 +41,22 @@ export async function scanStep(ctx: ScanStepDeps, round: RolloutRound): Promise<
   // after the other the tenth organization would start minutes after the first). Admissions
   // between pages, which write the rollout, take turns.
   const admitting = pLimit(1);
-  const onPage = () => admitting(() => admitBetweenPages(ctx, round));
+  const onPage = () =>
+    admitting(async () => {
+      // Whether the rollout watches is decided before its first tasks start, not after the whole
+      // first scan: a job reads it at its first step, and until then every task's job reads its
+      // status. At 10 × 10,000 the first scan took 70–170 s, and those reads (500 tasks an
+      // organization) kept the workers from the creates of the rest (docs/benchmarks.md, #31).
+      if (rollout.scans === 0)
+        await decideWatch(
+          ctx,
+          draft,
+          await ctx.store.counts(rollout.id),
+          round.policy.pageSize,
+          ctx.clock.now(),
+        );
+      return admitBetweenPages(ctx, round);
+    });
   await eachOrgAtOnce(round.orgs, async (part) => {
     const scanned = await scanOrg(ctx, round, part, reconciling, onPage);
     if (scanned === undefined) {
