@@ -27,7 +27,7 @@
  * Collector after the rollout, peak memory, commands per second and CPU.
  *
  * Run: npm run bench -- orgs [--orgs 10] [--per-org 10000] [--in-flight-per-org 500]
- *        [--time-scale 10] [--max-minutes 90] [--seed 11] [--tick 250ms] [--concurrency 20]
+ *        [--time-scale 10] [--max-minutes 90] [--seed 11] [--tick 250ms] [--concurrency N (default: the daemon's, 20 per organization)]
  *        [--sample-seconds 5] [--build 1] [--log-level warn] [--node-options '--max-old-space-size=192']
  * Validate small first: npm run bench -- orgs --orgs 3 --per-org 1000 --time-scale 60
  * Prints a table and the path of a JSON file with every figure (bench/results/, not committed).
@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { provisionRedis } from '../scripts/provision-redis.mjs';
 import { createState } from '../src/cli/boot/create-state.js';
-import { DEFAULT_API_SHARE } from '../src/cli/boot/daemon-config.js';
+import { DEFAULT_API_SHARE, defaultConcurrency } from '../src/cli/boot/daemon-config.js';
 import { watchRollouts } from '../src/cli/boot/watch-rollouts.js';
 import { createLogger } from '../src/lib/logger.js';
 import { closeRedis, createRedis } from '../src/lib/redis/create-redis.js';
@@ -78,7 +78,7 @@ const timeScale = Number(arg('time-scale', '10'));
 const maxRealMs = Number(arg('max-minutes', '90')) * 60_000;
 const seed = Number(arg('seed', String(DEFAULT_FLEET.seed)));
 const tick = arg('tick', '250ms');
-const concurrency = arg('concurrency', '20');
+const concurrency = arg('concurrency', String(defaultConcurrency(orgCount)));
 const sampleMs = Number(arg('sample-seconds', '5')) * 1000;
 const build = arg('build', '1') !== '0';
 /** NODE_OPTIONS of the run and worker processes (e.g. `--max-old-space-size=192`: how much of the RSS is garbage). */
@@ -272,6 +272,25 @@ for (const r of records) counts[r.state] = (counts[r.state] ?? 0) + 1;
 say('reading the footprint and the simulator');
 const footprint = await redisFootprint(redis, prefix);
 const timings = orgTimings(records, offsetMs);
+// Each record's times, for an analysis the tables do not make (beside the logs: records.jsonl).
+writeFileSync(
+  join(logDir, 'records.jsonl'),
+  records
+    .map((r) =>
+      JSON.stringify({
+        org: r.org,
+        state: r.state,
+        taskId: r.taskId,
+        admittedAt: r.admittedAt,
+        pickedAt: r.pickedAt,
+        requestTime: r.requestTime,
+        succeededAt: r.succeededAt,
+        finishedAt: r.finishedAt,
+        attempts: (r.attemptLog ?? []).map((a) => ({ taskId: a.taskId, endedAt: a.endedAt })),
+      }),
+    )
+    .join('\n'),
+);
 const runs = await Promise.all(
   statsAtEnd.map(async ({ org, stats }) => ({
     org,
@@ -279,6 +298,16 @@ const runs = await Promise.all(
     collectors: (await simGet<{ collectors: SimCollectorView[] }>(`/_sim/collectors?org=${org}`)).collectors,
     timings: timings.get(org),
   })),
+);
+
+// The service's tasks, on its clock (the records' times are the deployment's: + clockOffsetMs).
+writeFileSync(
+  join(logDir, 'tasks.jsonl'),
+  runs
+    .flatMap(({ org, collectors }) =>
+      collectors.flatMap((c) => c.tasks.map((t) => JSON.stringify({ org, collector: c.id, ...t }))),
+    )
+    .join('\n'),
 );
 // The services' request logs: rates per second and minute, and when the 429s came.
 const taskTimes = runs.map((r) =>

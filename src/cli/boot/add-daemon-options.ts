@@ -9,7 +9,7 @@ export function addDaemonOptions(command: Command): Command {
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
     .option(
       '--concurrency <n>',
-      'upgrade steps run at once by this process (default 20)',
+      'upgrade steps run at once by this process (default 20 per organization, at most 1000)',
       intOption('--concurrency', 1, 1000),
     )
     .option(

@@ -80,7 +80,7 @@ export const DaemonConfigFile = z.strictObject({
   policies: z.string().optional(),
   /** The log level (`LOG_LEVEL`, `--log-level`). Default `info`. */
   logLevel: z.enum(LOG_LEVELS).optional(),
-  /** Upgrade steps run at once by one process (`FLEET_UPGRADE_CONCURRENCY`, `--concurrency`). Default 20. */
+  /** Upgrade steps run at once by one process (`FLEET_UPGRADE_CONCURRENCY`, `--concurrency`). Default 20 per organization (at most 1,000). */
   workerConcurrency: z.number().int().min(1).max(1000).optional(),
   /** How often a running rollout pages through the listing again; 10s to 1d. Default 5m. */
   scanInterval: duration.optional(),

@@ -95,6 +95,22 @@ describe('loadDaemonConfig: defaults', () => {
   });
 });
 
+describe('loadDaemonConfig: the worker concurrency by organizations', () => {
+  it('runs 20 steps at once per organization by default (at most 1,000), unless set', () => {
+    const orgs = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `org-${i}`, accessId: 'id', accessKeyEnv: `KEY_${i}` }));
+    const withOrgs = (n: number, more: DaemonConfigFile = {}) =>
+      load({}, { file: { ...more, orgs: orgs(n) } }).config.workerConcurrency;
+    expect(withOrgs(1)).toBe(20);
+    expect(withOrgs(10)).toBe(200);
+    expect(withOrgs(60)).toBe(1000);
+    expect(withOrgs(10, { workerConcurrency: 30 })).toBe(30);
+    expect(
+      load({ FLEET_UPGRADE_CONCURRENCY: '7' }, { file: { orgs: orgs(10) } }).config.workerConcurrency,
+    ).toBe(7);
+  });
+});
+
 describe('loadDaemonConfig: precedence defaults < file < env < flags', () => {
   const file: DaemonConfigFile = {
     redisUrl: 'redis://file:6379',
