@@ -345,7 +345,12 @@ await sim.stop();
 await closeRedis(redis);
 await provisioned.stop();
 
-const figures = orgsFigures(runs, { perOrgInFlight, target: TARGET, perSecond: PER_SECOND });
+const figures = orgsFigures(runs, {
+  perOrgInFlight,
+  target: TARGET,
+  perSecond: PER_SECOND,
+  share: DEFAULT_API_SHARE,
+});
 const collectors = orgCount * perOrg;
 const perK = (x: number) => Number(((x * 1000) / collectors).toFixed(2));
 // Redis's own account (INFO cpu), from before `run` started to the rollout's end.

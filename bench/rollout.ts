@@ -92,6 +92,7 @@ try {
     target: builds[builds.length - 1] as string,
     noticed: run.noticed,
     perSecond: 4,
+    share: DEFAULT_API_SHARE,
     timings: run.timings,
   });
   const { firstTaskMs: _, ...figures } = f;

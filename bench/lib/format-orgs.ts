@@ -34,6 +34,8 @@ export interface OrgsSummary {
     makespanMin: number;
     idealMin: number;
     overIdeal: number | null;
+    idealAtShareMin: number;
+    overIdealAtShare: number | null;
     lowerBound: { min: number };
     slotTime: SlotShares;
     refill: Refill;
@@ -124,6 +126,11 @@ export function formatOrgsTables(o: OrgsSummary): string {
       'per organization: makespan, × ideal',
       `${range(o.byOrg.map((b) => b.makespanMin))} min, × ${range(o.byOrg.map((b) => b.overIdeal ?? Number.NaN))}`,
       '≤ 1.10 (#18)',
+    ),
+    row(
+      "per organization: × the ideal at the share's rate (creates no faster than the budget spent, nothing else)",
+      `ideal ${range(o.byOrg.map((b) => b.idealAtShareMin))} min, × ${range(o.byOrg.map((b) => b.overIdealAtShare ?? Number.NaN))}`,
+      '',
     ),
     row(
       'slot-time: running / idle before last create / tail',

@@ -9,6 +9,7 @@ import { idealMakespan, percentile } from './ideal-makespan.js';
 import {
   idleSplit,
   lptMakespan,
+  lptMakespanAtRate,
   type RunTask,
   refillSplit,
   runningProfile,
@@ -60,6 +61,8 @@ export interface MeasureInput {
   perSecond: number;
   /** What the orchestrator recorded of each task (task id → times on the simulator's clock). */
   timings?: ReadonlyMap<string, TaskTimings>;
+  /** The share of `perSecond` the deployment spends (`apiBudget.share`): the rate of `idealAtShareMin`. */
+  share?: number;
 }
 
 export function measureRun(input: MeasureInput) {
@@ -88,6 +91,7 @@ export function measureRun(input: MeasureInput) {
     finishTime: t.finishTime,
   }));
   const lpt = lptMakespan(runTasks, inFlight);
+  const lptAtShare = lptMakespanAtRate(runTasks, inFlight, input.perSecond * (input.share ?? 1));
   const inOrder = idealMakespan(
     finished.map((t) => ({
       collectorId: t.collectorId,
@@ -136,6 +140,9 @@ export function measureRun(input: MeasureInput) {
     /** The same durations scheduled longest first on the same limit (issue #18's ideal). */
     idealMin: minutes(lpt),
     overIdeal: round(makespan / lpt),
+    /** The ideal with creates no faster than the deployment's share of the rate, and nothing else spent. */
+    idealAtShareMin: minutes(lptAtShare),
+    overIdealAtShare: round(makespan / lptAtShare),
     /** The same durations started in the run's own order, greedily, with nothing lost in between. */
     idealInRunOrderMin: minutes(inOrder),
     overIdealInRunOrder: round(makespan / inOrder),

@@ -98,7 +98,7 @@ function perMinute(times: readonly number[], from: number): number[] {
 
 export function orgsFigures(
   runs: readonly OrgRun[],
-  o: { perOrgInFlight: number; target: string; perSecond: number },
+  o: { perOrgInFlight: number; target: string; perSecond: number; share?: number },
 ) {
   const start = Math.min(
     ...runs.flatMap((r) => r.collectors.flatMap((c) => c.tasks.map((t) => t.requestTime))),
@@ -111,6 +111,7 @@ export function orgsFigures(
       target: o.target,
       noticed: r.timings?.noticed ?? new Map(),
       perSecond: o.perSecond,
+      ...(o.share === undefined ? {} : { share: o.share }),
       timings: r.timings?.timings ?? new Map(),
     });
     const first = Math.min(...r.collectors.flatMap((c) => c.tasks.map((t) => t.requestTime)));

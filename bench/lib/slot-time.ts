@@ -46,6 +46,30 @@ export function lptMakespan(tasks: readonly RunTask[], limit: number): number {
   return makespan;
 }
 
+/**
+ * `lptMakespan` with creates at most `perSecond` (a create waits for a free slot and for the
+ * rate): the longest-first schedule the API budget allows, with nothing else spent. Where the
+ * tasks left are short, the slots need more creates per second than the budget gives, and no
+ * schedule in this order keeps them busy: the gap between this and `lptMakespan` is the rate's.
+ */
+export function lptMakespanAtRate(tasks: readonly RunTask[], limit: number, perSecond: number): number {
+  const jobs = new Map<number, number>();
+  for (const t of tasks)
+    jobs.set(t.collectorId, (jobs.get(t.collectorId) ?? 0) + t.finishTime - t.requestTime);
+  const lengths = [...jobs.values()].sort((a, b) => b - a);
+  const heap = new MinHeap(Math.max(1, limit));
+  const spacing = perSecond > 0 ? 1000 / perSecond : 0;
+  let last = Number.NEGATIVE_INFINITY;
+  let makespan = 0;
+  for (const len of lengths) {
+    const start = Math.max(heap.popMin(), last + spacing);
+    last = start;
+    heap.push(start + len);
+    if (start + len > makespan) makespan = start + len;
+  }
+  return makespan;
+}
+
 export interface SlotTime {
   /** Slots × makespan, minutes. */
   slotMinutes: number;

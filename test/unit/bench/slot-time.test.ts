@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   idleSplit,
   lptMakespan,
+  lptMakespanAtRate,
   type RunTask,
   refillSplit,
   runningProfile,
@@ -31,6 +32,19 @@ describe('lptMakespan', () => {
 
   it("counts a Collector's tasks (a failure and its retry) as one job", () => {
     expect(lptMakespan([task(1, 0, 4), task(1, 10, 14), task(2, 0, 1)], 2)).toBe(8 * S);
+  });
+});
+
+describe('lptMakespanAtRate', () => {
+  it('spaces the creates by the rate: short tasks last leave slots empty', () => {
+    // Lengths 4, 1, 1, 1, 1 s on 4 slots: without a rate, 4 s. At 1 create/s the creates come at
+    // 0, 1, 2, 3, 4 s: the last (1 s long) ends at 5 s.
+    const tasks = [4, 1, 1, 1, 1].map((d, i) => task(i, 0, d));
+    expect(lptMakespan(tasks, 4)).toBe(4 * S);
+    expect(lptMakespanAtRate(tasks, 4, 1)).toBe(5 * S);
+    // A rate the slots never reach changes nothing; 0 means no rate.
+    expect(lptMakespanAtRate(tasks, 4, 1000)).toBe(4 * S);
+    expect(lptMakespanAtRate(tasks, 4, 0)).toBe(4 * S);
   });
 });
 
