@@ -394,7 +394,7 @@ export function rehearsalConfig(
  * step waiting for its organization's API budget holds its worker slot, so with one number for
  * every organization the jobs of one that has many creates to send took every slot, and the
  * others' waited in the queue though their budgets were free: at 10 × 10,000 a job waited 16.5 s
- * for a worker at 20, 1.7 s at 100 (docs/benchmarks.md, #31).
+ * for a worker at 20, 0.3–0.4 s at 200 (docs/benchmarks.md, #31).
  */
 export function defaultConcurrency(orgs: number): number {
   return Math.min(1000, 20 * Math.max(1, orgs));
