@@ -19,10 +19,11 @@
  * The requests per upgraded Collector a rollout aims to stay within, creates included: what the
  * creates (with their `collector.not.alive` retries) and the status reads leave of it is what
  * noticing a task's end may spend while Collectors wait for a slot (`noticeSpend`). 2.0 per
- * upgraded Collector keeps a fleet with 5 % offline and 2 % hanging at 1.93 requests per Collector
- * of the rollout, and the default fleet's idle slot-time at 5.0 % (1.9: 5.1 %; docs/benchmarks.md).
+ * upgraded Collector kept a fleet with 5 % offline and 2 % hanging at 1.93 requests per Collector
+ * of the rollout; since watching starts at the first scan's first page it came to 2.001-2.002, so
+ * 1.95 (docs/benchmarks.md).
  */
-export const NOTICE_CALLS_PER_COLLECTOR = 2.0;
+export const NOTICE_CALLS_PER_COLLECTOR = 1.95;
 /** The most a finished task is worth noticing (a page per end at most). */
 export const NOTICE_SPEND_MAX = 1;
 /** ... the least, and what it is worth while nothing waits (an end noticed sooner starts nothing). */
