@@ -235,33 +235,15 @@ export type OrgsFigures = ReturnType<typeof orgsFigures>;
 function pooledIdle(splits: readonly IdleSplit[]): IdleSplit {
   const minutes = splits.reduce((a, b) => a + b.slotMinutes, 0);
   const ends = splits.reduce((a, b) => a + b.ends, 0);
-  const part = (k: 'idle' | 'noticing' | 'queue' | 'budgetAndCall' | 'other') => {
-    const slotMs = splits.reduce((a, b) => a + b[k] * b.slotMinutes * 60_000, 0);
-    return { share: round(slotMs / (minutes * 60_000), 3) ?? 0, perEnd: round(slotMs / ends / 1000, 1) ?? 0 };
-  };
-  const [idle, noticing, queue, budgetAndCall, other] = (
-    ['idle', 'noticing', 'queue', 'budgetAndCall', 'other'] as const
-  ).map(part) as [
-    ReturnType<typeof part>,
-    ReturnType<typeof part>,
-    ReturnType<typeof part>,
-    ReturnType<typeof part>,
-    ReturnType<typeof part>,
-  ];
+  const parts = ['idle', 'noticing', 'queue', 'budgetAndCall', 'other'] as const;
+  type Part = (typeof parts)[number];
+  const slotMs = (k: Part) => splits.reduce((a, b) => a + b[k] * b.slotMinutes * 60_000, 0);
+  const each = (value: (k: Part) => number) =>
+    Object.fromEntries(parts.map((k) => [k, value(k)])) as Record<Part, number>;
   return {
     slotMinutes: round(minutes, 1) ?? 0,
-    idle: idle.share,
-    noticing: noticing.share,
-    queue: queue.share,
-    budgetAndCall: budgetAndCall.share,
-    other: other.share,
+    ...each((k) => round(slotMs(k) / (minutes * 60_000), 3) ?? 0),
     ends,
-    perEndS: {
-      idle: idle.perEnd,
-      noticing: noticing.perEnd,
-      queue: queue.perEnd,
-      budgetAndCall: budgetAndCall.perEnd,
-      other: other.perEnd,
-    },
+    perEndS: each((k) => round(slotMs(k) / ends / 1000, 1) ?? 0),
   };
 }

@@ -32,23 +32,13 @@ export interface TaskTimings {
 }
 
 export function lptMakespan(tasks: readonly RunTask[], limit: number): number {
-  const jobs = new Map<number, number>();
-  for (const t of tasks)
-    jobs.set(t.collectorId, (jobs.get(t.collectorId) ?? 0) + t.finishTime - t.requestTime);
-  const lengths = [...jobs.values()].sort((a, b) => b - a);
-  const heap = new MinHeap(Math.max(1, limit));
-  let makespan = 0;
-  for (const len of lengths) {
-    const end = heap.popMin() + len;
-    heap.push(end);
-    if (end > makespan) makespan = end;
-  }
-  return makespan;
+  // Without a rate each task starts as its slot frees (the heap's minimum never falls).
+  return lptMakespanAtRate(tasks, limit, 0);
 }
 
 /**
  * `lptMakespan` with creates at most `perSecond` (a create waits for a free slot and for the
- * rate): the longest-first schedule the API budget allows, with nothing else spent. Where the
+ * rate; 0: no rate): the longest-first schedule the API budget allows, with nothing else spent. Where the
  * tasks left are short, the slots need more creates per second than the budget gives, and no
  * schedule in this order keeps them busy: the gap between this and `lptMakespan` is the rate's.
  */
