@@ -19,6 +19,7 @@ import type { CliChild } from '../../support/cli-child.js';
 import { type OrgsHarness, orgFleet, startOrgsHarness } from '../../support/orgs-harness.js';
 import { freePort } from '../../support/redis-topology.js';
 import { exitOf } from '../../support/rollout-harness.js';
+import { waitUntil } from '../../support/wait-until.js';
 
 const TOKENS = {
   vera: 'vera-token-0123456789abcdef',
@@ -450,12 +451,9 @@ describe('access: who may do what', () => {
     const one = (token: string) => call('GET', `/rollouts/${encodeURIComponent(ID)}`, { token });
     // The daemon carries a request out on its next round (its entry is written then): wait for
     // apac's, bounded, before reading.
-    let all = orgsOf((await one(TOKENS.ada)).json as Shown);
-    for (let i = 0; i < 100 && all.entries.length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      all = orgsOf((await one(TOKENS.ada)).json as Shown);
-    }
-    expect(all).toEqual({
+    const all = async () => orgsOf((await one(TOKENS.ada)).json as Shown);
+    await waitUntil(async () => (await all()).entries.length >= 2, 10_000, "apac's rollback entry", 100);
+    expect(await all()).toEqual({
       entries: ['emea', 'apac'],
       accounts: [
         [4, ['emea']],
