@@ -350,6 +350,7 @@ const figures = orgsFigures(runs, {
   target: TARGET,
   perSecond: PER_SECOND,
   share: DEFAULT_API_SHARE,
+  budgetRates: new Map(budgetByOrg.map((b) => [b.org, b.busiestMinute.perSecond ?? 0])),
 });
 const collectors = orgCount * perOrg;
 const perK = (x: number) => Number(((x * 1000) / collectors).toFixed(2));

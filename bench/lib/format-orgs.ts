@@ -36,6 +36,8 @@ export interface OrgsSummary {
     overIdeal: number | null;
     idealAtShareMin: number;
     overIdealAtShare: number | null;
+    idealAtBudgetMin?: number;
+    overIdealAtBudget?: number | null;
     lowerBound: { min: number };
     slotTime: SlotShares;
     refill: Refill;
@@ -130,6 +132,13 @@ export function formatOrgsTables(o: OrgsSummary): string {
     row(
       "per organization: × the ideal at the share's rate (creates no faster than the budget spent, nothing else)",
       `ideal ${range(o.byOrg.map((b) => b.idealAtShareMin))} min, × ${range(o.byOrg.map((b) => b.overIdealAtShare ?? Number.NaN))}`,
+      '',
+    ),
+    row(
+      "per organization: the ideal at the rate its budget gave at most (its busiest minute's requests a second, all of them creates)",
+      o.byOrg.every((b) => b.idealAtBudgetMin !== undefined)
+        ? `ideal ${range(o.byOrg.map((b) => b.idealAtBudgetMin ?? Number.NaN))} min (× ${range(o.byOrg.map((b) => Number(((b.idealAtBudgetMin ?? Number.NaN) / b.idealMin).toFixed(2))))} the ideal), the run × ${range(o.byOrg.map((b) => b.overIdealAtBudget ?? Number.NaN))}`
+        : 'not measured',
       '',
     ),
     row(

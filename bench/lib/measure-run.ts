@@ -63,6 +63,12 @@ export interface MeasureInput {
   timings?: ReadonlyMap<string, TaskTimings>;
   /** The share of `perSecond` the deployment spends (`apiBudget.share`): the rate of `idealAtShareMin`. */
   share?: number;
+  /**
+   * Requests a simulated second the budget gave at most (the busiest simulated minute's): the rate
+   * of `idealAtBudgetMin`. At a scaled clock the budget's real milliseconds (a Redis round trip, the
+   * timer) are multiplied by the scale, and it gives less than the share.
+   */
+  budgetRate?: number;
 }
 
 export function measureRun(input: MeasureInput) {
@@ -92,6 +98,7 @@ export function measureRun(input: MeasureInput) {
   }));
   const lpt = lptMakespan(runTasks, inFlight);
   const lptAtShare = lptMakespanAtRate(runTasks, inFlight, input.perSecond * (input.share ?? 1));
+  const lptAtBudget = input.budgetRate ? lptMakespanAtRate(runTasks, inFlight, input.budgetRate) : undefined;
   const inOrder = idealMakespan(
     finished.map((t) => ({
       collectorId: t.collectorId,
@@ -143,6 +150,10 @@ export function measureRun(input: MeasureInput) {
     /** The ideal with creates no faster than the deployment's share of the rate, and nothing else spent. */
     idealAtShareMin: minutes(lptAtShare),
     overIdealAtShare: round(makespan / lptAtShare),
+    /** The ideal with creates no faster than the budget gave in its busiest minute, nothing else spent. */
+    ...(lptAtBudget === undefined
+      ? {}
+      : { idealAtBudgetMin: minutes(lptAtBudget), overIdealAtBudget: round(makespan / lptAtBudget) }),
     /** The same durations started in the run's own order, greedily, with nothing lost in between. */
     idealInRunOrderMin: minutes(inOrder),
     overIdealInRunOrder: round(makespan / inOrder),

@@ -98,7 +98,14 @@ function perMinute(times: readonly number[], from: number): number[] {
 
 export function orgsFigures(
   runs: readonly OrgRun[],
-  o: { perOrgInFlight: number; target: string; perSecond: number; share?: number },
+  o: {
+    perOrgInFlight: number;
+    target: string;
+    perSecond: number;
+    share?: number;
+    /** Each organization's busiest minute, requests a simulated second (budget-use.ts). */
+    budgetRates?: ReadonlyMap<string, number>;
+  },
 ) {
   const start = Math.min(
     ...runs.flatMap((r) => r.collectors.flatMap((c) => c.tasks.map((t) => t.requestTime))),
@@ -112,6 +119,7 @@ export function orgsFigures(
       noticed: r.timings?.noticed ?? new Map(),
       perSecond: o.perSecond,
       ...(o.share === undefined ? {} : { share: o.share }),
+      ...(o.budgetRates?.get(r.org) ? { budgetRate: o.budgetRates.get(r.org) } : {}),
       timings: r.timings?.timings ?? new Map(),
     });
     const first = Math.min(...r.collectors.flatMap((c) => c.tasks.map((t) => t.requestTime)));
