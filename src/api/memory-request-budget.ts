@@ -11,6 +11,7 @@ import {
   type BudgetLease,
   type BudgetLimits,
   boundedPauseMs,
+  budgetWindowMs,
   createPriorityLine,
   currentFactor,
   FULL_RATE,
@@ -29,7 +30,7 @@ export interface MemoryRequestBudgetOptions extends Partial<BudgetLimits> {
 export function createMemoryRequestBudget(options: MemoryRequestBudgetOptions = {}): RequestBudget {
   const limits = resolveBudgetLimits(options);
   const clock = options.clock ?? systemClock;
-  const line = createPriorityLine();
+  const line = createPriorityLine({ now: () => clock.now(), windowMs: budgetWindowMs(limits) });
   /** Slots granted (the last 2N), each moved to its send time by `sent()`. */
   const log: { at: number }[] = [];
   let state: AimdState = FULL_RATE;

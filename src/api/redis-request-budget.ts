@@ -1,9 +1,10 @@
 /**
  * The request budget in Redis, shared by every process (on any host) that uses one access ID.
- * Four keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
+ * Five keys under one cluster hash tag: `rate` (sorted set of the last 2N slots by send time), `aimd` (rate
  * factor after 429s, Retry-After pause), `leases` (sorted set of concurrency leases by expiry,
- * so that a process killed mid-request frees its lease after `leaseMs`) and `urgent` (the creates
- * waiting for a slot in any process: less urgent requests let them go first). Each step is one Lua
+ * so that a process killed mid-request frees its lease after `leaseMs`), `urgent` (the creates
+ * waiting for a slot in any process: less urgent requests let them go first) and `first` (the
+ * reads that have waited too long, `agedPriority`: they go before the creates). Each step is one Lua
  * script (lua/budget-*.lua) using the Redis server's clock, so hosts with skewed clocks still agree.
  * The algorithm is the one in request-budget.ts; keep the two in step.
  */
@@ -13,6 +14,7 @@ import { FleetError } from '../lib/errors.js';
 import type { Redis } from '../lib/redis/create-redis.js';
 import { defineScripts } from '../lib/redis/redis-scripts.js';
 import {
+  agedPriority,
   type BudgetLease,
   type BudgetLimits,
   boundedPauseMs,
@@ -29,6 +31,7 @@ type BudgetRedis = Redis & {
     rate: string,
     aimd: string,
     urgent: string,
+    first: string,
     slots: number,
     window: number,
     recovery: number,
@@ -50,7 +53,7 @@ type BudgetRedis = Redis & {
 
 function withScripts(redis: Redis): BudgetRedis {
   defineScripts(redis, [
-    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot-3' },
+    { command: 'fleetBudgetTakeSlot', module: 'api', name: 'budget-take-slot-4' },
     { command: 'fleetBudgetMarkSent', module: 'api', name: 'budget-mark-sent-1' },
     { command: 'fleetBudgetRateLimited', module: 'api', name: 'budget-rate-limited-1' },
     { command: 'fleetBudgetFactor', module: 'api', name: 'budget-factor-1' },
@@ -86,10 +89,11 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
     aimd: `${base}aimd`,
     leases: `${base}leases`,
     urgent: `${base}urgent`,
+    first: `${base}first`,
   };
   const window = budgetWindowMs(limits);
   const slots = slotsPerWindow(limits);
-  const line = createPriorityLine();
+  const line = createPriorityLine({ now: Date.now, windowMs: window });
 
   const budgetFailure = (err: unknown) =>
     new FleetError(
@@ -113,6 +117,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
   async function takeSlot(
     token: string,
     priority: number,
+    joinedAt: number,
     deadline: number,
     signal?: AbortSignal,
   ): Promise<void> {
@@ -121,11 +126,12 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         keys.rate,
         keys.aimd,
         keys.urgent,
+        keys.first,
         slots,
         window,
         limits.recoveryPerWindow,
         token,
-        priority,
+        agedPriority(priority, Date.now() - joinedAt, window),
       );
       if (wait === 0) return;
       await delay(Math.min(wait, Math.max(1, deadline - Date.now())), undefined, { signal });
@@ -135,7 +141,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
 
   return {
     acquire: (signal, priority = REQUEST_PRIORITY.list) =>
-      line(priority, async (): Promise<BudgetLease> => {
+      line(priority, async (joinedAt): Promise<BudgetLease> => {
         signal?.throwIfAborted();
         const started = Date.now();
         const deadline = started + limits.maxWaitMs;
@@ -146,7 +152,7 @@ export function createRedisRequestBudget(options: RedisRequestBudgetOptions): Re
         };
         try {
           if (leased) await takeLease(token, deadline, signal);
-          if (limits.perSecond > 0) await takeSlot(token, priority, deadline, signal);
+          if (limits.perSecond > 0) await takeSlot(token, priority, joinedAt, deadline, signal);
         } catch (err) {
           await release();
           if (err instanceof FleetError || signal?.aborted) throw err;

@@ -60,7 +60,7 @@ describe('redis request budget', () => {
     expect((grants.length - 4) / seconds).toBeGreaterThan(0.7 * 4 * 5);
   });
 
-  it("lets another process's creates go before the listing pages queued in this one", async () => {
+  it("lets another process's creates go before the listing pages of this one", async () => {
     const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
     const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real: 4 slots each
     const [worker, ...schedulers] = budgets(4, limits) as RequestBudget[];
@@ -71,12 +71,14 @@ describe('redis request budget', () => {
       lease.sent();
       await lease.release();
     };
-    // Listing passes of 15 pages in each of three processes wait for the window's slots...
-    const pages = schedulers.flatMap((scheduler, s) =>
-      Array.from({ length: 15 }, (_, i) => take(scheduler, `page ${s}.${i + 1}`, REQUEST_PRIORITY.list)),
-    );
+    // Listing passes of 15 pages in each of three processes, a page after the other, wait for the
+    // window's slots...
+    const pages = schedulers.map(async (scheduler, s) => {
+      for (let i = 0; i < 15; i++) await take(scheduler, `page ${s}.${i + 1}`, REQUEST_PRIORITY.list);
+    });
     // ... and creates come, one by one, in another process: each takes the next slot that frees
-    // (at most a page of each process, whose slot was being taken, goes between).
+    // (at most a page of each process, whose slot was being taken, goes between). (A page that
+    // waits two windows would go first: agedPriority, the next test.)
     const passed: number[] = [];
     for (let i = 0; i < 6; i++) {
       await new Promise((r) => setTimeout(r, window / 2));
@@ -86,6 +88,31 @@ describe('redis request budget', () => {
     }
     await Promise.all(pages);
     expect(passed.every((n) => n <= 3)).toBe(true);
+  });
+
+  it("lets a listing page that has waited two windows go before other processes' creates", async () => {
+    const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
+    const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real: 4 slots each
+    const [scheduler, ...workers] = budgets(5, limits) as RequestBudget[];
+    const order: string[] = [];
+    const take = async (b: RequestBudget, name: string, priority: number) => {
+      const lease = await b.acquire(undefined, priority);
+      order.push(name);
+      lease.sent();
+      await lease.release();
+    };
+    // Ten creates queue in each of four workers (ten windows of slots, a create of each worker
+    // always waiting); a page of a listing pass comes in the scheduler just after them.
+    const creates = workers.flatMap((w, k) =>
+      Array.from({ length: 10 }, (_, i) => take(w, `create ${k}.${i + 1}`, REQUEST_PRIORITY.create)),
+    );
+    await new Promise((r) => setTimeout(r, window / 10));
+    await Promise.all([...creates, take(scheduler as RequestBudget, 'page', REQUEST_PRIORITY.list)]);
+    // The creates go first for two windows (eight to twelve slots), then the page: not after all
+    // forty (where it went before pages aged).
+    const at = order.indexOf('page');
+    expect(at).toBeGreaterThanOrEqual(6);
+    expect(at).toBeLessThanOrEqual(20);
   });
 
   it('holds concurrent leases across instances to the limit', async () => {

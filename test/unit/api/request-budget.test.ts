@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryRequestBudget } from '../../../src/api/memory-request-budget.js';
 import {
   afterRateLimited,
+  agedPriority,
   type BudgetLease,
   budgetWindowMs,
   currentFactor,
@@ -223,6 +224,55 @@ describe('memory request budget', () => {
     await Promise.all([head, ...rest]);
     // The head keeps its turn; then the create, and the rest first come, first served.
     expect(order).toEqual(['page 1', 'create', 'page 2', 'page 3', 'status']);
+  });
+
+  it('lets a listing page that has waited two windows go before the creates', async () => {
+    const clock = createManualClock(0);
+    const budget = createMemoryRequestBudget({
+      perSecond: 4,
+      concurrent: 1,
+      marginRatio: 0,
+      marginMs: 0,
+      clock,
+    });
+    const window = budgetWindowMs(resolveBudgetLimits({ perSecond: 4, marginRatio: 0, marginMs: 0 })); // 1000
+    const got: string[] = [];
+    // Each lease is given back at once but the head's.
+    const take = (name: string, priority: number) =>
+      budget.acquire(undefined, priority).then(async (l) => {
+        got.push(name);
+        if (name !== 'head') await l.release();
+        return l;
+      });
+    const settle = () => new Promise((r) => setImmediate(r));
+    // The lease is held; the head of the line waits for it, a page behind the head, and a window
+    // later a create.
+    let lease = await budget.acquire(undefined, REQUEST_PRIORITY.create);
+    const head = take('head', REQUEST_PRIORITY.status);
+    await settle();
+    const page = take('page', REQUEST_PRIORITY.list);
+    clock.advance(window);
+    const createA = take('create A', REQUEST_PRIORITY.create);
+    await settle();
+    // The head gets the lease; the page has waited one window: the create is next.
+    await lease.release();
+    lease = await head;
+    // Two windows: the page is next, before the create that came after it.
+    clock.advance(window);
+    const createB = take('create B', REQUEST_PRIORITY.create);
+    await settle();
+    await lease.release();
+    await Promise.all([createA, page, createB]);
+    expect(got).toEqual(['head', 'create A', 'page', 'create B']);
+  });
+
+  it("ages only the rollouts' reads: creates, health-event and inventory reads keep their place", () => {
+    expect(agedPriority(REQUEST_PRIORITY.list, 2000, 1000)).toBe(REQUEST_PRIORITY.aged);
+    expect(agedPriority(REQUEST_PRIORITY.status, 1999, 1000)).toBe(REQUEST_PRIORITY.status);
+    expect(agedPriority(REQUEST_PRIORITY.create, 60_000, 1000)).toBe(REQUEST_PRIORITY.create);
+    expect(agedPriority(REQUEST_PRIORITY.health, 60_000, 1000)).toBe(REQUEST_PRIORITY.health);
+    expect(agedPriority(REQUEST_PRIORITY.inventory, 60_000, 1000)).toBe(REQUEST_PRIORITY.inventory);
+    expect(agedPriority(REQUEST_PRIORITY.list, 60_000, Number.POSITIVE_INFINITY)).toBe(REQUEST_PRIORITY.list);
   });
 
   it('slows down after a 429 and honours Retry-After in the service time scale', async () => {
