@@ -33,6 +33,18 @@ function budgets(n: number, limits: Omit<RedisRequestBudgetOptions, 'redis' | 'a
   });
 }
 
+/** Acquires in `b` as `name`, sends, releases: `order` is the order of the grants. */
+function grantOrder() {
+  const order: string[] = [];
+  const take = async (b: RequestBudget, name: string, priority: number) => {
+    const lease = await b.acquire(undefined, priority);
+    order.push(name);
+    lease.sent();
+    await lease.release();
+  };
+  return { order, take };
+}
+
 describe('redis request budget', () => {
   it('lets no more than N requests from all instances into any padded window', async () => {
     const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
@@ -64,13 +76,7 @@ describe('redis request budget', () => {
     const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
     const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real: 4 slots each
     const [worker, ...schedulers] = budgets(4, limits) as RequestBudget[];
-    const order: string[] = [];
-    const take = async (b: RequestBudget, name: string, priority: number) => {
-      const lease = await b.acquire(undefined, priority);
-      order.push(name);
-      lease.sent();
-      await lease.release();
-    };
+    const { order, take } = grantOrder();
     // Listing passes of 15 pages in each of three processes, a page after the other, wait for the
     // window's slots...
     const pages = schedulers.map(async (scheduler, s) => {
@@ -94,13 +100,7 @@ describe('redis request budget', () => {
     const limits = { perSecond: 4, concurrent: 0, timeScale: 5 };
     const window = budgetWindowMs(resolveBudgetLimits(limits)); // 215 ms real: 4 slots each
     const [scheduler, ...workers] = budgets(5, limits) as RequestBudget[];
-    const order: string[] = [];
-    const take = async (b: RequestBudget, name: string, priority: number) => {
-      const lease = await b.acquire(undefined, priority);
-      order.push(name);
-      lease.sent();
-      await lease.release();
-    };
+    const { order, take } = grantOrder();
     // Ten creates queue in each of four workers (ten windows of slots, a create of each worker
     // always waiting); a page of a listing pass comes in the scheduler just after them.
     const creates = workers.flatMap((w, k) =>
