@@ -800,3 +800,54 @@ describe('history and the outbox', () => {
     ]);
   });
 });
+
+describe('abort of a one-off that never started', () => {
+  const NAME = 'upgrade-20250106090000-abc123';
+  const record = (looks: number) =>
+    JSON.stringify({
+      policy: { target: '19.999-1', select: { ids: [3] } },
+      createdBy: OPS,
+      createdAt: T0,
+      notStarted: {
+        reason: 'the service does not offer build 19.999-1',
+        since: T0,
+        looks,
+        nextLookAt: T0 + looks,
+      },
+    });
+
+  it('removes it though the daemon rewrites it meanwhile (a look that still cannot start it)', async () => {
+    const w = open();
+    await ctx.redis.hset(w.keys.oneOffs, NAME, record(1));
+    // The daemon looks again between each of the first two reads and their removal.
+    const oneOffs = w.rollouts.oneOffs;
+    const remove = oneOffs.removeUnstarted.bind(oneOffs);
+    let looks = 1;
+    const tried = vi.spyOn(oneOffs, 'removeUnstarted').mockImplementation(async (name, json) => {
+      if (looks < 3) await ctx.redis.hset(w.keys.oneOffs, NAME, record(++looks));
+      return remove(name, json);
+    });
+    const result = await abort(w.deps, NAME, OPS);
+    expect(result.message).toMatch(
+      /^removed one-off .*not started: the service does not offer build 19\.999-1; nothing of it ran/,
+    );
+    expect(tried).toHaveBeenCalledTimes(3);
+    expect(await ctx.redis.hget(w.keys.oneOffs, NAME)).toBeNull();
+  });
+
+  it('says it changed when it started meanwhile, and removes nothing', async () => {
+    const w = open();
+    await ctx.redis.hset(w.keys.oneOffs, NAME, record(1));
+    const oneOffs = w.rollouts.oneOffs;
+    const remove = oneOffs.removeUnstarted.bind(oneOffs);
+    vi.spyOn(oneOffs, 'removeUnstarted').mockImplementation(async (name, json) => {
+      // The daemon starts it: its policy now has a rollout.
+      await ctx.redis.hset(w.keys.policies, NAME, `${NAME}@19.999-1`);
+      return remove(name, json);
+    });
+    await expect(abort(w.deps, NAME, OPS)).rejects.toThrow(
+      /changed meanwhile \(it may have started\); look again/,
+    );
+    expect(await ctx.redis.hget(w.keys.oneOffs, NAME)).toBe(record(1));
+  });
+});
