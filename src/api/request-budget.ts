@@ -245,9 +245,10 @@ export function agedPriority(priority: number, waitedMs: number, windowMs: numbe
  * (`now`, windows of `windowMs`), and its task is handed the time it joined the line. A waiter
  * whose signal is aborted leaves the line.
  */
-export function createPriorityLine(
-  aging: { now: () => number; windowMs: number } = { now: () => 0, windowMs: Number.POSITIVE_INFINITY },
-): <T>(priority: number, task: (joinedAt: number) => Promise<T>) => Promise<T> {
+export function createPriorityLine(aging: {
+  now: () => number;
+  windowMs: number;
+}): <T>(priority: number, task: (joinedAt: number) => Promise<T>) => Promise<T> {
   const waiting: { priority: number; seq: number; joinedAt: number; start: () => void }[] = [];
   let seq = 0;
   let busy = false;

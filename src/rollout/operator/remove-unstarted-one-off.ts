@@ -3,7 +3,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { plural } from '../../lib/plural.js';
-import { unstartedOneOffs } from '../life/index.js';
+import { type OneOffView, unstartedOneOffs } from '../life/index.js';
 
 import { type ControlDeps, ControlError, type ControlResult } from './control.js';
 
@@ -29,7 +29,7 @@ export async function removeUnstartedOneOff(
 ): Promise<ControlResult | undefined> {
   const at = id.indexOf('@');
   const name = at < 0 ? id : id.slice(0, at);
-  let view: ReturnType<typeof unstartedOneOffs>[number] | undefined;
+  let view: OneOffView | undefined;
   for (let tries = 0; ; tries++) {
     const json = await deps.rollouts.oneOffs.unstarted(name);
     const read = json === undefined ? undefined : unstartedOneOffs({ [name]: json }, {})[0];
